@@ -1,0 +1,96 @@
+# Makefile: builds every step of rdma-steps and runs its demo and tests (GNU Make, non-recursive).
+
+STEPS := $(sort $(notdir $(wildcard steps/[0-9][0-9]_*)))
+
+BUILD ?= build
+BIN := $(BUILD)/bin
+OBJ := $(BUILD)/obj
+VM_DIR := build/vm
+
+CC ?= cc
+PKG_CONFIG ?= pkg-config
+IBVERBS_CFLAGS := $(shell $(PKG_CONFIG) --cflags libibverbs 2>/dev/null)
+IBVERBS_LIBS := $(shell $(PKG_CONFIG) --libs libibverbs 2>/dev/null)
+
+CFLAGS ?= -O2 -g
+CFLAGS += -std=gnu11 -Wall -Wextra -Werror -Wshadow -Wformat=2 -MMD -MP
+CPPFLAGS += -Icommon $(IBVERBS_CFLAGS)
+LDLIBS += $(IBVERBS_LIBS)
+
+ifeq ($(SANITIZE),1)
+CFLAGS += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+LDFLAGS += -fsanitize=address,undefined
+endif
+
+COMMON_SRC := $(sort $(wildcard common/*.c))
+
+# A step's stage code is every .c in its directory but main.c.  A step links
+# its own main.c, its own stage and the stages of every step before it, so
+# each stage's verbs code lives in exactly one place.
+stage_src = $(filter-out %/main.c,$(wildcard steps/$(1)/*.c))
+steps_so_far :=
+$(foreach s,$(STEPS),$(eval steps_so_far += $(s))$(eval UPTO_$(s) := $(steps_so_far)))
+step_src = $(COMMON_SRC) $(foreach s,$(UPTO_$(1)),$(call stage_src,$(s))) steps/$(1)/main.c
+step_includes = $(foreach s,$(UPTO_$(1)),-Isteps/$(s))
+
+PROGRAMS := $(addprefix $(BIN)/,$(STEPS))
+
+.PHONY: all
+all: $(PROGRAMS) ## Build every step into build/bin/NN_name (the default)
+
+define step_rules
+$(BIN)/$(1): $(patsubst %.c,$(OBJ)/%.o,$(call step_src,$(1))) | $(BIN)
+	$$(CC) $$(LDFLAGS) -o $$@ $$^ $$(LDLIBS)
+$(patsubst %.c,$(OBJ)/%.o,$(call step_src,$(1))): CPPFLAGS += $(call step_includes,$(1))
+endef
+$(foreach s,$(STEPS),$(eval $(call step_rules,$(s))))
+
+$(OBJ)/%.o: %.c
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
+
+$(BIN):
+	mkdir -p $@
+
+-include $(shell find $(OBJ) -name '*.d' 2>/dev/null)
+
+.PHONY: deps
+deps: ## Install the Debian packages the build, demo and tests need (as root), or print the apt-get line
+	@tests/deps.sh
+
+.PHONY: test
+test: deps all ## Run the bats suite over soft-RoCE: natively if an RDMA device exists, else in the VM
+	@tests/run.sh test $(TESTS)
+
+.PHONY: demo
+demo: deps all ## Run every step in order, server and client, over soft-RoCE (natively or in the VM)
+	@tests/run.sh demo
+
+.PHONY: vm
+vm: deps ## Fetch Debian's kernel and build the test VM's initramfs under build/vm (done by test and demo)
+	@tests/vm/prepare.sh $(VM_DIR)
+
+.PHONY: sanitize
+sanitize: ## Build every step with ASan and UBSan into build/sanitize/bin
+	@$(MAKE) --no-print-directory BUILD=build/sanitize SANITIZE=1 all
+
+.PHONY: test-sanitize
+test-sanitize: deps sanitize ## Run the bats suite against the sanitizer build
+	@RDMA_STEPS_BIN=build/sanitize/bin tests/run.sh test $(TESTS)
+
+.PHONY: lint
+lint: ## Check the shell scripts with shellcheck
+	shellcheck -x .ci/run tests/*.sh tests/vm/*.sh tests/vm/initramfs-init
+
+.PHONY: clean
+clean: ## Remove compiled programs and objects (keeps the VM's kernel cache)
+	rm -rf build/bin build/obj build/sanitize build/test-results
+
+.PHONY: distclean
+distclean: ## Remove everything built, the VM's kernel cache included
+	rm -rf build
+
+.PHONY: help
+help: ## List the targets
+	@echo "Targets (variables: TESTS=tests/NN_x.bats to run some tests, RDMA_TEST_MODE=native|vm):"
+	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/^([a-z-]+):.*## (.*)/  \1\t\2/' | expand -t 18

@@ -1,0 +1,175 @@
+/* cli.c: the command line every step shares, in the style of ibv_rc_pingpong and perftest. */
+#include "cli.h"
+#include "report.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_OPTIONS 32
+
+enum { KEY_HELP = 'h' };
+
+static const struct cli_option common_options[] = {
+	{ "ib-dev", 'd', "NAME", "RDMA device to use (default: the first one found)" },
+	{ "ib-port", 'i', "N", "port of that device (default: 1)" },
+	{ "gid-idx", 'x', "N", "GID table index (default: chosen, RoCE v2 IPv4-mapped first)" },
+	{ "port", 'p', "N", "TCP port of the out-of-band exchange (default: 18515)" },
+	{ "help", KEY_HELP, NULL, "print this help and exit" },
+	{ 0 },
+};
+
+static bool option_applies(const struct cli_spec *spec, const struct cli_option *opt)
+{
+	return opt->key != 'p' || spec->connects;
+}
+
+static void print_option(const struct cli_option *opt)
+{
+	char left[64];
+	int n;
+
+	if (opt->key > 0 && opt->key < 256)
+		n = snprintf(left, sizeof(left), "  -%c, --%s", opt->key, opt->name);
+	else
+		n = snprintf(left, sizeof(left), "      --%s", opt->name);
+	if (opt->arg_name && n > 0 && (size_t)n < sizeof(left))
+		snprintf(left + n, sizeof(left) - n, "=%s", opt->arg_name);
+	printf("%-26s %s\n", left, opt->help);
+}
+
+static void print_usage(const struct cli_spec *spec)
+{
+	const struct cli_option *opt;
+
+	if (spec->connects)
+		printf("Usage: %s [options]          start the server\n"
+		       "       %s [options] HOST     connect to the server on HOST\n",
+		       spec->program, spec->program);
+	else
+		printf("Usage: %s [options]\n", spec->program);
+	printf("\n%s\n\nOptions:\n", spec->purpose);
+	for (opt = common_options; opt->name; opt++)
+		if (option_applies(spec, opt))
+			print_option(opt);
+	for (opt = spec->options; opt && opt->name; opt++)
+		print_option(opt);
+}
+
+/* Builds the getopt_long tables from the common options and the step's own. */
+static int build_tables(const struct cli_spec *spec, struct option *longs, char *shorts)
+{
+	const struct cli_option *lists[] = { common_options, spec->options };
+	size_t n = 0, s = 0;
+
+	for (size_t l = 0; l < 2; l++) {
+		for (const struct cli_option *opt = lists[l]; opt && opt->name; opt++) {
+			if (!option_applies(spec, opt))
+				continue;
+			if (n + 1 >= MAX_OPTIONS)
+				return -1;
+			longs[n++] = (struct option){
+				.name = opt->name,
+				.has_arg = opt->arg_name ? required_argument : no_argument,
+				.val = opt->key,
+			};
+			if (opt->key > 0 && opt->key < 256) {
+				shorts[s++] = (char)opt->key;
+				if (opt->arg_name)
+					shorts[s++] = ':';
+			}
+		}
+	}
+	longs[n] = (struct option){ 0 };
+	shorts[s] = '\0';
+	return 0;
+}
+
+static int parse_common(int key, const char *arg, struct cli_common *common)
+{
+	switch (key) {
+	case 'd':
+		common->ib_dev = arg;
+		return 0;
+	case 'i':
+		return cli_parse_int("--ib-port", arg, 1, 255, &common->ib_port);
+	case 'x':
+		return cli_parse_int("--gid-idx", arg, 0, 65535, &common->gid_idx);
+	case 'p':
+		return cli_parse_int("--port", arg, 1, 65535, &common->tcp_port);
+	}
+	return 1;
+}
+
+static void report_bad_option(const struct cli_spec *spec, int key, const char *word)
+{
+	const char *what = key == '?' ? "unknown option" : "missing value for option";
+
+	if (strncmp(word, "--", 2) && optopt > 0 && optopt < 256)
+		report_error("%s '-%c'; see %s --help", what, optopt, spec->program);
+	else
+		report_error("%s '%s'; see %s --help", what, word, spec->program);
+}
+
+enum cli_outcome cli_parse(int argc, char **argv, const struct cli_spec *spec,
+			   struct cli_common *common)
+{
+	struct option longs[MAX_OPTIONS];
+	char shorts[2 * MAX_OPTIONS + 2] = ":";
+	int key, rc;
+
+	*common = (struct cli_common){
+		.ib_port = 1,
+		.gid_idx = CLI_GID_AUTO,
+		.tcp_port = CLI_DEFAULT_TCP_PORT,
+	};
+	if (build_tables(spec, longs, shorts + 1)) {
+		report_error("%s declares too many options", spec->program);
+		return CLI_BAD_USAGE;
+	}
+	opterr = 0;
+	while ((key = getopt_long(argc, argv, shorts, longs, NULL)) != -1) {
+		if (key == KEY_HELP) {
+			print_usage(spec);
+			return CLI_HELP;
+		}
+		if (key == '?' || key == ':') {
+			report_bad_option(spec, key, argv[optind - 1]);
+			return CLI_BAD_USAGE;
+		}
+		rc = parse_common(key, optarg, common);
+		if (rc > 0 && spec->parse_option)
+			rc = spec->parse_option(key, optarg, spec->ctx);
+		if (rc)
+			return CLI_BAD_USAGE;
+	}
+	if (optind < argc && !spec->connects) {
+		report_error("%s takes no HOST argument (it does not connect to a peer), got '%s'",
+			     spec->program, argv[optind]);
+		return CLI_BAD_USAGE;
+	}
+	if (optind < argc)
+		common->server = argv[optind++];
+	if (optind < argc) {
+		report_error("unexpected argument '%s': give at most one HOST", argv[optind]);
+		return CLI_BAD_USAGE;
+	}
+	return CLI_RUN;
+}
+
+int cli_parse_int(const char *name, const char *arg, long min, long max, int *out)
+{
+	char *end;
+	long value;
+
+	errno = 0;
+	value = strtol(arg, &end, 0);
+	if (errno || end == arg || *end || value < min || value > max) {
+		report_error("%s: '%s' is not a whole number from %ld to %ld", name, arg, min, max);
+		return -1;
+	}
+	*out = (int)value;
+	return 0;
+}

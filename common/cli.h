@@ -1,0 +1,52 @@
+/* cli.h: the command line every step shares, in the style of ibv_rc_pingpong and perftest. */
+#ifndef RDMA_STEPS_CLI_H
+#define RDMA_STEPS_CLI_H
+
+#include <stdbool.h>
+
+#define CLI_DEFAULT_TCP_PORT 18515
+#define CLI_GID_AUTO (-1)
+
+/* Options common to every step. */
+struct cli_common {
+	const char *ib_dev;	/* -d: device name; NULL picks the first device */
+	int ib_port;		/* -i: port number on that device, from 1 */
+	int gid_idx;		/* -x: GID table index, or CLI_GID_AUTO */
+	int tcp_port;		/* -p: TCP port of the out-of-band exchange */
+	const char *server;	/* host argument: NULL means "be the server" */
+};
+
+/* An option a step adds.  key is its short letter, or a value above 255 for long-only options. */
+struct cli_option {
+	const char *name;
+	int key;
+	const char *arg_name;	/* NULL: the option takes no argument */
+	const char *help;
+};
+
+struct cli_spec {
+	const char *program;
+	const char *purpose;		/* one line for --help */
+	bool connects;			/* has server and client roles (takes [HOST] and -p) */
+	const struct cli_option *options;	/* the step's own, ended by a zeroed entry */
+	/* Handles one of the step's options; returns 0, or -1 after reporting bad input. */
+	int (*parse_option)(int key, const char *arg, void *ctx);
+	void *ctx;
+};
+
+enum cli_outcome {
+	CLI_RUN,	/* options parsed: run the program */
+	CLI_HELP,	/* --help was printed: exit 0 */
+	CLI_BAD_USAGE,	/* an error was reported: exit 2 */
+};
+
+enum cli_outcome cli_parse(int argc, char **argv, const struct cli_spec *spec,
+			   struct cli_common *common);
+
+/*
+ * Parses ARG as a whole number in [min, max] for option NAME; on bad input
+ * reports which option, what was given and what is allowed, and returns -1.
+ */
+int cli_parse_int(const char *name, const char *arg, long min, long max, int *out);
+
+#endif

@@ -1,0 +1,239 @@
+/* device.c: device lookup, GID choice and the names of verbs enums, shared by every step. */
+#include "device.h"
+#include "cli.h"
+#include "report.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void device_names(struct ibv_device **list, int count, char *buf, size_t len)
+{
+	size_t used = 0;
+
+	buf[0] = '\0';
+	for (int i = 0; i < count && used < len; i++)
+		used += snprintf(buf + used, len - used, "%s%s", i ? ", " : "",
+				 ibv_get_device_name(list[i]));
+}
+
+void device_report_none(void)
+{
+	report_error("no RDMA device here. Create a soft-RoCE one as root with "
+		     "'modprobe rdma_rxe; rdma link add rxe0 type rxe netdev IFACE', "
+		     "or run the steps in the test VM ('make demo')");
+}
+
+struct ibv_device *device_lookup(struct ibv_device **list, int count, const char *name)
+{
+	char names[256];
+
+	if (count == 0) {
+		device_report_none();
+		return NULL;
+	}
+	if (!name)
+		return list[0];
+	for (int i = 0; i < count; i++)
+		if (!strcmp(ibv_get_device_name(list[i]), name))
+			return list[i];
+	device_names(list, count, names, sizeof(names));
+	report_error("no RDMA device named '%s'; devices present: %s. Pick one with -d NAME",
+		     name, names);
+	return NULL;
+}
+
+const char *transport_name(enum ibv_transport_type transport)
+{
+	switch (transport) {
+	case IBV_TRANSPORT_IB:
+		return "InfiniBand verbs (IB, RoCE)";
+	case IBV_TRANSPORT_IWARP:
+		return "iWARP";
+	case IBV_TRANSPORT_USNIC:
+	case IBV_TRANSPORT_USNIC_UDP:
+		return "usNIC";
+	case IBV_TRANSPORT_UNSPECIFIED:
+		return "unspecified";
+	default:
+		return "unknown";
+	}
+}
+
+const char *link_layer_name(uint8_t link_layer)
+{
+	switch (link_layer) {
+	case IBV_LINK_LAYER_INFINIBAND:
+		return "InfiniBand";
+	case IBV_LINK_LAYER_ETHERNET:
+		return "Ethernet (RoCE)";
+	default:
+		return "unspecified";
+	}
+}
+
+int mtu_bytes(enum ibv_mtu mtu)
+{
+	return mtu >= IBV_MTU_256 && mtu <= IBV_MTU_4096 ? 128 << mtu : 0;
+}
+
+void gid_format(const union ibv_gid *gid, char *buf, size_t len)
+{
+	if (!inet_ntop(AF_INET6, gid->raw, buf, len))
+		snprintf(buf, len, "?");
+}
+
+const char *gid_type_name(uint32_t gid_type)
+{
+	switch (gid_type) {
+	case IBV_GID_TYPE_IB:
+		return "IB";
+	case IBV_GID_TYPE_ROCE_V1:
+		return "RoCE v1";
+	case IBV_GID_TYPE_ROCE_V2:
+		return "RoCE v2";
+	default:
+		return "unknown";
+	}
+}
+
+static bool gid_is_zero(const union ibv_gid *gid)
+{
+	static const union ibv_gid zero;
+
+	return !memcmp(gid, &zero, sizeof(zero));
+}
+
+static bool gid_is_ipv4_mapped(const union ibv_gid *gid)
+{
+	return IN6_IS_ADDR_V4MAPPED((const struct in6_addr *)gid->raw);
+}
+
+static bool gid_is_link_local(const union ibv_gid *gid)
+{
+	return IN6_IS_ADDR_LINKLOCAL((const struct in6_addr *)gid->raw);
+}
+
+/* How good a GID is for a connection; 0 means unusable.  Higher wins. */
+static int gid_score(const struct ibv_gid_entry *e)
+{
+	if (gid_is_zero(&e->gid))
+		return 0;
+	if (e->gid_type == IBV_GID_TYPE_ROCE_V2)
+		return gid_is_ipv4_mapped(&e->gid) ? 4 : gid_is_link_local(&e->gid) ? 2 : 3;
+	return 1;
+}
+
+static const char *gid_note(const struct ibv_gid_entry *e)
+{
+	if (gid_is_ipv4_mapped(&e->gid))
+		return "IPv4-mapped";
+	if (gid_is_link_local(&e->gid))
+		return "link-local";
+	return "";
+}
+
+/* Reads PORT's GIDs in use into a new array; returns their count, or -1. */
+static int gid_table_read(struct ibv_context *ctx, uint8_t port, const struct ibv_port_attr *pa,
+			  struct ibv_gid_entry **out)
+{
+	struct ibv_gid_entry *entries;
+	int n = 0;
+
+	entries = calloc(pa->gid_tbl_len ? pa->gid_tbl_len : 1, sizeof(*entries));
+	if (!entries) {
+		report_verb_error("calloc (GID table)", ENOMEM);
+		return -1;
+	}
+	for (int i = 0; i < pa->gid_tbl_len; i++) {
+		int rc = ibv_query_gid_ex(ctx, port, i, &entries[n], 0);
+
+		if (rc == ENODATA)
+			continue;
+		if (rc) {
+			report_verb_error("ibv_query_gid_ex", rc);
+			free(entries);
+			return -1;
+		}
+		if (!gid_is_zero(&entries[n].gid))
+			n++;
+	}
+	*out = entries;
+	return n;
+}
+
+static void gid_report_valid(const char *why, int requested, const struct ibv_gid_entry *e, int n,
+			     uint8_t port)
+{
+	char valid[256] = "none";
+	size_t used = 0;
+
+	for (int i = 0; i < n && used < sizeof(valid); i++)
+		used += snprintf(valid + used, sizeof(valid) - used, "%s%u", i ? ", " : "",
+				 e[i].gid_index);
+	report_error("GID index %d %s on port %u; indexes in use: %s. Pick one with -x N",
+		     requested, why, port, valid);
+}
+
+int gid_choose(struct ibv_context *ctx, uint8_t port, const struct ibv_port_attr *pa,
+	       int requested, int *index, struct ibv_gid_entry *entry)
+{
+	struct ibv_gid_entry *entries;
+	int n, best = -1;
+
+	if (requested == CLI_GID_AUTO && pa->link_layer == IBV_LINK_LAYER_INFINIBAND) {
+		*index = GID_NONE;
+		memset(entry, 0, sizeof(*entry));
+		return 0;
+	}
+	n = gid_table_read(ctx, port, pa, &entries);
+	if (n < 0)
+		return -1;
+	for (int i = 0; i < n; i++) {
+		if (requested != CLI_GID_AUTO) {
+			if ((int)entries[i].gid_index == requested)
+				best = i;
+		} else if (best < 0 || gid_score(&entries[i]) > gid_score(&entries[best])) {
+			best = i;
+		}
+	}
+	if (best < 0) {
+		if (requested == CLI_GID_AUTO)
+			report_error("port %u has no GID in use: give its network interface an IP "
+				     "address (RoCE GIDs are made from the interface's addresses)", port);
+		else
+			gid_report_valid(requested < pa->gid_tbl_len ? "is empty" : "is past the table's end",
+					 requested, entries, n, port);
+		free(entries);
+		return -1;
+	}
+	*entry = entries[best];
+	*index = (int)entries[best].gid_index;
+	free(entries);
+	return 0;
+}
+
+int gid_table_print(struct ibv_context *ctx, uint8_t port, const struct ibv_port_attr *pa,
+		    int chosen)
+{
+	struct ibv_gid_entry *entries;
+	char key[32], addr[GID_STR_LEN];
+	int n;
+
+	n = gid_table_read(ctx, port, pa, &entries);
+	if (n < 0)
+		return -1;
+	show("GID table", "port %u: %d of %d entries in use", port, n, pa->gid_tbl_len);
+	for (int i = 0; i < n; i++) {
+		snprintf(key, sizeof(key), "  gid[%u]", entries[i].gid_index);
+		gid_format(&entries[i].gid, addr, sizeof(addr));
+		show(key, "%-26s %s%s%s%s", addr, gid_type_name(entries[i].gid_type),
+		     *gid_note(&entries[i]) ? ", " : "", gid_note(&entries[i]),
+		     (int)entries[i].gid_index == chosen ? "  <- chosen" : "");
+	}
+	free(entries);
+	return 0;
+}

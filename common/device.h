@@ -1,0 +1,49 @@
+/* device.h: device lookup, GID choice and the names of verbs enums, shared by every step. */
+#ifndef RDMA_STEPS_DEVICE_H
+#define RDMA_STEPS_DEVICE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <infiniband/verbs.h>
+
+/* INET6_ADDRSTRLEN: a GID prints like an IPv6 address. */
+#define GID_STR_LEN 46
+
+/* No GID: on an InfiniBand link layer the peer is addressed by its LID alone. */
+#define GID_NONE (-1)
+
+/*
+ * Finds the device called NAME in LIST (the first device when NAME is NULL).
+ * When there is none, reports which devices exist and how to pick one.
+ */
+struct ibv_device *device_lookup(struct ibv_device **list, int count, const char *name);
+
+/* Says that there is no RDMA device and how to get one. */
+void device_report_none(void);
+
+/* A comma-separated list of the devices in LIST, for messages. */
+void device_names(struct ibv_device **list, int count, char *buf, size_t len);
+
+const char *transport_name(enum ibv_transport_type transport);
+const char *link_layer_name(uint8_t link_layer);
+int mtu_bytes(enum ibv_mtu mtu);
+
+void gid_format(const union ibv_gid *gid, char *buf, size_t len);
+const char *gid_type_name(uint32_t gid_type);
+
+/*
+ * Picks the GID index to use on PORT: REQUESTED if it names a GID in use,
+ * otherwise (REQUESTED == CLI_GID_AUTO) the best entry in the table:
+ * RoCE v2 with an IPv4-mapped address, then other RoCE v2, then RoCE v1 or
+ * IB; all-zero entries never.  On an InfiniBand link layer with no explicit
+ * request the answer is GID_NONE.  Returns 0 and fills *index and *entry, or
+ * -1 after reporting why no GID can be used.
+ */
+int gid_choose(struct ibv_context *ctx, uint8_t port, const struct ibv_port_attr *port_attr,
+	       int requested, int *index, struct ibv_gid_entry *entry);
+
+/* Prints every GID in use on PORT with its type, marking index CHOSEN. */
+int gid_table_print(struct ibv_context *ctx, uint8_t port, const struct ibv_port_attr *port_attr,
+		    int chosen);
+
+#endif

@@ -1,0 +1,15 @@
+/* teardown.h: release helpers for verbs objects; each accepts NULL and reports what it did. */
+#ifndef RDMA_STEPS_TEARDOWN_H
+#define RDMA_STEPS_TEARDOWN_H
+
+#include <infiniband/verbs.h>
+
+/*
+ * Each returns 0 when the object is gone (or was NULL) and 1 when the verb
+ * failed, so that a close function can add the failures up and go on
+ * releasing the rest instead of stopping at the first one.
+ */
+int release_pd(struct ibv_pd *pd);
+int release_context(struct ibv_context *ctx);
+
+#endif

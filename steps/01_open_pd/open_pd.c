@@ -1,0 +1,108 @@
+/* open_pd.c: stage 1 of the verbs workflow: open the device and allocate a protection domain. */
+#include "open_pd.h"
+#include "device.h"
+#include "report.h"
+#include "teardown.h"
+
+#include <errno.h>
+#include <stdio.h>
+
+static void show_device_list(struct ibv_device **list, int count)
+{
+	char names[256];
+
+	device_names(list, count, names, sizeof(names));
+	show("ibv_get_device_list", "%d device(s): %s", count, count ? names : "none");
+}
+
+static void show_gid_choice(const struct rdma_dev *dev)
+{
+	char addr[GID_STR_LEN];
+
+	if (dev->gid_index == GID_NONE) {
+		show("addressing", "InfiniBand link layer: the peer is reached by LID 0x%04x, no GID needed",
+		     dev->port_attr.lid);
+		return;
+	}
+	gid_format(&dev->gid.gid, addr, sizeof(addr));
+	show("GID index chosen", "%d (%s %s)", dev->gid_index, gid_type_name(dev->gid.gid_type), addr);
+}
+
+int open_device_pd(const struct cli_common *opts, struct rdma_dev *dev)
+{
+	struct ibv_device **list;
+	struct ibv_device *device;
+	int count, rc;
+
+	*dev = (struct rdma_dev){ .port = (uint8_t)opts->ib_port, .gid_index = GID_NONE };
+
+	list = ibv_get_device_list(&count);
+	if (!list) {
+		int err = errno;
+
+		report_verb_error("ibv_get_device_list", err);
+		if (err == ENOSYS)
+			device_report_none();
+		return -1;
+	}
+	show_device_list(list, count);
+	device = device_lookup(list, count, opts->ib_dev);
+	if (!device)
+		goto out_free_list;
+
+	/* Opening the device creates a user context: the kernel maps the NIC's queues for us. */
+	dev->ctx = ibv_open_device(device);
+	if (!dev->ctx) {
+		report_verb_error("ibv_open_device", errno);
+		goto out_free_list;
+	}
+	show("ibv_open_device", "%s opened", ibv_get_device_name(device));
+
+	rc = ibv_query_device(dev->ctx, &dev->attr);
+	if (rc) {
+		report_verb_error("ibv_query_device", rc);
+		goto out_close_device;
+	}
+	if (dev->port < 1 || dev->port > dev->attr.phys_port_cnt) {
+		report_error("%s has port(s) 1 to %u, not %u. Pick one with -i N",
+			     ibv_get_device_name(device), dev->attr.phys_port_cnt, dev->port);
+		goto out_close_device;
+	}
+	rc = ibv_query_port(dev->ctx, dev->port, &dev->port_attr);
+	if (rc) {
+		report_verb_error("ibv_query_port", rc);
+		goto out_close_device;
+	}
+	if (gid_choose(dev->ctx, dev->port, &dev->port_attr, opts->gid_idx, &dev->gid_index, &dev->gid))
+		goto out_close_device;
+	show_gid_choice(dev);
+
+	/* Every MR and QP belongs to one PD; objects of different PDs cannot be used together. */
+	dev->pd = ibv_alloc_pd(dev->ctx);
+	if (!dev->pd) {
+		report_verb_error("ibv_alloc_pd", errno);
+		goto out_close_device;
+	}
+	show("ibv_alloc_pd", "protection domain allocated (handle %u)", dev->pd->handle);
+
+	ibv_free_device_list(list);
+	return 0;
+
+out_close_device:
+	release_context(dev->ctx);
+	dev->ctx = NULL;
+out_free_list:
+	ibv_free_device_list(list);
+	return -1;
+}
+
+int close_device_pd(struct rdma_dev *dev)
+{
+	int failures = 0;
+
+	failures += release_pd(dev->pd);
+	dev->pd = NULL;
+	failures += release_context(dev->ctx);
+	dev->ctx = NULL;
+	return failures;
+}

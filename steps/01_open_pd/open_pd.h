@@ -1,0 +1,30 @@
+/* open_pd.h: stage 1 of the verbs workflow: open the device and allocate a protection domain. */
+#ifndef RDMA_STEPS_OPEN_PD_H
+#define RDMA_STEPS_OPEN_PD_H
+
+#include <stdint.h>
+#include <infiniband/verbs.h>
+
+#include "cli.h"
+
+struct rdma_dev {
+	struct ibv_context *ctx;		/* the open device */
+	struct ibv_device_attr attr;		/* its limits */
+	uint8_t port;				/* the port used */
+	struct ibv_port_attr port_attr;		/* state, MTU, LID, link layer */
+	int gid_index;				/* GID used for addressing, or GID_NONE */
+	struct ibv_gid_entry gid;		/* that GID and its type */
+	struct ibv_pd *pd;			/* the protection domain */
+};
+
+/*
+ * Stage 1: finds the device named in OPTS, opens it, reads its attributes
+ * and its port's, chooses the GID and allocates a protection domain.
+ * Returns 0, or -1 with nothing left open.
+ */
+int open_device_pd(const struct cli_common *opts, struct rdma_dev *dev);
+
+/* Frees what open_device_pd created, in reverse order; returns how many releases failed. */
+int close_device_pd(struct rdma_dev *dev);
+
+#endif

@@ -1,0 +1,74 @@
+#!/usr/bin/env bats
+# 01_open_pd.bats: step 01 opens the device, shows what it offers, allocates a PD and frees it all.
+
+setup() {
+	load test_helper
+}
+
+@test "01_open_pd opens the device, reports it as the kernel sees it, and frees its PD" {
+	record_baseline
+	run_step 01_open_pd -d "$DEV"
+	assert_success
+	assert_line --regexp "^ibv_get_device_list +: [0-9]+ device\(s\): .*$DEV"
+	assert_line --regexp "^ibv_open_device +: $DEV opened$"
+	assert_line --regexp "^ibv_alloc_pd +: protection domain allocated"
+	assert_line --regexp "^node GUID +: $(cat "/sys/class/infiniband/$DEV/node_guid")$"
+	assert_line --regexp "^port state +: active$"
+	# The active MTU agrees with rdma-core's own ibv_devinfo.
+	mtu=$(ibv_devinfo -d "$DEV" -i 1 | awk '$1 == "active_mtu:" { print $2 }')
+	assert_line --regexp "^active MTU +: $mtu$"
+	assert_line --regexp "^max QPs +: [1-9][0-9]*$"
+	assert_line --regexp "^max MR size +: [1-9][0-9]* bytes$"
+	# Teardown runs in reverse order of creation: the PD goes before the device.
+	pd_line=$(grep -n '^ibv_dealloc_pd' <<<"$output" | cut -d: -f1)
+	close_line=$(grep -n '^ibv_close_device' <<<"$output" | cut -d: -f1)
+	[ -n "$pd_line" ] && [ -n "$close_line" ] && [ "$pd_line" -lt "$close_line" ] ||
+		fail "expected ibv_dealloc_pd before ibv_close_device, got lines '$pd_line' and '$close_line'"
+	assert_back_to_baseline
+}
+
+@test "01_open_pd chooses the IPv4-mapped RoCE v2 GID that the kernel lists" {
+	idx=$(sysfs_ipv4_mapped_gid_index)
+	[ -n "$idx" ] || fail "sysfs lists no IPv4-mapped RoCE v2 GID on $DEV: give its netdev an IPv4 address"
+	addr=$(gid_to_ipv6 "$(cat "/sys/class/infiniband/$DEV/ports/1/gids/$idx")")
+	run_step 01_open_pd -d "$DEV"
+	assert_success
+	assert_line --regexp "^  gid\[$idx\] +: ${addr//./\\.} +RoCE v2, IPv4-mapped  <- chosen$"
+	assert_line "GID index chosen    : $idx (RoCE v2 $addr)"
+	[ "$(grep -c '<- chosen' <<<"$output")" -eq 1 ] || fail "more than one GID marked as chosen"
+}
+
+@test "01_open_pd names the devices present when the device does not exist, and leaks nothing" {
+	record_baseline
+	run_step 01_open_pd -d no_such_dev
+	assert_failure 1
+	present=$(ls /sys/class/infiniband | paste -sd, | sed 's/,/, /g')
+	assert_output --partial "error: no RDMA device named 'no_such_dev'; devices present: $present. Pick one with -d NAME"
+	refute_output --partial "ibv_alloc_pd"
+	assert_back_to_baseline
+}
+
+@test "01_open_pd rejects an unused GID index and bad options with a message naming the fix" {
+	record_baseline
+	run_step 01_open_pd -d "$DEV" -x 200
+	assert_failure 1
+	assert_output --regexp "error: GID index 200 is (empty|past the table's end) on port 1; indexes in use: $(sysfs_gid_indexes_in_use). Pick one with -x N"
+	run_step 01_open_pd -d "$DEV" -i 9
+	assert_failure 1
+	assert_output --partial "error: $DEV has port(s) 1 to 1, not 9. Pick one with -i N"
+	run_step 01_open_pd --ib-port=abc
+	assert_failure 2
+	assert_output "error: --ib-port: 'abc' is not a whole number from 1 to 255"
+	run_step 01_open_pd some-host
+	assert_failure 2
+	assert_output --partial "takes no HOST argument"
+	assert_back_to_baseline
+}
+
+@test "01_open_pd --help documents every option" {
+	run_step 01_open_pd --help
+	assert_success
+	for opt in --ib-dev --ib-port --gid-idx --help; do
+		assert_output --partial -- "$opt"
+	done
+}

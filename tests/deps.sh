@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# deps.sh: install the Debian packages that the build, the demo and the tests need ('make deps').
+#
+# As root it installs what is missing; otherwise it prints the apt-get line to
+# run and fails.  It also makes sure apt knows the kernel package the test VM
+# boots, since the VM fetches it with apt-get download.
+set -euo pipefail
+
+packages=(gcc make pkg-config rdma-core libibverbs-dev ibverbs-providers ibverbs-utils perftest
+	iproute2 kmod bats bats-assert bats-support bats-file qemu-system-x86 busybox-static)
+
+missing=()
+for pkg in "${packages[@]}"; do
+	status=$(dpkg-query -W -f='${db:Status-Abbrev}' "$pkg" 2>/dev/null || true)
+	[ "${status:0:2}" = "ii" ] || missing+=("$pkg")
+done
+
+apt_knows_kernel() {
+	apt-cache depends linux-image-amd64 2>/dev/null | grep -q 'Depends: linux-image-[0-9]'
+}
+
+if [ ${#missing[@]} -eq 0 ] && apt_knows_kernel; then
+	exit 0
+fi
+if [ "$(id -u)" -ne 0 ]; then
+	if [ ${#missing[@]} -gt 0 ]; then
+		echo "deps: missing packages: ${missing[*]}" >&2
+		echo "deps: install them as root with:" >&2
+		echo "  sudo apt-get update && sudo apt-get install --no-install-recommends ${missing[*]}" >&2
+	else
+		echo "deps: apt knows no linux-image-amd64 package (the test VM's kernel); run: sudo apt-get update" >&2
+	fi
+	exit 1
+fi
+echo "deps: apt-get update" >&2
+apt-get update -qq
+if [ ${#missing[@]} -gt 0 ]; then
+	echo "deps: installing ${missing[*]}" >&2
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi

@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# run.sh: run the test suite or the demo where RDMA works: natively on an existing device, else in the soft-RoCE VM.
+#
+# Usage: tests/run.sh test [BATS_FILE...]
+#        tests/run.sh demo
+# RDMA_TEST_MODE=native or RDMA_TEST_MODE=vm forces a mode; the default picks
+# native when /sys/class/infiniband lists a device and the VM otherwise.
+set -uo pipefail
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$root" || exit 1
+results=$root/build/test-results
+vm_dir=$root/build/vm
+what=${1:?usage: tests/run.sh test [BATS_FILE...] | tests/run.sh demo}
+shift
+
+die() { echo "$what: $*" >&2; exit 1; }
+
+first_device() { find /sys/class/infiniband -mindepth 1 -maxdepth 1 -printf '%f\n' 2>/dev/null | sort | head -n 1; }
+
+choose_mode() {
+	case ${RDMA_TEST_MODE:-auto} in
+	native)
+		[ -n "$(first_device)" ] || die "RDMA_TEST_MODE=native, but /sys/class/infiniband lists no RDMA device. Create one as root ('modprobe rdma_rxe; rdma link add rxe0 type rxe netdev IFACE') or use RDMA_TEST_MODE=vm"
+		echo native ;;
+	vm) echo vm ;;
+	auto) if [ -n "$(first_device)" ]; then echo native; else echo vm; fi ;;
+	*) die "RDMA_TEST_MODE must be native, vm or auto, not '$RDMA_TEST_MODE'" ;;
+	esac
+}
+
+case $what in
+test) job=(tests/run-bats.sh "$@") ;;
+demo) job=(tests/demo.sh) ;;
+*) die "unknown action '$what' (test or demo)" ;;
+esac
+
+start=$SECONDS
+mode=$(choose_mode) || exit 1
+mkdir -p "$results"
+rm -f "$results/tap"
+if [ "$mode" = native ]; then
+	export RDMA_DEV=${RDMA_DEV:-$(first_device)} RDMA_STEPS_RESULTS=$results
+	echo "$what: running natively on $RDMA_DEV"
+	"${job[@]}"
+	status=$?
+else
+	command -v qemu-system-x86_64 >/dev/null ||
+		die "there is no RDMA device here and no QEMU to boot the soft-RoCE VM: run 'make deps' as root (it installs qemu-system-x86), or create an RDMA device and set RDMA_TEST_MODE=native"
+	tests/vm/prepare.sh "$vm_dir" || die "could not prepare the test VM (see the message above)"
+	tests/vm/boot.sh "$vm_dir" "$results" "${job[@]}"
+	status=$?
+fi
+echo "$what: finished in $((SECONDS - start)) s ($mode)"
+if [ "$what" = test ]; then
+	tests/summarize.sh "$results/tap" || exit 1
+fi
+exit "$status"

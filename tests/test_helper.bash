@@ -1,0 +1,73 @@
+# test_helper.bash: shared set-up and helpers for the bats suite; load it from every tests/*.bats.
+#
+# The suite runs where an RDMA device exists (in the test VM: rxe0).  RDMA_DEV
+# names the device; RDMA_STEPS_BIN the folder of the programs under test.
+
+bats_load_library bats-support
+bats_load_library bats-assert
+bats_load_library bats-file
+
+PROJECT_ROOT=$(cd "$BATS_TEST_DIRNAME/.." && pwd)
+BIN=${RDMA_STEPS_BIN:-$PROJECT_ROOT/build/bin}
+DEV=${RDMA_DEV:?RDMA_DEV must name the RDMA device under test; run the suite with make test}
+# A program that has not finished after this many seconds is killed: a hang is a failure.
+STEP_TIMEOUT=${STEP_TIMEOUT:-30}
+
+# Runs build/bin/STEP ARGS... under the step timeout, as bats' run does.
+run_step() {
+	local step=$1
+	shift
+	run timeout -k 2 "$STEP_TIMEOUT" "$BIN/$step" "$@"
+}
+
+# The kernel's count of one kind of object (pd, cq, qp, mr) on DEV.
+rdma_count() {
+	rdma resource show | awk -v dev="$DEV:" -v kind="$1" '
+		$2 == dev { for (i = 3; i < NF; i++) if ($i == kind) print $(i + 1) }'
+}
+
+# Records the kernel's counts of pd, cq, qp and mr, to compare after a run.
+record_baseline() {
+	BASELINE="pd=$(rdma_count pd) cq=$(rdma_count cq) qp=$(rdma_count qp) mr=$(rdma_count mr)"
+}
+
+# Fails unless the kernel's counts are back to what record_baseline saw.
+assert_back_to_baseline() {
+	local now
+	now="pd=$(rdma_count pd) cq=$(rdma_count cq) qp=$(rdma_count qp) mr=$(rdma_count mr)"
+	[ "$now" = "$BASELINE" ] || fail "verbs objects leaked: before the run $BASELINE, after it $now"
+}
+
+# "INDEX GID" for every GID in use on port 1, from sysfs (one grep: forks are slow in the VM).
+sysfs_gids_in_use() {
+	grep -H . /sys/class/infiniband/"$DEV"/ports/1/gids/* 2>/dev/null |
+		sed -E 's|.*/gids/([0-9]+):|\1 |' | grep -v ' 0000:0000:0000:0000:0000:0000:0000:0000$' | sort -n
+}
+
+# The index of the first RoCE v2 GID with an IPv4-mapped address, from sysfs.
+sysfs_ipv4_mapped_gid_index() {
+	local i gid
+	while read -r i gid; do
+		case $gid in
+		0000:0000:0000:0000:0000:ffff:*)
+			[ "$(cat "/sys/class/infiniband/$DEV/ports/1/gid_attrs/types/$i")" = "RoCE v2" ] &&
+				{ echo "$i"; return; } ;;
+		esac
+	done < <(sysfs_gids_in_use)
+}
+
+# The indexes of the GIDs in use on port 1, as "0, 1", from sysfs.
+sysfs_gid_indexes_in_use() {
+	sysfs_gids_in_use | cut -d' ' -f1 | paste -sd, | sed 's/,/, /g'
+}
+
+# A GID as sysfs prints it (8 groups of 4 hex digits) in the IPv6 notation the programs print.
+gid_to_ipv6() {
+	local g=$1 a b c d
+	case $g in
+	0000:0000:0000:0000:0000:ffff:*)
+		a=$((16#${g:30:2})) b=$((16#${g:32:2})) c=$((16#${g:35:2})) d=$((16#${g:37:2}))
+		echo "::ffff:$a.$b.$c.$d" ;;
+	*) echo "$g" ;;
+	esac
+}

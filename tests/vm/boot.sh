@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# boot.sh: boot the soft-RoCE test VM under QEMU (software emulation) and collect its results.
+#
+# Usage: tests/vm/boot.sh VM_DIR RESULTS_DIR COMMAND [ARG...]
+#
+# COMMAND runs in the guest, from the project's root, once rxe0 is up, with
+# RDMA_DEV=rxe0 and RDMA_STEPS_RESULTS naming RESULTS_DIR as the guest sees it.
+# RESULTS_DIR receives status (COMMAND's exit status), console.log (everything
+# the guest printed) and whatever COMMAND writes there.  A guest that has not powered
+# off after RDMA_VM_TIMEOUT seconds (default 900) is killed and counts as a failure.
+set -uo pipefail
+
+usage="usage: boot.sh VM_DIR RESULTS_DIR COMMAND [ARG...]"
+[ $# -ge 3 ] || { echo "$usage" >&2; exit 2; }
+vm_dir=$(cd "$1" && pwd) || exit 1
+mkdir -p "$2"
+results=$(cd "$2" && pwd)
+shift 2
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+timeout_s=${RDMA_VM_TIMEOUT:-900}
+
+rm -f "$results"/{status,console.log,job.env}
+{
+	printf 'RDMA_STEPS_ROOT=%q\n' "$root"
+	printf 'RDMA_STEPS_VM_DIR=%q\n' "$vm_dir"
+	printf 'RDMA_STEPS_BIN=%q\n' "${RDMA_STEPS_BIN:-}"
+	printf 'RDMA_STEPS_JOB=('
+	printf '%q ' "$@"
+	printf ')\n'
+} >"$results/job.env"
+
+echo "vm: booting $(readlink "$vm_dir/vmlinuz" | sed 's|.*/||') under QEMU (TCG, no KVM), timeout ${timeout_s}s"
+timeout -k 5 "$timeout_s" qemu-system-x86_64 \
+	-nodefaults -no-user-config -no-reboot \
+	-machine q35,accel=tcg -cpu max -smp 2 -m 1024 \
+	-kernel "$vm_dir/vmlinuz" -initrd "$vm_dir/initramfs.cpio.gz" \
+	-append "console=ttyS0 quiet loglevel=3 panic=-1 rdma_steps_init=$root/tests/vm/guest-init.sh" \
+	-display none -nic none \
+	-chardev stdio,id=console,signal=off -serial chardev:console \
+	-virtfs local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap \
+	-virtfs "local,path=$results,mount_tag=results,security_model=none" \
+	</dev/null 2>&1 | tr -d '\r' | tee "$results/console.log"
+qemu_status=${PIPESTATUS[0]}
+
+if [ "$qemu_status" -eq 124 ] || [ "$qemu_status" -eq 137 ]; then
+	echo "vm: the guest did not finish within ${timeout_s}s and was killed; console log kept in $results/console.log" >&2
+	exit 1
+fi
+if [ ! -s "$results/status" ]; then
+	echo "vm: the guest never reported a result (QEMU exit status $qemu_status); console log kept in $results/console.log" >&2
+	exit 1
+fi
+exit "$(cat "$results/status")"

@@ -1,0 +1,91 @@
+#!/bin/bash
+# guest-init.sh: PID 1 inside the test VM; brings up soft-RoCE (rxe0) and runs the bats suite.
+#
+# The host's root is mounted read-only at /; the writable 9p share "results"
+# carries job.env in and the TAP output, the exit status and a log back out.
+export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+export HOME=/root TMPDIR=/tmp LANG=C.UTF-8
+
+readonly RXE_NETDEV=rxenet0
+readonly RXE_ADDR=198.18.0.1
+
+say() { echo "vm: $*"; }
+
+# busybox's poweroff -f makes the reboot system call at once; sysrq is the fallback.
+power_off() {
+	sync
+	umount /run/results 2>/dev/null
+	busybox poweroff -f
+	echo o >/proc/sysrq-trigger
+	read -r -t 10 <>/dev/console
+}
+
+finish() {
+	echo "$1" >/run/results/status
+	power_off
+}
+
+fail() {
+	say "$*"
+	finish 1
+}
+
+mount_filesystems() {
+	mount -t proc proc /proc &&
+		mount -t sysfs sys /sys &&
+		mount -t devtmpfs dev /dev &&
+		mkdir -p /dev/pts /dev/shm &&
+		mount -t devpts devpts /dev/pts &&
+		mount -t tmpfs tmp /dev/shm &&
+		ln -sfn /proc/self/fd /dev/fd &&
+		mount -t tmpfs tmp /tmp &&
+		mount -t tmpfs run /run &&
+		mkdir -p /run/results &&
+		mount -t 9p -o trans=virtio,version=9p2000.L,msize=512000 results /run/results
+}
+
+uptime_s() { cut -d' ' -f1 /proc/uptime; }
+
+# 198.18.0.1 as an IPv4-mapped GID, as sysfs prints it.
+mapped_gid() {
+	local IFS=.
+	set -- $RXE_ADDR
+	printf '0000:0000:0000:0000:0000:ffff:%02x%02x:%02x%02x' "$1" "$2" "$3" "$4"
+}
+
+# rxe fills its GID table asynchronously: wait for the IPv4-mapped entry.
+wait_for_gid() {
+	local want gid
+	want=$(mapped_gid)
+	for _ in $(seq 1 100); do
+		for gid in /sys/class/infiniband/rxe0/ports/1/gids/*; do
+			[ "$(cat "$gid" 2>/dev/null)" = "$want" ] && return 0
+		done
+		sleep 0.1
+	done
+	return 1
+}
+
+start_rxe() {
+	echo "$RDMA_STEPS_VM_DIR/modprobe" >/proc/sys/kernel/modprobe
+	modprobe -d "$RDMA_STEPS_VM_DIR/kernel" crypto-crc32 &&
+		modprobe -d "$RDMA_STEPS_VM_DIR/kernel" rdma_rxe &&
+		modprobe -d "$RDMA_STEPS_VM_DIR/kernel" dummy || return 1
+	ip link set lo up &&
+		ip link add "$RXE_NETDEV" type dummy &&
+		ip addr add "$RXE_ADDR/24" dev "$RXE_NETDEV" &&
+		ip link set "$RXE_NETDEV" up &&
+		rdma link add rxe0 type rxe netdev "$RXE_NETDEV" || return 1
+	wait_for_gid
+}
+
+mount_filesystems || { say "mounting /proc, /sys, /dev, /tmp, /run or the results share failed"; power_off; }
+# shellcheck source=/dev/null
+. /run/results/job.env || fail "cannot read job.env from the results share"
+say "guest up at $(uptime_s) s (kernel $(uname -r))"
+start_rxe || fail "soft-RoCE set-up failed: rxe0 on $RXE_NETDEV ($RXE_ADDR) did not come up"
+say "rxe0 ready on $RXE_NETDEV ($RXE_ADDR) at $(uptime_s) s"
+cd "$RDMA_STEPS_ROOT" || fail "no project at $RDMA_STEPS_ROOT"
+[ -n "$RDMA_STEPS_BIN" ] && export RDMA_STEPS_BIN
+RDMA_DEV=rxe0 RDMA_STEPS_RESULTS=/run/results "${RDMA_STEPS_JOB[@]}"
+finish $?
