@@ -5,7 +5,6 @@
 
 bats_load_library bats-support
 bats_load_library bats-assert
-bats_load_library bats-file
 
 PROJECT_ROOT=$(cd "$BATS_TEST_DIRNAME/.." && pwd)
 BIN=${RDMA_STEPS_BIN:-$PROJECT_ROOT/build/bin}

@@ -39,7 +39,7 @@ timeout -k 5 "$timeout_s" qemu-system-x86_64 \
 	-chardev stdio,id=console,signal=off -serial chardev:console \
 	-virtfs local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap \
 	-virtfs "local,path=$results,mount_tag=results,security_model=none" \
-	</dev/null 2>&1 | tr -d '\r' | tee "$results/console.log"
+	</dev/null 2>&1 | sed -u 's/\r$//' | tee "$results/console.log"
 qemu_status=${PIPESTATUS[0]}
 
 if [ "$qemu_status" -eq 124 ] || [ "$qemu_status" -eq 137 ]; then
