@@ -10,20 +10,26 @@
 
 #define MAX_OPTIONS 32
 
-enum { KEY_HELP = 'h' };
+enum { KEY_HELP = 'h', KEY_PAUSE = 256 };
 
 static const struct cli_option common_options[] = {
 	{ "ib-dev", 'd', "NAME", "RDMA device to use (default: the first one found)" },
 	{ "ib-port", 'i', "N", "port of that device (default: 1)" },
 	{ "gid-idx", 'x', "N", "GID table index (default: chosen, RoCE v2 IPv4-mapped first)" },
 	{ "port", 'p', "N", "TCP port of the out-of-band exchange (default: 18515)" },
+	{ "timeout", 't', "SECONDS", "how long to wait for the peer (default: 30)" },
+	{ "pause", KEY_PAUSE, NULL, "before teardown, wait for Enter or SIGUSR1 (look with 'rdma resource show')" },
 	{ "help", KEY_HELP, NULL, "print this help and exit" },
 	{ 0 },
 };
 
 static bool option_applies(const struct cli_spec *spec, const struct cli_option *opt)
 {
-	return opt->key != 'p' || spec->connects;
+	if (opt->key == 'p' || opt->key == 't')
+		return spec->connects;
+	if (opt->key == KEY_PAUSE)
+		return spec->pauses;
+	return true;
 }
 
 static void print_option(const struct cli_option *opt)
@@ -99,6 +105,11 @@ static int parse_common(int key, const char *arg, struct cli_common *common)
 		return cli_parse_int("--gid-idx", arg, 0, 65535, &common->gid_idx);
 	case 'p':
 		return cli_parse_int("--port", arg, 1, 65535, &common->tcp_port);
+	case 't':
+		return cli_parse_int("--timeout", arg, 1, 3600, &common->timeout_s);
+	case KEY_PAUSE:
+		common->pause = true;
+		return 0;
 	}
 	return 1;
 }
@@ -124,6 +135,7 @@ enum cli_outcome cli_parse(int argc, char **argv, const struct cli_spec *spec,
 		.ib_port = 1,
 		.gid_idx = CLI_GID_AUTO,
 		.tcp_port = CLI_DEFAULT_TCP_PORT,
+		.timeout_s = CLI_DEFAULT_TIMEOUT_S,
 	};
 	if (build_tables(spec, longs, shorts + 1)) {
 		report_error("%s declares too many options", spec->program);
@@ -171,5 +183,32 @@ int cli_parse_int(const char *name, const char *arg, long min, long max, int *ou
 		return -1;
 	}
 	*out = (int)value;
+	return 0;
+}
+
+int cli_parse_size(const char *name, const char *arg, size_t min, size_t max, size_t *out)
+{
+	unsigned long long value;
+	char *end;
+	int shift = 0;
+
+	errno = 0;
+	value = strtoull(arg, &end, 0);
+	if (end != arg && *end && !end[1]) {
+		const char *units = "KMG";
+		const char *unit = strchr(units, *end);
+
+		if (unit) {
+			shift = 10 * (int)(unit - units + 1);
+			end++;
+		}
+	}
+	if (errno || end == arg || *end || arg[0] == '-' || value > (max >> shift) ||
+	    (value << shift) < min) {
+		report_error("%s: '%s' is not a size from %zu to %zu bytes (suffixes K, M, G allowed)",
+			     name, arg, min, max);
+		return -1;
+	}
+	*out = (size_t)(value << shift);
 	return 0;
 }

@@ -3,8 +3,10 @@
 #define RDMA_STEPS_CLI_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 #define CLI_DEFAULT_TCP_PORT 18515
+#define CLI_DEFAULT_TIMEOUT_S 30
 #define CLI_GID_AUTO (-1)
 
 /* Options common to every step. */
@@ -13,6 +15,8 @@ struct cli_common {
 	int ib_port;		/* -i: port number on that device, from 1 */
 	int gid_idx;		/* -x: GID table index, or CLI_GID_AUTO */
 	int tcp_port;		/* -p: TCP port of the out-of-band exchange */
+	int timeout_s;		/* -t: how long to wait for the peer */
+	bool pause;		/* --pause: stop before teardown until told to go on */
 	const char *server;	/* host argument: NULL means "be the server" */
 };
 
@@ -27,7 +31,8 @@ struct cli_option {
 struct cli_spec {
 	const char *program;
 	const char *purpose;		/* one line for --help */
-	bool connects;			/* has server and client roles (takes [HOST] and -p) */
+	bool connects;			/* has server and client roles (takes [HOST], -p and -t) */
+	bool pauses;			/* takes --pause */
 	const struct cli_option *options;	/* the step's own, ended by a zeroed entry */
 	/* Handles one of the step's options; returns 0, or -1 after reporting bad input. */
 	int (*parse_option)(int key, const char *arg, void *ctx);
@@ -48,5 +53,8 @@ enum cli_outcome cli_parse(int argc, char **argv, const struct cli_spec *spec,
  * reports which option, what was given and what is allowed, and returns -1.
  */
 int cli_parse_int(const char *name, const char *arg, long min, long max, int *out);
+
+/* Parses a byte count such as 4096, 64K, 1M or 1G (powers of 1024) in [min, max]. */
+int cli_parse_size(const char *name, const char *arg, size_t min, size_t max, size_t *out);
 
 #endif

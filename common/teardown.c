@@ -5,6 +5,70 @@
 #include <errno.h>
 #include <stdio.h>
 
+int release_qp(struct ibv_qp *qp)
+{
+	uint32_t qpn;
+	int rc;
+
+	if (!qp)
+		return 0;
+	qpn = qp->qp_num;
+	rc = ibv_destroy_qp(qp);
+	if (rc) {
+		report_verb_error("ibv_destroy_qp", rc);
+		return 1;
+	}
+	show("ibv_destroy_qp", "QP 0x%06x destroyed", qpn);
+	return 0;
+}
+
+int release_cq(struct ibv_cq *cq)
+{
+	int rc;
+
+	if (!cq)
+		return 0;
+	rc = ibv_destroy_cq(cq);
+	if (rc) {
+		report_verb_error("ibv_destroy_cq", rc);
+		return 1;
+	}
+	show("ibv_destroy_cq", "completion queue destroyed");
+	return 0;
+}
+
+int release_comp_channel(struct ibv_comp_channel *channel)
+{
+	int rc;
+
+	if (!channel)
+		return 0;
+	rc = ibv_destroy_comp_channel(channel);
+	if (rc) {
+		report_verb_error("ibv_destroy_comp_channel", rc);
+		return 1;
+	}
+	show("ibv_destroy_comp_channel", "completion channel destroyed");
+	return 0;
+}
+
+int release_mr(struct ibv_mr *mr)
+{
+	uint32_t rkey;
+	int rc;
+
+	if (!mr)
+		return 0;
+	rkey = mr->rkey;
+	rc = ibv_dereg_mr(mr);
+	if (rc) {
+		report_verb_error("ibv_dereg_mr", rc);
+		return 1;
+	}
+	show("ibv_dereg_mr", "memory region (rkey 0x%x) deregistered, its pages unpinned", rkey);
+	return 0;
+}
+
 int release_pd(struct ibv_pd *pd)
 {
 	int rc;

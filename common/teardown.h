@@ -9,6 +9,10 @@
  * failed, so that a close function can add the failures up and go on
  * releasing the rest instead of stopping at the first one.
  */
+int release_qp(struct ibv_qp *qp);
+int release_cq(struct ibv_cq *cq);
+int release_comp_channel(struct ibv_comp_channel *channel);
+int release_mr(struct ibv_mr *mr);
 int release_pd(struct ibv_pd *pd);
 int release_context(struct ibv_context *ctx);
 

@@ -20,10 +20,7 @@ setup() {
 	assert_line --regexp "^max QPs +: [1-9][0-9]*$"
 	assert_line --regexp "^max MR size +: [1-9][0-9]* bytes$"
 	# Teardown runs in reverse order of creation: the PD goes before the device.
-	pd_line=$(grep -n '^ibv_dealloc_pd' <<<"$output" | cut -d: -f1)
-	close_line=$(grep -n '^ibv_close_device' <<<"$output" | cut -d: -f1)
-	[ -n "$pd_line" ] && [ -n "$close_line" ] && [ "$pd_line" -lt "$close_line" ] ||
-		fail "expected ibv_dealloc_pd before ibv_close_device, got lines '$pd_line' and '$close_line'"
+	assert_in_order '^ibv_alloc_pd ' '^ibv_dealloc_pd ' '^ibv_close_device '
 	assert_back_to_baseline
 }
 

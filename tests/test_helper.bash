@@ -70,3 +70,48 @@ gid_to_ipv6() {
 	*) echo "$g" ;;
 	esac
 }
+
+# Starts STEP ARGS... in the background under the step timeout, its output in
+# $BATS_TEST_TMPDIR/NAME.out; the background job's pid goes in NAME_pid.
+start_step() {
+	local name=$1 step=$2
+	shift 2
+	timeout -k 2 "$STEP_TIMEOUT" "$BIN/$step" "$@" >"$BATS_TEST_TMPDIR/$name.out" 2>&1 &
+	printf -v "${name}_pid" '%s' "$!"
+}
+
+# Waits up to SECONDS (default 20) for a line matching REGEX in FILE.
+wait_for_line() {
+	local file=$1 regex=$2 tries=$((${3:-20} * 10))
+	while ! grep -qE -- "$regex" "$file" 2>/dev/null; do
+		tries=$((tries - 1))
+		[ "$tries" -gt 0 ] || fail "no line matching '$regex' in $file after ${3:-20} s; it holds: $(cat "$file")"
+		sleep 0.1
+	done
+}
+
+# The pid a paused program printed ("paused : pid N, ...").
+paused_pid() {
+	sed -nE 's/^paused +: pid ([0-9]+),.*/\1/p' "$1"
+}
+
+# Waits for the background job PID and sets "status" and "output" from NAME's log, as run does.
+finish_step() {
+	local name=$1 pid=$2
+	wait "$pid"
+	status=$?
+	output=$(cat "$BATS_TEST_TMPDIR/$name.out")
+	lines=()
+	mapfile -t lines <<<"$output"
+}
+
+# Fails unless the lines matching the regexes appear in OUTPUT in the order given.
+assert_in_order() {
+	local prev=0 n regex
+	for regex in "$@"; do
+		n=$(grep -nE -- "$regex" <<<"$output" | head -n 1 | cut -d: -f1)
+		[ -n "$n" ] || fail "no line matching '$regex'"
+		[ "$n" -gt "$prev" ] || fail "'$regex' (line $n) comes before the line before it (line $prev)"
+		prev=$n
+	done
+}

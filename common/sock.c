@@ -1,0 +1,223 @@
+/* sock.c: the TCP side channel used for the out-of-band exchange, every wait bounded by a timeout. */
+#include "sock.h"
+#include "report.h"
+
+#include <errno.h>
+#include <netdb.h>
+#include <poll.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#define CONNECT_RETRY_MS 100
+
+static int ms_left(const struct timespec *deadline)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (int)((deadline->tv_sec - now.tv_sec) * 1000 +
+		     (deadline->tv_nsec - now.tv_nsec) / 1000000);
+}
+
+static struct timespec deadline_in(int timeout_s)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	t.tv_sec += timeout_s;
+	return t;
+}
+
+/* Waits until FD is ready for EVENTS or the deadline passes; returns 1, 0 (timeout) or -1. */
+static int wait_ready(int fd, short events, const struct timespec *deadline)
+{
+	struct pollfd pfd = { .fd = fd, .events = events };
+	int left, rc;
+
+	do {
+		left = ms_left(deadline);
+		if (left <= 0)
+			return 0;
+		rc = poll(&pfd, 1, left);
+	} while (rc < 0 && errno == EINTR);
+	return rc;
+}
+
+static int listen_on(int port)
+{
+	struct addrinfo hints = { .ai_family = AF_INET6, .ai_socktype = SOCK_STREAM,
+				  .ai_flags = AI_PASSIVE };
+	struct addrinfo *res;
+	char service[8];
+	int fd, on = 1, off = 0;
+
+	snprintf(service, sizeof(service), "%d", port);
+	if (getaddrinfo(NULL, service, &hints, &res)) {
+		report_error("cannot resolve the wildcard address for port %d", port);
+		return -1;
+	}
+	fd = socket(res->ai_family, res->ai_socktype, 0);
+	if (fd < 0) {
+		report_verb_error("socket", errno);
+		goto out_free;
+	}
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, sizeof(on));
+	setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &off, sizeof(off));
+	if (bind(fd, res->ai_addr, res->ai_addrlen) || listen(fd, 1)) {
+		int err = errno;
+
+		report_error("cannot listen on TCP port %d: %s. Pick another with -p N", port,
+			     strerror(err));
+		close(fd);
+		fd = -1;
+	}
+out_free:
+	freeaddrinfo(res);
+	return fd;
+}
+
+int sock_accept_one(int port, int timeout_s)
+{
+	struct timespec deadline = deadline_in(timeout_s);
+	int lfd, fd = -1, rc;
+
+	lfd = listen_on(port);
+	if (lfd < 0)
+		return -1;
+	show("listening", "TCP port %d, waiting up to %d s for the client", port, timeout_s);
+	rc = wait_ready(lfd, POLLIN, &deadline);
+	if (rc == 0)
+		report_error("no client connected to TCP port %d within %d s. Start the client "
+			     "with this host's address, or raise the wait with -t SECONDS",
+			     port, timeout_s);
+	else if (rc < 0 || (fd = accept(lfd, NULL, NULL)) < 0)
+		report_verb_error("accept", errno);
+	close(lfd);
+	return fd;
+}
+
+/* One connection attempt; returns the socket, or -1 with errno set. */
+static int try_connect(const struct addrinfo *ai, const struct timespec *deadline)
+{
+	int fd, err = 0;
+	socklen_t len = sizeof(err);
+
+	fd = socket(ai->ai_family, ai->ai_socktype | SOCK_NONBLOCK, 0);
+	if (fd < 0)
+		return -1;
+	if (connect(fd, ai->ai_addr, ai->ai_addrlen) && errno != EINPROGRESS)
+		goto out_close;
+	if (wait_ready(fd, POLLOUT, deadline) <= 0) {
+		errno = ETIMEDOUT;
+		goto out_close;
+	}
+	getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len);
+	if (err) {
+		errno = err;
+		goto out_close;
+	}
+	return fd;
+
+out_close:
+	err = errno;
+	close(fd);
+	errno = err;
+	return -1;
+}
+
+int sock_connect(const char *host, int port, int timeout_s)
+{
+	struct addrinfo hints = { .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM };
+	struct timespec deadline = deadline_in(timeout_s);
+	struct addrinfo *res;
+	char service[8];
+	int fd = -1, err = 0, rc;
+
+	snprintf(service, sizeof(service), "%d", port);
+	rc = getaddrinfo(host, service, &hints, &res);
+	if (rc) {
+		report_error("cannot resolve host '%s': %s", host, gai_strerror(rc));
+		return -1;
+	}
+	show("connecting", "to %s port %d, retrying for up to %d s until the server listens",
+	     host, port, timeout_s);
+	while (fd < 0 && ms_left(&deadline) > 0) {
+		for (struct addrinfo *ai = res; ai && fd < 0; ai = ai->ai_next) {
+			fd = try_connect(ai, &deadline);
+			err = errno;
+		}
+		if (fd < 0)
+			usleep(CONNECT_RETRY_MS * 1000);
+	}
+	freeaddrinfo(res);
+	if (fd < 0) {
+		report_error("could not connect to %s port %d within %d s: %s. Is the server "
+			     "running (start it first, without a HOST argument)?",
+			     host, port, timeout_s, strerror(err ? err : ETIMEDOUT));
+		return -1;
+	}
+	return fd;
+}
+
+int sock_send_all(int fd, const void *buf, size_t len, int timeout_s)
+{
+	struct timespec deadline = deadline_in(timeout_s);
+	const char *p = buf;
+
+	while (len) {
+		ssize_t n;
+
+		if (wait_ready(fd, POLLOUT, &deadline) <= 0) {
+			report_error("the peer did not take our message within %d s", timeout_s);
+			return -1;
+		}
+		n = send(fd, p, len, MSG_NOSIGNAL);
+		if (n < 0 && (errno == EINTR || errno == EAGAIN))
+			continue;
+		if (n < 0) {
+			report_verb_error("send (side channel)", errno);
+			return -1;
+		}
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+int sock_recv_all(int fd, void *buf, size_t len, int timeout_s)
+{
+	struct timespec deadline = deadline_in(timeout_s);
+	char *p = buf;
+
+	while (len) {
+		ssize_t n;
+
+		if (wait_ready(fd, POLLIN, &deadline) <= 0) {
+			report_error("the peer sent nothing for %d s on the side channel", timeout_s);
+			return -1;
+		}
+		n = recv(fd, p, len, 0);
+		if (n < 0 && (errno == EINTR || errno == EAGAIN))
+			continue;
+		if (n < 0) {
+			report_verb_error("recv (side channel)", errno);
+			return -1;
+		}
+		if (n == 0) {
+			report_error("the peer closed the side channel early (did it fail? see its output)");
+			return -1;
+		}
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+void sock_close(int fd)
+{
+	if (fd >= 0)
+		close(fd);
+}

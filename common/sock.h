@@ -1,0 +1,20 @@
+/* sock.h: the TCP side channel used for the out-of-band exchange, every wait bounded by a timeout. */
+#ifndef RDMA_STEPS_SOCK_H
+#define RDMA_STEPS_SOCK_H
+
+#include <stddef.h>
+
+/* Server: listens on PORT and accepts one client within TIMEOUT_S; returns the socket or -1. */
+int sock_accept_one(int port, int timeout_s);
+
+/* Client: connects to HOST:PORT, retrying while the server is not up yet, for up to TIMEOUT_S. */
+int sock_connect(const char *host, int port, int timeout_s);
+
+/* Sends or receives exactly LEN bytes within TIMEOUT_S; returns 0, or -1 after reporting. */
+int sock_send_all(int fd, const void *buf, size_t len, int timeout_s);
+int sock_recv_all(int fd, void *buf, size_t len, int timeout_s);
+
+/* Closes FD if it is open. */
+void sock_close(int fd);
+
+#endif

@@ -1,0 +1,63 @@
+/* main.c: step 02: register a page-aligned buffer with the NIC and show what pinning costs. */
+#include "open_pd.h"
+#include "pause.h"
+#include "reg_mr.h"
+#include "report.h"
+
+#include <stdlib.h>
+
+static const struct cli_option options[] = {
+	REG_MR_CLI_OPTIONS,
+	{ 0 },
+};
+
+static int parse_option(int key, const char *arg, void *ctx)
+{
+	return reg_mr_parse_option(key, arg, ctx);
+}
+
+int main(int argc, char **argv)
+{
+	struct reg_mr_opts mr_opts;
+	struct cli_spec spec = {
+		.program = "02_reg_mr",
+		.purpose = "Step 02: on top of step 01, register a page-aligned buffer (ibv_reg_mr):\n"
+			   "pin its pages, get its lkey and rkey, and show VmPin and RLIMIT_MEMLOCK.",
+		.pauses = true,
+		.options = options,
+		.parse_option = parse_option,
+		.ctx = &mr_opts,
+	};
+	struct cli_common opts;
+	struct rdma_dev dev;
+	struct rdma_buf buf;
+	int status = EXIT_FAILURE;
+
+	reg_mr_opts_default(&mr_opts);
+	switch (cli_parse(argc, argv, &spec, &opts)) {
+	case CLI_HELP:
+		return EXIT_SUCCESS;
+	case CLI_BAD_USAGE:
+		return 2;
+	case CLI_RUN:
+		break;
+	}
+
+	show_heading("stage 1: open the device, allocate a PD");
+	if (open_device_pd(&opts, &dev))
+		return EXIT_FAILURE;
+	show_heading("stage 2: register memory");
+	if (register_buffer(&dev, &mr_opts, &buf))
+		goto out_close_device;
+	if (opts.pause)
+		pause_until_told("MR registered (see 'rdma resource show mr')");
+	status = EXIT_SUCCESS;
+
+	show_heading("teardown, in reverse order of creation");
+	if (release_buffer(&buf))
+		status = EXIT_FAILURE;
+out_close_device:
+	if (close_device_pd(&dev))
+		status = EXIT_FAILURE;
+	return status;
+}

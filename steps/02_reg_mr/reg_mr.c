@@ -1,0 +1,177 @@
+/* reg_mr.c: stage 2 of the verbs workflow: register memory (pin its pages, get lkey and rkey). */
+#include "reg_mr.h"
+#include "report.h"
+#include "teardown.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#define MAX_MR_SIZE ((size_t)1 << 34)
+
+static const struct {
+	const char *name;
+	int flag;
+} access_names[] = {
+	{ "local_write", IBV_ACCESS_LOCAL_WRITE },
+	{ "remote_write", IBV_ACCESS_REMOTE_WRITE },
+	{ "remote_read", IBV_ACCESS_REMOTE_READ },
+	{ "remote_atomic", IBV_ACCESS_REMOTE_ATOMIC },
+};
+
+#define N_ACCESS (sizeof(access_names) / sizeof(access_names[0]))
+
+void reg_mr_opts_default(struct reg_mr_opts *opts)
+{
+	*opts = (struct reg_mr_opts){ .size = REG_MR_DEFAULT_SIZE, .access = REG_MR_DEFAULT_ACCESS };
+}
+
+static int parse_access(const char *arg, int *access)
+{
+	char list[128], *save, *word;
+	size_t i;
+
+	snprintf(list, sizeof(list), "%s", arg);
+	*access = 0;
+	for (word = strtok_r(list, ",", &save); word; word = strtok_r(NULL, ",", &save)) {
+		for (i = 0; i < N_ACCESS && strcmp(word, access_names[i].name); i++)
+			;
+		if (i == N_ACCESS) {
+			report_error("--access: unknown flag '%s'; use a comma-separated list of "
+				     "local_write, remote_write, remote_read, remote_atomic", word);
+			return -1;
+		}
+		*access |= access_names[i].flag;
+	}
+	return 0;
+}
+
+int reg_mr_parse_option(int key, const char *arg, struct reg_mr_opts *opts)
+{
+	switch (key) {
+	case 's':
+		return cli_parse_size("--size", arg, 1, MAX_MR_SIZE, &opts->size);
+	case 'a':
+		return parse_access(arg, &opts->access);
+	}
+	return 1;
+}
+
+void access_flags_format(int access, char *buf, size_t len)
+{
+	size_t used = 0;
+
+	buf[0] = '\0';
+	for (size_t i = 0; i < N_ACCESS && used < len; i++)
+		if (access & access_names[i].flag)
+			used += snprintf(buf + used, len - used, "%s%s", used ? "," : "",
+					 access_names[i].name);
+	if (!used)
+		snprintf(buf, len, "none (local read only)");
+}
+
+/* The process's pinned memory in kB, as the kernel accounts it (VmPin in /proc/self/status). */
+static long vm_pin_kb(void)
+{
+	char line[128];
+	long kb = -1;
+	FILE *f = fopen("/proc/self/status", "r");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "VmPin: %ld kB", &kb) == 1)
+			break;
+	fclose(f);
+	return kb;
+}
+
+static void format_limit(rlim_t limit, char *buf, size_t len)
+{
+	if (limit == RLIM_INFINITY)
+		snprintf(buf, len, "unlimited");
+	else
+		snprintf(buf, len, "%llu bytes", (unsigned long long)limit);
+}
+
+static void show_memlock_limit(void)
+{
+	struct rlimit rl;
+	char soft[32];
+
+	if (getrlimit(RLIMIT_MEMLOCK, &rl))
+		return;
+	format_limit(rl.rlim_cur, soft, sizeof(soft));
+	show("RLIMIT_MEMLOCK", "%s%s", soft,
+	     geteuid() == 0 ? " (root, with CAP_IPC_LOCK, is exempt)" : "");
+}
+
+/* Explains a failed registration in terms a learner can act on. */
+static void report_reg_mr_failure(int err, const struct reg_mr_opts *opts)
+{
+	struct rlimit rl;
+
+	report_verb_error("ibv_reg_mr", err);
+	if ((err == ENOMEM || err == EPERM) && !getrlimit(RLIMIT_MEMLOCK, &rl) &&
+	    rl.rlim_cur != RLIM_INFINITY && opts->size > rl.rlim_cur)
+		report_error("registering %zu bytes pins them, but RLIMIT_MEMLOCK allows %llu: "
+			     "raise it with 'ulimit -l unlimited' (as root), or set 'memlock' in "
+			     "/etc/security/limits.conf, or register less with -s",
+			     opts->size, (unsigned long long)rl.rlim_cur);
+	else if (err == EINVAL && (opts->access & (IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC)) &&
+		 !(opts->access & IBV_ACCESS_LOCAL_WRITE))
+		report_error("remote_write and remote_atomic need local_write too: add it to -a");
+}
+
+int register_buffer(struct rdma_dev *dev, const struct reg_mr_opts *opts, struct rdma_buf *buf)
+{
+	long page = sysconf(_SC_PAGESIZE), pin_before, pin_after;
+	char access[96];
+	int rc;
+
+	*buf = (struct rdma_buf){ .len = opts->size };
+	rc = posix_memalign(&buf->addr, (size_t)page, buf->len);
+	if (rc) {
+		report_verb_error("posix_memalign", rc);
+		buf->addr = NULL;
+		return -1;
+	}
+	memset(buf->addr, 0, buf->len);
+	show("buffer", "%zu bytes at %p, aligned to the %ld-byte page", buf->len, buf->addr, page);
+	show_memlock_limit();
+
+	/* Registration pins the pages and gives the NIC their translation: they may no longer move. */
+	pin_before = vm_pin_kb();
+	buf->mr = ibv_reg_mr(dev->pd, buf->addr, buf->len, opts->access);
+	if (!buf->mr) {
+		report_reg_mr_failure(errno, opts);
+		goto out_free_buffer;
+	}
+	pin_after = vm_pin_kb();
+	access_flags_format(opts->access, access, sizeof(access));
+	show("ibv_reg_mr", "memory region registered: addr %p, length %zu, access %s",
+	     buf->mr->addr, buf->mr->length, access);
+	show("lkey", "0x%x (for our own work requests)", buf->mr->lkey);
+	show("rkey", "0x%x (what a peer needs to read or write this memory)", buf->mr->rkey);
+	show("VmPin", "%ld kB before, %ld kB after: %ld kB pinned", pin_before, pin_after,
+	     pin_after - pin_before);
+	return 0;
+
+out_free_buffer:
+	free(buf->addr);
+	buf->addr = NULL;
+	return -1;
+}
+
+int release_buffer(struct rdma_buf *buf)
+{
+	int failures = release_mr(buf->mr);
+
+	buf->mr = NULL;
+	free(buf->addr);
+	buf->addr = NULL;
+	return failures;
+}

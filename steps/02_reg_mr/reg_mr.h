@@ -1,0 +1,51 @@
+/* reg_mr.h: stage 2 of the verbs workflow: register memory (pin its pages, get lkey and rkey). */
+#ifndef RDMA_STEPS_REG_MR_H
+#define RDMA_STEPS_REG_MR_H
+
+#include <stddef.h>
+#include <infiniband/verbs.h>
+
+#include "cli.h"
+#include "open_pd.h"
+
+#define REG_MR_DEFAULT_SIZE 4096
+#define REG_MR_DEFAULT_ACCESS \
+	(IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ)
+
+/* Stage 2's command-line choices. */
+struct reg_mr_opts {
+	size_t size;	/* -s: bytes to register */
+	int access;	/* -a: IBV_ACCESS_* flags */
+};
+
+/* The options stage 2 adds, for a step's option table. */
+#define REG_MR_CLI_OPTIONS \
+	{ "size", 's', "BYTES", "buffer size, e.g. 4096, 64K, 1M (default: 4096)" }, \
+	{ "access", 'a', "LIST", "MR access: local_write,remote_write,remote_read,remote_atomic" \
+				 " (default: the first three)" }
+
+void reg_mr_opts_default(struct reg_mr_opts *opts);
+
+/* Parses -s or -a; returns 0, -1 on bad input, or 1 when KEY is not stage 2's. */
+int reg_mr_parse_option(int key, const char *arg, struct reg_mr_opts *opts);
+
+/* The access flags as "local_write,remote_read", into BUF. */
+void access_flags_format(int access, char *buf, size_t len);
+
+struct rdma_buf {
+	void *addr;		/* page-aligned memory */
+	size_t len;
+	struct ibv_mr *mr;	/* its registration: lkey for us, rkey for the peer */
+};
+
+/*
+ * Stage 2: allocates a page-aligned buffer and registers it with DEV's PD,
+ * showing VmPin before and after and the RLIMIT_MEMLOCK in force.
+ * Returns 0, or -1 with nothing left allocated.
+ */
+int register_buffer(struct rdma_dev *dev, const struct reg_mr_opts *opts, struct rdma_buf *buf);
+
+/* Deregisters and frees what register_buffer made; returns how many releases failed. */
+int release_buffer(struct rdma_buf *buf);
+
+#endif

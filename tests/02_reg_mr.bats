@@ -1,0 +1,61 @@
+#!/usr/bin/env bats
+# 02_reg_mr.bats: step 02 registers memory: the kernel lists the MR, its pages are pinned, failures are explained.
+
+setup() {
+	load test_helper
+}
+
+@test "02_reg_mr: the kernel lists the MR with the printed rkey, and VmPin grows by the registered size" {
+	record_baseline
+	start_step reg 02_reg_mr -d "$DEV" -s 1M -a local_write,remote_read --pause
+	log=$BATS_TEST_TMPDIR/reg.out
+	wait_for_line "$log" '^paused +: pid [0-9]+'
+	pid=$(paused_pid "$log")
+	rkey=$(sed -nE 's/^rkey +: (0x[0-9a-f]+) .*/\1/p' "$log")
+	[ -n "$rkey" ] || fail "no rkey printed: $(cat "$log")"
+	# The kernel's own view while the program holds the MR.
+	run rdma resource show mr
+	assert_line --regexp "dev $DEV .*rkey $rkey .*mrlen 1048576 .*pid $pid "
+	pinned_kb=$(awk '$1 == "VmPin:" { print $2 }' "/proc/$pid/status")
+	[ "$pinned_kb" -ge 1024 ] || fail "VmPin of pid $pid is $pinned_kb kB while 1 MiB is registered"
+	kill -USR1 "$pid"
+	finish_step reg "$reg_pid"
+	assert_success
+	assert_line --regexp '^ibv_reg_mr +: memory region registered: .* length 1048576, access local_write,remote_read$'
+	assert_line --regexp '^VmPin +: [0-9]+ kB before, [0-9]+ kB after: 1024 kB pinned$'
+	assert_line --regexp '^resumed +: by SIGUSR1$'
+	assert_in_order '^ibv_alloc_pd ' '^ibv_reg_mr ' '^ibv_dereg_mr ' '^ibv_dealloc_pd ' '^ibv_close_device '
+	assert_back_to_baseline
+}
+
+@test "02_reg_mr: over the memlock limit, registration fails with a message saying how to raise it" {
+	record_baseline
+	# As root the limit does not apply (CAP_IPC_LOCK): run as nobody with 64 KiB.
+	run timeout "$STEP_TIMEOUT" setpriv --reuid=65534 --regid=65534 --clear-groups \
+		prlimit --memlock=65536:65536 "$BIN/02_reg_mr" -d "$DEV" -s 1M
+	assert_failure 1
+	assert_line --regexp '^RLIMIT_MEMLOCK +: 65536 bytes$'
+	assert_output --partial "error: ibv_reg_mr failed"
+	assert_output --partial "error: registering 1048576 bytes pins them, but RLIMIT_MEMLOCK allows 65536: raise it with 'ulimit -l unlimited'"
+	assert_in_order '^ibv_alloc_pd ' '^ibv_dealloc_pd ' '^ibv_close_device '
+	# Under the limit the same user registers fine.
+	run timeout "$STEP_TIMEOUT" setpriv --reuid=65534 --regid=65534 --clear-groups \
+		prlimit --memlock=65536:65536 "$BIN/02_reg_mr" -d "$DEV" -s 16K
+	assert_success
+	assert_line --regexp '^VmPin +: [0-9]+ kB before, [0-9]+ kB after: 16 kB pinned$'
+	assert_back_to_baseline
+}
+
+@test "02_reg_mr: bad access flags and sizes are refused with the fix named" {
+	record_baseline
+	run_step 02_reg_mr -d "$DEV" -a remote_write
+	assert_failure 1
+	assert_output --partial "error: remote_write and remote_atomic need local_write too: add it to -a"
+	run_step 02_reg_mr -d "$DEV" -a local_write,remote_fly
+	assert_failure 2
+	assert_output "error: --access: unknown flag 'remote_fly'; use a comma-separated list of local_write, remote_write, remote_read, remote_atomic"
+	run_step 02_reg_mr -d "$DEV" -s 0
+	assert_failure 2
+	assert_output --partial "error: --size: '0' is not a size from 1 to"
+	assert_back_to_baseline
+}
