@@ -98,8 +98,8 @@ paused_pid() {
 # Waits for the background job PID and sets "status" and "output" from NAME's log, as run does.
 finish_step() {
 	local name=$1 pid=$2
-	wait "$pid"
-	status=$?
+	status=0
+	wait "$pid" || status=$?
 	output=$(cat "$BATS_TEST_TMPDIR/$name.out")
 	lines=()
 	mapfile -t lines <<<"$output"
@@ -114,4 +114,14 @@ assert_in_order() {
 		[ "$n" -gt "$prev" ] || fail "'$regex' (line $n) comes before the line before it (line $prev)"
 		prev=$n
 	done
+}
+
+# A TCP port for one test's side channel, unlikely to collide with the last test's.
+pick_port() {
+	echo $((20000 + RANDOM % 20000))
+}
+
+# The hex value after "KEY" in a "who thing : ... KEY 0x..." line of FILE, e.g. field_of f '^local QP' QPN.
+field_of() {
+	sed -nE "s/$2.* $3 (0x[0-9a-f]+).*/\\1/p" "$1" | head -n 1
 }

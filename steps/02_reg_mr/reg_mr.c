@@ -132,7 +132,7 @@ int register_buffer(struct rdma_dev *dev, const struct reg_mr_opts *opts, struct
 	char access[96];
 	int rc;
 
-	*buf = (struct rdma_buf){ .len = opts->size };
+	*buf = (struct rdma_buf){ .len = opts->size, .access = opts->access };
 	rc = posix_memalign(&buf->addr, (size_t)page, buf->len);
 	if (rc) {
 		report_verb_error("posix_memalign", rc);

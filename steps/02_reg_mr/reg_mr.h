@@ -35,6 +35,7 @@ void access_flags_format(int access, char *buf, size_t len);
 struct rdma_buf {
 	void *addr;		/* page-aligned memory */
 	size_t len;
+	int access;		/* what the MR allows: IBV_ACCESS_* */
 	struct ibv_mr *mr;	/* its registration: lkey for us, rkey for the peer */
 };
 

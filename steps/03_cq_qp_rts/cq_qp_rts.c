@@ -1,0 +1,263 @@
+/* cq_qp_rts.c: stage 3 of the verbs workflow: create the CQ and QP, exchange addresses, drive the QP to RTS. */
+#include "cq_qp_rts.h"
+#include "device.h"
+#include "report.h"
+#include "sock.h"
+#include "teardown.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+#include <unistd.h>
+
+/* Retransmission timeout: 4.096 us * 2^14, about 67 ms per try. */
+#define QP_TIMEOUT 14
+#define QP_RETRY_CNT 7
+/* 7 means "retry forever" when the peer has no receive posted yet. */
+#define QP_RNR_RETRY 7
+#define QP_MIN_RNR_TIMER 12
+#define QP_RD_ATOMIC 1
+
+int cq_qp_parse_option(int key, struct conn_opts *opts)
+{
+	if (key != 'e')
+		return 1;
+	opts->events = true;
+	return 0;
+}
+
+const char *qp_state_name(enum ibv_qp_state state)
+{
+	static const char *const names[] = {
+		[IBV_QPS_RESET] = "RESET", [IBV_QPS_INIT] = "INIT", [IBV_QPS_RTR] = "RTR",
+		[IBV_QPS_RTS] = "RTS", [IBV_QPS_SQD] = "SQD", [IBV_QPS_SQE] = "SQE",
+		[IBV_QPS_ERR] = "ERR",
+	};
+
+	return state <= IBV_QPS_ERR && names[state] ? names[state] : "unknown";
+}
+
+static int move_to_init(struct rdma_dev *dev, const struct rdma_buf *buf, struct rdma_conn *conn)
+{
+	struct ibv_qp_attr attr = {
+		.qp_state = IBV_QPS_INIT,
+		.pkey_index = 0,
+		.port_num = dev->port,
+		.qp_access_flags = buf->access & ~IBV_ACCESS_LOCAL_WRITE,
+	};
+	char access[96];
+	int rc;
+
+	rc = ibv_modify_qp(conn->qp, &attr,
+			   IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
+	if (rc) {
+		report_verb_error("ibv_modify_qp (RESET -> INIT)", rc);
+		return -1;
+	}
+	access_flags_format(attr.qp_access_flags, access, sizeof(access));
+	show("ibv_modify_qp", "RESET -> INIT: port %u, pkey index 0, remote access %s "
+	     "(what the peer's one-sided operations may do here)", dev->port, access);
+	return 0;
+}
+
+int create_cq_qp(struct rdma_dev *dev, const struct rdma_buf *buf, const struct conn_opts *opts,
+		 struct rdma_conn *conn)
+{
+	struct ibv_qp_init_attr init = {
+		.qp_type = IBV_QPT_RC,
+		.sq_sig_all = 1,
+		.cap = {
+			.max_send_wr = QUEUE_DEPTH,
+			.max_recv_wr = QUEUE_DEPTH,
+			.max_send_sge = 1,
+			.max_recv_sge = 1,
+			.max_inline_data = INLINE_WANTED,
+		},
+	};
+
+	*conn = (struct rdma_conn){ .sock = -1 };
+	if (opts->events) {
+		/* A file descriptor the kernel makes readable when a completion arrives on an armed CQ. */
+		conn->channel = ibv_create_comp_channel(dev->ctx);
+		if (!conn->channel) {
+			report_verb_error("ibv_create_comp_channel", errno);
+			return -1;
+		}
+		show("ibv_create_comp_channel", "fd %d: lets us sleep until a completion arrives",
+		     conn->channel->fd);
+	}
+	/* One CQ serves both queues, so it must hold a completion for every WR in either. */
+	conn->cq = ibv_create_cq(dev->ctx, 2 * QUEUE_DEPTH, NULL, conn->channel, 0);
+	if (!conn->cq) {
+		report_verb_error("ibv_create_cq", errno);
+		goto out_destroy_channel;
+	}
+	show("ibv_create_cq", "completion queue with %d entries%s", conn->cq->cqe,
+	     conn->channel ? ", tied to the completion channel" : "");
+
+	init.send_cq = conn->cq;
+	init.recv_cq = conn->cq;
+	conn->qp = ibv_create_qp(dev->pd, &init);
+	if (!conn->qp) {
+		report_verb_error("ibv_create_qp", errno);
+		goto out_destroy_cq;
+	}
+	conn->max_inline = init.cap.max_inline_data;
+	show("ibv_create_qp", "RC QP 0x%06x in RESET: send queue %u WRs, receive queue %u WRs, "
+	     "inline up to %u bytes", conn->qp->qp_num, init.cap.max_send_wr,
+	     init.cap.max_recv_wr, init.cap.max_inline_data);
+	if (move_to_init(dev, buf, conn))
+		goto out_destroy_qp;
+
+	srand48(getpid() ^ time(NULL));
+	conn->local = (struct peer_info){
+		.qpn = conn->qp->qp_num,
+		.psn = (uint32_t)lrand48() & 0xffffff,
+		.lid = dev->port_attr.lid,
+		.mtu = dev->port_attr.active_mtu,
+		.gid = dev->gid.gid,
+		.addr = (uintptr_t)buf->addr,
+		.len = buf->len,
+		.rkey = buf->mr->rkey,
+	};
+	return 0;
+
+out_destroy_qp:
+	release_qp(conn->qp);
+	conn->qp = NULL;
+out_destroy_cq:
+	release_cq(conn->cq);
+	conn->cq = NULL;
+out_destroy_channel:
+	release_comp_channel(conn->channel);
+	conn->channel = NULL;
+	return -1;
+}
+
+/* The path MTU both ports can carry: the smaller of the two active MTUs. */
+static enum ibv_mtu path_mtu(const struct rdma_conn *conn)
+{
+	return conn->local.mtu < conn->remote.mtu ? conn->local.mtu : conn->remote.mtu;
+}
+
+static int move_to_rtr(struct rdma_dev *dev, struct rdma_conn *conn)
+{
+	struct ibv_qp_attr attr = {
+		.qp_state = IBV_QPS_RTR,
+		.path_mtu = path_mtu(conn),
+		.dest_qp_num = conn->remote.qpn,
+		.rq_psn = conn->remote.psn,
+		.max_dest_rd_atomic = QP_RD_ATOMIC,
+		.min_rnr_timer = QP_MIN_RNR_TIMER,
+		.ah_attr = {
+			.dlid = conn->remote.lid,
+			.sl = 0,
+			.port_num = dev->port,
+		},
+	};
+	char gid[GID_STR_LEN], route[128];
+	int rc;
+
+	if (dev->gid_index != GID_NONE) {
+		/* RoCE has no LIDs: every packet carries a global route header to the peer's GID. */
+		attr.ah_attr.is_global = 1;
+		attr.ah_attr.grh = (struct ibv_global_route){
+			.dgid = conn->remote.gid,
+			.sgid_index = (uint8_t)dev->gid_index,
+			.hop_limit = 1,
+		};
+		gid_format(&conn->remote.gid, gid, sizeof(gid));
+		snprintf(route, sizeof(route), "GRH to GID %s from our GID index %d", gid,
+			 dev->gid_index);
+	} else {
+		snprintf(route, sizeof(route), "to LID 0x%04x, no GRH", conn->remote.lid);
+	}
+	rc = ibv_modify_qp(conn->qp, &attr,
+			   IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
+			   IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER);
+	if (rc) {
+		report_verb_error("ibv_modify_qp (INIT -> RTR)", rc);
+		return -1;
+	}
+	show("ibv_modify_qp", "INIT -> RTR: path MTU %d (the smaller of ours %d and the peer's %d), "
+	     "dest QPN 0x%06x, receive PSN 0x%06x, %s, max_dest_rd_atomic %d, min_rnr_timer %d",
+	     mtu_bytes(attr.path_mtu), mtu_bytes(conn->local.mtu), mtu_bytes(conn->remote.mtu),
+	     attr.dest_qp_num, attr.rq_psn, route, QP_RD_ATOMIC, QP_MIN_RNR_TIMER);
+	return 0;
+}
+
+static int move_to_rts(struct rdma_conn *conn)
+{
+	struct ibv_qp_attr attr = {
+		.qp_state = IBV_QPS_RTS,
+		.sq_psn = conn->local.psn,
+		.timeout = QP_TIMEOUT,
+		.retry_cnt = QP_RETRY_CNT,
+		.rnr_retry = QP_RNR_RETRY,
+		.max_rd_atomic = QP_RD_ATOMIC,
+	};
+	int rc;
+
+	rc = ibv_modify_qp(conn->qp, &attr,
+			   IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
+			   IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC);
+	if (rc) {
+		report_verb_error("ibv_modify_qp (RTR -> RTS)", rc);
+		return -1;
+	}
+	show("ibv_modify_qp", "RTR -> RTS: send PSN 0x%06x, timeout %d (4.096 us * 2^%d = about "
+	     "67 ms per try), retry_cnt %d, rnr_retry %d (7: retry for ever while the peer has no "
+	     "receive posted), max_rd_atomic %d", attr.sq_psn, QP_TIMEOUT, QP_TIMEOUT,
+	     QP_RETRY_CNT, QP_RNR_RETRY, QP_RD_ATOMIC);
+	return 0;
+}
+
+/* Reads the QP's state back from the provider: what the QP really is, not what we asked. */
+static int show_qp_state(struct rdma_conn *conn)
+{
+	struct ibv_qp_attr attr;
+	struct ibv_qp_init_attr init;
+	int rc;
+
+	rc = ibv_query_qp(conn->qp, &attr, IBV_QP_STATE | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN, &init);
+	if (rc) {
+		report_verb_error("ibv_query_qp", rc);
+		return -1;
+	}
+	show("ibv_query_qp", "state %s, path MTU %d, dest QPN 0x%06x", qp_state_name(attr.qp_state),
+	     mtu_bytes(attr.path_mtu), attr.dest_qp_num);
+	return 0;
+}
+
+int connect_qp(struct rdma_dev *dev, const struct cli_common *opts, struct rdma_conn *conn)
+{
+	show("role", "%s", opts->server ? "client" : "server");
+	conn->sock = opts->server ? sock_connect(opts->server, opts->tcp_port, opts->timeout_s)
+				  : sock_accept_one(opts->tcp_port, opts->timeout_s);
+	if (conn->sock < 0)
+		return -1;
+	show("side channel", "TCP connected: exchanging QPN, PSN, GID, LID, MTU, address and rkey");
+	exchange_show("local", &conn->local);
+	if (exchange_peer_info(conn->sock, &conn->local, &conn->remote, opts->timeout_s))
+		return -1;
+	exchange_show("remote", &conn->remote);
+	if (move_to_rtr(dev, conn) || move_to_rts(conn))
+		return -1;
+	return show_qp_state(conn);
+}
+
+int destroy_cq_qp(struct rdma_conn *conn)
+{
+	int failures = 0;
+
+	failures += release_qp(conn->qp);
+	conn->qp = NULL;
+	failures += release_cq(conn->cq);
+	conn->cq = NULL;
+	failures += release_comp_channel(conn->channel);
+	conn->channel = NULL;
+	sock_close(conn->sock);
+	conn->sock = -1;
+	return failures;
+}

@@ -1,0 +1,52 @@
+/* cq_qp_rts.h: stage 3 of the verbs workflow: create the CQ and QP, exchange addresses, drive the QP to RTS. */
+#ifndef RDMA_STEPS_CQ_QP_RTS_H
+#define RDMA_STEPS_CQ_QP_RTS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <infiniband/verbs.h>
+
+#include "cli.h"
+#include "exchange.h"
+#include "open_pd.h"
+#include "reg_mr.h"
+
+#define QUEUE_DEPTH 64
+#define INLINE_WANTED 64
+
+/* The options stage 3 adds, for a step's option table. */
+#define CQ_QP_CLI_OPTIONS \
+	{ "events", 'e', NULL, "create a completion channel: sleep for completions instead of busy polling" }
+
+struct conn_opts {
+	bool events;	/* -e: use a completion channel */
+};
+
+/* Parses -e; returns 0, or 1 when KEY is not stage 3's. */
+int cq_qp_parse_option(int key, struct conn_opts *opts);
+
+struct rdma_conn {
+	struct ibv_comp_channel *channel;	/* only with --events */
+	struct ibv_cq *cq;			/* completions of both queues */
+	struct ibv_qp *qp;			/* the reliable-connected queue pair */
+	uint32_t max_inline;			/* bytes a send may carry inline */
+	int sock;				/* the side channel to the peer, or -1 */
+	struct peer_info local, remote;
+};
+
+/* Creates the CQ (and channel) and the RC QP, and moves the QP to INIT. Returns 0 or -1. */
+int create_cq_qp(struct rdma_dev *dev, const struct rdma_buf *buf, const struct conn_opts *opts,
+		 struct rdma_conn *conn);
+
+/*
+ * Opens the side channel (server: waits for the client; client: connects to
+ * OPTS->server), exchanges peer_info, and moves the QP to RTR and then RTS.
+ */
+int connect_qp(struct rdma_dev *dev, const struct cli_common *opts, struct rdma_conn *conn);
+
+/* Destroys what create_cq_qp made and closes the side channel; returns how many releases failed. */
+int destroy_cq_qp(struct rdma_conn *conn);
+
+const char *qp_state_name(enum ibv_qp_state state);
+
+#endif

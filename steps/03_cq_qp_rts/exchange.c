@@ -1,0 +1,115 @@
+/* exchange.c: the out-of-band exchange: what each side must learn about the other before its QP can connect. */
+#include "exchange.h"
+#include "device.h"
+#include "report.h"
+#include "sock.h"
+
+#include <endian.h>
+#include <stdio.h>
+#include <string.h>
+
+#define PSN_MASK 0xffffffu
+#define QPN_MASK 0xffffffu
+
+/* Multi-byte fields travel in network byte order (big-endian). */
+static void put_be16(uint8_t *p, uint16_t v) { v = htobe16(v); memcpy(p, &v, 2); }
+static void put_be32(uint8_t *p, uint32_t v) { v = htobe32(v); memcpy(p, &v, 4); }
+static void put_be64(uint8_t *p, uint64_t v) { v = htobe64(v); memcpy(p, &v, 8); }
+static uint16_t get_be16(const uint8_t *p) { uint16_t v; memcpy(&v, p, 2); return be16toh(v); }
+static uint32_t get_be32(const uint8_t *p) { uint32_t v; memcpy(&v, p, 4); return be32toh(v); }
+static uint64_t get_be64(const uint8_t *p) { uint64_t v; memcpy(&v, p, 8); return be64toh(v); }
+
+void exchange_encode(const struct peer_info *info, uint8_t msg[EXCHANGE_MSG_LEN])
+{
+	memcpy(msg, EXCHANGE_MAGIC, 4);
+	msg[4] = EXCHANGE_VERSION;
+	msg[5] = (uint8_t)info->mtu;
+	put_be16(msg + 6, info->lid);
+	put_be32(msg + 8, info->qpn);
+	put_be32(msg + 12, info->psn);
+	put_be32(msg + 16, info->rkey);
+	put_be32(msg + 20, 0);
+	put_be64(msg + 24, info->addr);
+	put_be64(msg + 32, info->len);
+	memcpy(msg + 40, info->gid.raw, 16);
+}
+
+static int bad_field(const char *field, unsigned long long value, const char *why)
+{
+	report_error("the peer's exchange message has a bad %s (%llu): %s", field, value, why);
+	return -1;
+}
+
+int exchange_decode(const uint8_t msg[EXCHANGE_MSG_LEN], struct peer_info *info)
+{
+	static const uint8_t zero_gid[16];
+
+	if (memcmp(msg, EXCHANGE_MAGIC, 4)) {
+		report_error("the peer's exchange message does not start with \"%s\": is the peer "
+			     "an rdma-steps program of step 03 or later, on the same -p port?",
+			     EXCHANGE_MAGIC);
+		return -1;
+	}
+	if (msg[4] != EXCHANGE_VERSION)
+		return bad_field("version", msg[4], "this program speaks version 1 only");
+	*info = (struct peer_info){
+		.mtu = (enum ibv_mtu)msg[5],
+		.lid = get_be16(msg + 6),
+		.qpn = get_be32(msg + 8),
+		.psn = get_be32(msg + 12),
+		.rkey = get_be32(msg + 16),
+		.addr = get_be64(msg + 24),
+		.len = get_be64(msg + 32),
+	};
+	memcpy(info->gid.raw, msg + 40, 16);
+	if (info->mtu < IBV_MTU_256 || info->mtu > IBV_MTU_4096)
+		return bad_field("MTU code", info->mtu, "must be 1 (256) to 5 (4096)");
+	if (info->qpn == 0 || info->qpn > QPN_MASK)
+		return bad_field("QPN", info->qpn, "must be 1 to 0xffffff");
+	if (info->psn > PSN_MASK)
+		return bad_field("PSN", info->psn, "must fit in 24 bits");
+	if (info->len == 0 || info->addr == 0)
+		return bad_field("buffer", info->len, "address and length must be non-zero");
+	if (info->lid == 0 && !memcmp(info->gid.raw, zero_gid, 16))
+		return bad_field("address", 0, "neither a LID nor a GID to reach the peer by");
+	return 0;
+}
+
+int exchange_peer_info(int fd, const struct peer_info *local, struct peer_info *remote,
+		       int timeout_s)
+{
+	uint8_t out[EXCHANGE_MSG_LEN], in[EXCHANGE_MSG_LEN];
+
+	exchange_encode(local, out);
+	if (sock_send_all(fd, out, sizeof(out), timeout_s) ||
+	    sock_recv_all(fd, in, sizeof(in), timeout_s))
+		return -1;
+	return exchange_decode(in, remote);
+}
+
+void exchange_show(const char *who, const struct peer_info *info)
+{
+	char key[32], gid[GID_STR_LEN];
+
+	gid_format(&info->gid, gid, sizeof(gid));
+	snprintf(key, sizeof(key), "%s QP", who);
+	show(key, "QPN 0x%06x, PSN 0x%06x, GID %s, LID 0x%04x, MTU %d", info->qpn, info->psn,
+	     gid, info->lid, mtu_bytes(info->mtu));
+	snprintf(key, sizeof(key), "%s buffer", who);
+	show(key, "addr 0x%llx, length %llu, rkey 0x%x", (unsigned long long)info->addr,
+	     (unsigned long long)info->len, info->rkey);
+}
+
+int exchange_sync(int fd, char tag, int timeout_s)
+{
+	char got;
+
+	if (sock_send_all(fd, &tag, 1, timeout_s) || sock_recv_all(fd, &got, 1, timeout_s))
+		return -1;
+	if (got != tag) {
+		report_error("out of step with the peer: expected '%c' on the side channel, got '%c'",
+			     tag, got);
+		return -1;
+	}
+	return 0;
+}

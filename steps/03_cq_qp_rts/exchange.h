@@ -1,0 +1,40 @@
+/* exchange.h: the out-of-band exchange: what each side must learn about the other before its QP can connect. */
+#ifndef RDMA_STEPS_EXCHANGE_H
+#define RDMA_STEPS_EXCHANGE_H
+
+#include <stdint.h>
+#include <infiniband/verbs.h>
+
+/* Everything the peer needs to reach our QP and our buffer. */
+struct peer_info {
+	uint32_t qpn;		/* queue pair number (24 bits) */
+	uint32_t psn;		/* first packet sequence number (24 bits) */
+	uint16_t lid;		/* InfiniBand local identifier (0 on RoCE) */
+	enum ibv_mtu mtu;	/* the port's active MTU */
+	union ibv_gid gid;	/* RoCE (and routed IB) address */
+	uint64_t addr;		/* buffer address, for RDMA READ and WRITE */
+	uint64_t len;		/* buffer length */
+	uint32_t rkey;		/* the key that lets the peer touch that buffer */
+};
+
+/* Message version 1: magic, version, MTU, LID, QPN, PSN, rkey, address, length, GID. */
+#define EXCHANGE_MAGIC "RDST"
+#define EXCHANGE_VERSION 1
+#define EXCHANGE_MSG_LEN 56
+
+void exchange_encode(const struct peer_info *info, uint8_t msg[EXCHANGE_MSG_LEN]);
+
+/* Decodes and validates every field; returns 0, or -1 after naming the bad field. */
+int exchange_decode(const uint8_t msg[EXCHANGE_MSG_LEN], struct peer_info *info);
+
+/* Sends LOCAL over the side channel FD and receives the peer's into REMOTE. */
+int exchange_peer_info(int fd, const struct peer_info *local, struct peer_info *remote,
+		       int timeout_s);
+
+/* Prints INFO as "WHO QPN ... PSN ... GID ..." lines. */
+void exchange_show(const char *who, const struct peer_info *info);
+
+/* Both sides send TAG and wait for the peer's: a barrier over the side channel. */
+int exchange_sync(int fd, char tag, int timeout_s);
+
+#endif

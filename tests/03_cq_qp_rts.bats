@@ -1,0 +1,88 @@
+#!/usr/bin/env bats
+# 03_cq_qp_rts.bats: step 03 connects a server and a client QP over rxe and drives both to RTS.
+
+setup() {
+	load test_helper
+}
+
+@test "03_cq_qp_rts: server (events) and client reach RTS; the kernel shows both QPs connected and both MRs" {
+	record_baseline
+	port=$(pick_port)
+	start_step srv 03_cq_qp_rts -d "$DEV" -p "$port" -t 20 --events --pause
+	start_step cli 03_cq_qp_rts -d "$DEV" -p "$port" -t 20 --pause 127.0.0.1
+	srv=$BATS_TEST_TMPDIR/srv.out cli=$BATS_TEST_TMPDIR/cli.out
+	wait_for_line "$srv" '^paused +: pid'
+	wait_for_line "$cli" '^paused +: pid'
+	srv_qpn=$(field_of "$srv" '^local QP' QPN) cli_qpn=$(field_of "$cli" '^local QP' QPN)
+	# Each side learned the other's QPN over the side channel.
+	[ "$(field_of "$srv" '^remote QP' QPN)" = "$cli_qpn" ] || fail "server saw remote QPN $(field_of "$srv" '^remote QP' QPN), client has $cli_qpn"
+	[ "$(field_of "$cli" '^remote QP' QPN)" = "$srv_qpn" ] || fail "client saw remote QPN $(field_of "$cli" '^remote QP' QPN), server has $srv_qpn"
+	# The kernel's view: both QPs in RTS, each connected to the other.
+	run rdma resource show qp
+	assert_line --regexp "lqpn $((srv_qpn)) rqpn $((cli_qpn)) type RC state RTS .*pid $(paused_pid "$srv") "
+	assert_line --regexp "lqpn $((cli_qpn)) rqpn $((srv_qpn)) type RC state RTS .*pid $(paused_pid "$cli") "
+	run rdma resource show mr
+	assert_line --regexp "rkey $(field_of "$srv" '^local buffer' rkey) .*pid $(paused_pid "$srv") "
+	assert_line --regexp "rkey $(field_of "$cli" '^local buffer' rkey) .*pid $(paused_pid "$cli") "
+	kill -USR1 "$(paused_pid "$srv")" "$(paused_pid "$cli")"
+	finish_step cli "$cli_pid"
+	assert_success
+	assert_line --regexp '^role +: client$'
+	assert_line --regexp '^ibv_query_qp +: state RTS, path MTU 1024, dest QPN '"$srv_qpn"'$'
+	finish_step srv "$srv_pid"
+	assert_success
+	assert_line --regexp '^role +: server$'
+	assert_line --regexp '^ibv_create_comp_channel *: fd [0-9]+'
+	assert_line --regexp '^ibv_modify_qp +: INIT -> RTR: path MTU 1024 \(the smaller of ours 1024 and the peer.s 1024\), dest QPN '"$cli_qpn"', .*GRH to GID ::ffff:'
+	assert_in_order '^ibv_create_cq ' '^ibv_create_qp ' 'RESET -> INIT' 'INIT -> RTR' 'RTR -> RTS' \
+		'^ibv_query_qp +: state RTS' '^ibv_destroy_qp ' '^ibv_destroy_cq ' '^ibv_destroy_comp_channel *:' \
+		'^ibv_dereg_mr ' '^ibv_dealloc_pd ' '^ibv_close_device '
+	assert_back_to_baseline
+}
+
+@test "03_cq_qp_rts: a server with no client and a client with no server give up in bounded time, leaking nothing" {
+	record_baseline
+	port=$(pick_port)
+	start=$SECONDS
+	run_step 03_cq_qp_rts -d "$DEV" -p "$port" -t 2
+	assert_failure 1
+	assert_output --partial "error: no client connected to TCP port $port within 2 s"
+	run_step 03_cq_qp_rts -d "$DEV" -p "$port" -t 2 127.0.0.1
+	assert_failure 1
+	assert_output --partial "error: could not connect to 127.0.0.1 port $port within 2 s: Connection refused"
+	[ $((SECONDS - start)) -lt 15 ] || fail "two 2-second timeouts took $((SECONDS - start)) s"
+	assert_in_order '^ibv_create_qp ' '^ibv_destroy_qp ' '^ibv_dereg_mr ' '^ibv_close_device '
+	assert_back_to_baseline
+}
+
+@test "03_cq_qp_rts: a malformed exchange message is rejected with the bad field named" {
+	record_baseline
+	port=$(pick_port)
+	start_step srv 03_cq_qp_rts -d "$DEV" -p "$port" -t 10
+	wait_for_line "$BATS_TEST_TMPDIR/srv.out" '^listening '
+	exec 5<>"/dev/tcp/127.0.0.1/$port"
+	printf 'GET / HTTP/1.0\r\n\r\n%038d' 0 >&5
+	finish_step srv "$srv_pid"
+	exec 5>&-
+	assert_failure 1
+	assert_output --partial 'error: the peer'"'"'s exchange message does not start with "RDST"'
+	port=$(pick_port)
+	start_step srv 03_cq_qp_rts -d "$DEV" -p "$port" -t 10
+	wait_for_line "$BATS_TEST_TMPDIR/srv.out" '^listening '
+	exec 5<>"/dev/tcp/127.0.0.1/$port"
+	# Version 1, MTU code 9: no such MTU.
+	printf 'RDST\001\011%050d' 0 >&5
+	finish_step srv "$srv_pid"
+	exec 5>&-
+	assert_failure 1
+	assert_output --partial "error: the peer's exchange message has a bad MTU code (9): must be 1 (256) to 5 (4096)"
+	assert_back_to_baseline
+}
+
+@test "03_cq_qp_rts --help documents the role, the side channel and the events option" {
+	run_step 03_cq_qp_rts --help
+	assert_success
+	for opt in HOST --port --timeout --pause --events --size --access --gid-idx; do
+		assert_output --partial -- "$opt"
+	done
+}
