@@ -171,6 +171,11 @@ enum cli_outcome cli_parse(int argc, char **argv, const struct cli_spec *spec,
 	return CLI_RUN;
 }
 
+int cli_exit_status(enum cli_outcome outcome)
+{
+	return outcome == CLI_HELP ? EXIT_SUCCESS : 2;
+}
+
 int cli_parse_int(const char *name, const char *arg, long min, long max, int *out)
 {
 	char *end;

@@ -48,6 +48,9 @@ enum cli_outcome {
 enum cli_outcome cli_parse(int argc, char **argv, const struct cli_spec *spec,
 			   struct cli_common *common);
 
+/* The exit status for an outcome other than CLI_RUN: 0 after --help, 2 after bad usage. */
+int cli_exit_status(enum cli_outcome outcome);
+
 /*
  * Parses ARG as a whole number in [min, max] for option NAME; on bad input
  * reports which option, what was given and what is allowed, and returns -1.

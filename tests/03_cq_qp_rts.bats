@@ -55,25 +55,26 @@ setup() {
 	assert_back_to_baseline
 }
 
+# Starts a server, sends it the printf FORMAT as its peer's exchange message, and waits for it to end.
+send_to_server() {
+	local port
+	port=$(pick_port)
+	start_step srv 03_cq_qp_rts -d "$DEV" -p "$port" -t 10
+	wait_for_line "$BATS_TEST_TMPDIR/srv.out" '^listening '
+	exec 5<>"/dev/tcp/127.0.0.1/$port"
+	# shellcheck disable=SC2059
+	printf "$1" 0 >&5
+	finish_step srv "$srv_pid"
+	exec 5>&-
+}
+
 @test "03_cq_qp_rts: a malformed exchange message is rejected with the bad field named" {
 	record_baseline
-	port=$(pick_port)
-	start_step srv 03_cq_qp_rts -d "$DEV" -p "$port" -t 10
-	wait_for_line "$BATS_TEST_TMPDIR/srv.out" '^listening '
-	exec 5<>"/dev/tcp/127.0.0.1/$port"
-	printf 'GET / HTTP/1.0\r\n\r\n%038d' 0 >&5
-	finish_step srv "$srv_pid"
-	exec 5>&-
+	send_to_server 'GET / HTTP/1.0\r\n\r\n%038d'
 	assert_failure 1
 	assert_output --partial 'error: the peer'"'"'s exchange message does not start with "RDST"'
-	port=$(pick_port)
-	start_step srv 03_cq_qp_rts -d "$DEV" -p "$port" -t 10
-	wait_for_line "$BATS_TEST_TMPDIR/srv.out" '^listening '
-	exec 5<>"/dev/tcp/127.0.0.1/$port"
 	# Version 1, MTU code 9: no such MTU.
-	printf 'RDST\001\011%050d' 0 >&5
-	finish_step srv "$srv_pid"
-	exec 5>&-
+	send_to_server 'RDST\001\011%050d'
 	assert_failure 1
 	assert_output --partial "error: the peer's exchange message has a bad MTU code (9): must be 1 (256) to 5 (4096)"
 	assert_back_to_baseline

@@ -29,19 +29,15 @@ int main(int argc, char **argv)
 		.ctx = &mr_opts,
 	};
 	struct cli_common opts;
+	enum cli_outcome outcome;
 	struct rdma_dev dev;
 	struct rdma_buf buf;
 	int status = EXIT_FAILURE;
 
 	reg_mr_opts_default(&mr_opts);
-	switch (cli_parse(argc, argv, &spec, &opts)) {
-	case CLI_HELP:
-		return EXIT_SUCCESS;
-	case CLI_BAD_USAGE:
-		return 2;
-	case CLI_RUN:
-		break;
-	}
+	outcome = cli_parse(argc, argv, &spec, &opts);
+	if (outcome != CLI_RUN)
+		return cli_exit_status(outcome);
 
 	show_heading("stage 1: open the device, allocate a PD");
 	if (open_device_pd(&opts, &dev))

@@ -4,7 +4,7 @@
 # The host's root is mounted read-only at /; the writable 9p share "results"
 # carries job.env in and the TAP output, the exit status and a log back out.
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
-export HOME=/root TMPDIR=/tmp LANG=C.UTF-8
+export HOME=/root TMPDIR=/run/tmp LANG=C.UTF-8
 
 readonly RXE_NETDEV=rxenet0
 readonly RXE_ADDR=198.18.0.1
@@ -38,10 +38,17 @@ mount_filesystems() {
 		mount -t devpts devpts /dev/pts &&
 		mount -t tmpfs tmp /dev/shm &&
 		ln -sfn /proc/self/fd /dev/fd &&
-		mount -t tmpfs tmp /tmp &&
 		mount -t tmpfs run /run &&
-		mkdir -p /run/results &&
+		mkdir -p /run/results "$TMPDIR" &&
 		mount -t 9p -o trans=virtio,version=9p2000.L,msize=512000 results /run/results
+}
+
+# A writable /tmp for tools that ignore TMPDIR, unless the project itself lives under /tmp.
+mount_tmp() {
+	case $RDMA_STEPS_ROOT/ in
+	/tmp/*) say "the project is under /tmp: /tmp stays the host's, read-only" ;;
+	*) mount -t tmpfs tmp /tmp ;;
+	esac
 }
 
 uptime_s() { cut -d' ' -f1 /proc/uptime; }
@@ -82,6 +89,7 @@ start_rxe() {
 mount_filesystems || { say "mounting /proc, /sys, /dev, /tmp, /run or the results share failed"; power_off; }
 # shellcheck source=/dev/null
 . /run/results/job.env || fail "cannot read job.env from the results share"
+mount_tmp
 say "guest up at $(uptime_s) s (kernel $(uname -r))"
 start_rxe || fail "soft-RoCE set-up failed: rxe0 on $RXE_NETDEV ($RXE_ADDR) did not come up"
 say "rxe0 ready on $RXE_NETDEV ($RXE_ADDR) at $(uptime_s) s"
