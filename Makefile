@@ -41,7 +41,7 @@ all: $(PROGRAMS) ## Build every step into build/bin/NN_name (the default)
 define step_rules
 $(BIN)/$(1): $(patsubst %.c,$(OBJ)/%.o,$(call step_src,$(1))) | $(BIN)
 	$$(CC) $$(LDFLAGS) -o $$@ $$^ $$(LDLIBS)
-$(patsubst %.c,$(OBJ)/%.o,$(call step_src,$(1))): CPPFLAGS += $(call step_includes,$(1))
+$(OBJ)/steps/$(1)/%.o: CPPFLAGS += $(call step_includes,$(1))
 endef
 $(foreach s,$(STEPS),$(eval $(call step_rules,$(s))))
 
