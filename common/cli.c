@@ -191,6 +191,21 @@ int cli_parse_int(const char *name, const char *arg, long min, long max, int *ou
 	return 0;
 }
 
+int cli_parse_u32(const char *name, const char *arg, uint32_t *out)
+{
+	unsigned long long value;
+	char *end;
+
+	errno = 0;
+	value = strtoull(arg, &end, 0);
+	if (errno || end == arg || *end || arg[0] == '-' || value > UINT32_MAX) {
+		report_error("%s: '%s' is not a number from 0 to 0xffffffff", name, arg);
+		return -1;
+	}
+	*out = (uint32_t)value;
+	return 0;
+}
+
 int cli_parse_size(const char *name, const char *arg, size_t min, size_t max, size_t *out)
 {
 	unsigned long long value;

@@ -4,6 +4,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #define CLI_DEFAULT_TCP_PORT 18515
 #define CLI_DEFAULT_TIMEOUT_S 30
@@ -56,6 +57,9 @@ int cli_exit_status(enum cli_outcome outcome);
  * reports which option, what was given and what is allowed, and returns -1.
  */
 int cli_parse_int(const char *name, const char *arg, long min, long max, int *out);
+
+/* Parses ARG as an unsigned 32-bit number (decimal, or hex with 0x). */
+int cli_parse_u32(const char *name, const char *arg, uint32_t *out);
 
 /* Parses a byte count such as 4096, 64K, 1M or 1G (powers of 1024) in [min, max]. */
 int cli_parse_size(const char *name, const char *arg, size_t min, size_t max, size_t *out);

@@ -7,10 +7,19 @@
 
 #define KEY_WIDTH 20
 
+static bool quiet;
+
+void show_quiet(bool on)
+{
+	quiet = on;
+}
+
 void show(const char *key, const char *fmt, ...)
 {
 	va_list ap;
 
+	if (quiet)
+		return;
 	printf("%-*s: ", KEY_WIDTH, key);
 	va_start(ap, fmt);
 	vprintf(fmt, ap);

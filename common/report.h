@@ -2,6 +2,8 @@
 #ifndef RDMA_STEPS_REPORT_H
 #define RDMA_STEPS_REPORT_H
 
+#include <stdbool.h>
+
 /*
  * Teaching output is one "key: value" line per fact, with the key padded so
  * that the values line up.  A key is either a verb ("ibv_alloc_pd") or a fact
@@ -9,6 +11,12 @@
  */
 void show(const char *key, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+
+/*
+ * Turns the "key: value" lines of show() off or on: a loop that repeats a
+ * stage thousands of times shows its first round only.  Errors still print.
+ */
+void show_quiet(bool quiet);
 
 /* A section heading: "== title ==". */
 void show_heading(const char *title);

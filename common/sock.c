@@ -202,11 +202,11 @@ int sock_recv_all(int fd, void *buf, size_t len, int timeout_s)
 		n = recv(fd, p, len, 0);
 		if (n < 0 && (errno == EINTR || errno == EAGAIN))
 			continue;
-		if (n < 0) {
+		if (n < 0 && errno != ECONNRESET) {
 			report_verb_error("recv (side channel)", errno);
 			return -1;
 		}
-		if (n == 0) {
+		if (n <= 0) {
 			report_error("the peer closed the side channel early (did it fail? see its output)");
 			return -1;
 		}

@@ -100,9 +100,7 @@ finish_step() {
 	local name=$1 pid=$2
 	status=0
 	wait "$pid" || status=$?
-	output=$(cat "$BATS_TEST_TMPDIR/$name.out")
-	lines=()
-	mapfile -t lines <<<"$output"
+	use_output_of "$name"
 }
 
 # Fails unless the lines matching the regexes appear in OUTPUT in the order given.
@@ -124,4 +122,27 @@ pick_port() {
 # The hex value after "KEY" in a "who thing : ... KEY 0x..." line of FILE, e.g. field_of f '^local QP' QPN.
 field_of() {
 	sed -nE "s/$2.* $3 (0x[0-9a-f]+).*/\\1/p" "$1" | head -n 1
+}
+
+# Runs STEP ARGS... as a server in the background and as a client against
+# 127.0.0.1, on a fresh port.  Their outputs go to $BATS_TEST_TMPDIR/srv.out
+# and cli.out; their exit statuses to srv_status and cli_status.
+run_server_client() {
+	local step=$1 port
+	shift
+	port=$(pick_port)
+	start_step srv "$step" -d "$DEV" -p "$port" -t 20 "$@"
+	wait_for_line "$BATS_TEST_TMPDIR/srv.out" '^listening '
+	cli_status=0
+	timeout -k 2 "$STEP_TIMEOUT" "$BIN/$step" -d "$DEV" -p "$port" -t 20 "$@" 127.0.0.1 \
+		>"$BATS_TEST_TMPDIR/cli.out" 2>&1 || cli_status=$?
+	srv_status=0
+	wait "$srv_pid" || srv_status=$?
+}
+
+# Loads NAME's log (srv or cli) into output and lines, for assert_line and friends.
+use_output_of() {
+	output=$(cat "$BATS_TEST_TMPDIR/$1.out")
+	lines=()
+	mapfile -t lines <<<"$output"
 }

@@ -70,7 +70,7 @@ void access_flags_format(int access, char *buf, size_t len)
 			used += snprintf(buf + used, len - used, "%s%s", used ? "," : "",
 					 access_names[i].name);
 	if (!used)
-		snprintf(buf, len, "none (local read only)");
+		snprintf(buf, len, "none");
 }
 
 /* The process's pinned memory in kB, as the kernel accounts it (VmPin in /proc/self/status). */

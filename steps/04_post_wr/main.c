@@ -1,0 +1,151 @@
+/* main.c: step 04: post one work request (SEND/RECV, RDMA WRITE, WRITE with immediate or READ) and check the bytes. */
+#include "cq_qp_rts.h"
+#include "exchange.h"
+#include "open_pd.h"
+#include "pause.h"
+#include "post_wr.h"
+#include "reg_mr.h"
+#include "report.h"
+
+#include <stdlib.h>
+
+#define PATTERN_SEED 0x5a
+
+struct step_opts {
+	struct reg_mr_opts mr;
+	struct conn_opts conn;
+	struct post_opts post;
+};
+
+static const struct cli_option options[] = {
+	REG_MR_CLI_OPTIONS,
+	CQ_QP_CLI_OPTIONS,
+	POST_WR_CLI_OPTIONS,
+	{ 0 },
+};
+
+static int parse_option(int key, const char *arg, void *ctx)
+{
+	struct step_opts *o = ctx;
+	int rc = reg_mr_parse_option(key, arg, &o->mr);
+
+	if (rc > 0)
+		rc = cq_qp_parse_option(key, &o->conn);
+	return rc <= 0 ? rc : post_wr_parse_option(key, arg, &o->post);
+}
+
+/* Where the data lands: the server's buffer for send and writes, the client's for read. */
+static int check_data(const struct rdma_buf *buf)
+{
+	if (!check_pattern(buf->addr, buf->len, PATTERN_SEED))
+		return -1;
+	show("data check", "%zu bytes arrived intact", buf->len);
+	return 0;
+}
+
+/* The target: posts a receive if the operation consumes one, then checks what arrived. */
+static int run_target(struct rdma_conn *conn, const struct rdma_buf *buf,
+		      const struct post_opts *post, int timeout_s)
+{
+	struct ibv_wc wc;
+	int left;
+
+	if (op_needs_recv(post->op) && post_receive(conn, buf, buf->len))
+		return -1;
+	if (post->op == OP_READ)
+		fill_pattern(buf->addr, buf->len, PATTERN_SEED);
+	if (exchange_sync(conn->sock, 'P', timeout_s))
+		return -1;
+	if (op_needs_recv(post->op) && poll_completion(conn, &wc, POLL_TIMEOUT_MS))
+		return -1;
+	/* The initiator says over TCP when its completion arrived: only then is it all in place. */
+	if (exchange_sync(conn->sock, 'D', timeout_s))
+		return -1;
+	left = drain_completions(conn);
+	if (left < 0)
+		return -1;
+	if (!op_needs_recv(post->op))
+		show("target CQ", "%d completion(s): a one-sided %s does not involve the target's CPU",
+		     left, post->op == OP_READ ? "READ" : "WRITE");
+	return post->op == OP_READ ? 0 : check_data(buf);
+}
+
+/* The initiator: posts the operation and waits for its own completion. */
+static int run_initiator(struct rdma_conn *conn, const struct rdma_buf *buf,
+			 const struct post_opts *post, int timeout_s)
+{
+	struct ibv_wc wc;
+
+	if (post->op != OP_READ)
+		fill_pattern(buf->addr, buf->len, PATTERN_SEED);
+	/* Wait until the target has posted its receive. */
+	if (exchange_sync(conn->sock, 'P', timeout_s))
+		return -1;
+	if (post_operation(conn, buf, buf->len, post) ||
+	    poll_completion(conn, &wc, POLL_TIMEOUT_MS))
+		return -1;
+	if (post->op == OP_READ && check_data(buf))
+		return -1;
+	return exchange_sync(conn->sock, 'D', timeout_s);
+}
+
+int main(int argc, char **argv)
+{
+	struct step_opts step = { 0 };
+	struct cli_spec spec = {
+		.program = "04_post_wr",
+		.purpose = "Step 04: on top of steps 01-03, post one work request from the client (the\n"
+			   "initiator) to the server (the target) and check the bytes that arrived:\n"
+			   "SEND/RECV (two-sided), RDMA WRITE and READ (one-sided), WRITE with immediate.",
+		.connects = true,
+		.pauses = true,
+		.options = options,
+		.parse_option = parse_option,
+		.ctx = &step,
+	};
+	struct cli_common opts;
+	enum cli_outcome outcome;
+	struct rdma_dev dev;
+	struct rdma_buf buf;
+	struct rdma_conn conn;
+	int status = EXIT_FAILURE;
+
+	reg_mr_opts_default(&step.mr);
+	post_opts_default(&step.post);
+	outcome = cli_parse(argc, argv, &spec, &opts);
+	if (outcome != CLI_RUN)
+		return cli_exit_status(outcome);
+
+	show_heading("stage 1: open the device, allocate a PD");
+	if (open_device_pd(&opts, &dev))
+		return EXIT_FAILURE;
+	show_heading("stage 2: register memory");
+	if (register_buffer(&dev, &step.mr, &buf))
+		goto out_close_device;
+	show_heading("stage 3: create the CQ and QP, connect them to the peer");
+	if (create_cq_qp(&dev, &buf, &step.conn, &conn))
+		goto out_release_buffer;
+	if (connect_qp(&dev, &opts, &conn))
+		goto out_destroy_cq_qp;
+	show_heading("stage 4: post a work request");
+	show("operation", "%s, %s", op_name(step.post.op),
+	     opts.server ? "we are the initiator" : "we are the target");
+	if (opts.server ? run_initiator(&conn, &buf, &step.post, opts.timeout_s)
+			: run_target(&conn, &buf, &step.post, opts.timeout_s))
+		goto out_destroy_cq_qp;
+	if (opts.pause)
+		pause_until_told("transfer done (see 'rdma resource show')");
+	status = EXIT_SUCCESS;
+
+	show_heading("teardown, in reverse order of creation");
+out_destroy_cq_qp:
+	if (destroy_cq_qp(&conn))
+		status = EXIT_FAILURE;
+out_release_buffer:
+	if (release_buffer(&buf))
+		status = EXIT_FAILURE;
+out_close_device:
+	if (close_device_pd(&dev))
+		status = EXIT_FAILURE;
+	return status;
+}

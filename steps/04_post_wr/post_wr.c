@@ -1,0 +1,226 @@
+/* post_wr.c: stage 4 of the verbs workflow: post work requests (SEND/RECV, RDMA WRITE, WRITE with immediate, READ). */
+#include "post_wr.h"
+#include "report.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+static const char *const op_names[] = {
+	[OP_SEND] = "send", [OP_WRITE] = "write", [OP_WRITE_IMM] = "write_imm", [OP_READ] = "read",
+};
+
+void post_opts_default(struct post_opts *opts)
+{
+	*opts = (struct post_opts){ .op = OP_SEND, .imm = DEFAULT_IMM };
+}
+
+int post_wr_parse_option(int key, const char *arg, struct post_opts *opts)
+{
+	switch (key) {
+	case 'o':
+		for (size_t i = 0; i < sizeof(op_names) / sizeof(op_names[0]); i++) {
+			if (!strcmp(arg, op_names[i])) {
+				opts->op = (enum wr_op)i;
+				return 0;
+			}
+		}
+		report_error("--op: unknown operation '%s'; use send, write, write_imm or read", arg);
+		return -1;
+	case 'm':
+		return cli_parse_u32("--imm", arg, &opts->imm);
+	}
+	return 1;
+}
+
+const char *op_name(enum wr_op op)
+{
+	return op_names[op];
+}
+
+bool op_needs_recv(enum wr_op op)
+{
+	return op == OP_SEND || op == OP_WRITE_IMM;
+}
+
+int post_receive(struct rdma_conn *conn, const struct rdma_buf *buf, size_t len)
+{
+	struct ibv_sge sge = {
+		.addr = (uintptr_t)buf->addr,
+		.length = (uint32_t)len,
+		.lkey = buf->mr->lkey,
+	};
+	struct ibv_recv_wr wr = {
+		.wr_id = 1,
+		.sg_list = &sge,
+		.num_sge = 1,
+	};
+	struct ibv_recv_wr *bad;
+	int rc;
+
+	/* A receive must be waiting before the peer's SEND arrives, or the sender gets an RNR NAK. */
+	rc = ibv_post_recv(conn->qp, &wr, &bad);
+	if (rc) {
+		report_verb_error("ibv_post_recv", rc);
+		return -1;
+	}
+	show("ibv_post_recv", "receive posted: up to %zu bytes into %p (lkey 0x%x)", len, buf->addr,
+	     buf->mr->lkey);
+	return 0;
+}
+
+static const enum ibv_wr_opcode wr_opcodes[] = {
+	[OP_SEND] = IBV_WR_SEND,
+	[OP_WRITE] = IBV_WR_RDMA_WRITE,
+	[OP_WRITE_IMM] = IBV_WR_RDMA_WRITE_WITH_IMM,
+	[OP_READ] = IBV_WR_RDMA_READ,
+};
+
+int post_operation(struct rdma_conn *conn, const struct rdma_buf *buf, size_t len,
+		   const struct post_opts *opts)
+{
+	struct ibv_sge sge = {
+		.addr = (uintptr_t)buf->addr,
+		.length = (uint32_t)len,
+		.lkey = buf->mr->lkey,
+	};
+	struct ibv_send_wr wr = {
+		.wr_id = 2,
+		.sg_list = &sge,
+		.num_sge = 1,
+		.opcode = wr_opcodes[opts->op],
+		.send_flags = IBV_SEND_SIGNALED,
+	};
+	struct ibv_send_wr *bad;
+	bool inline_data = opts->op != OP_READ && len <= conn->max_inline;
+	int rc;
+
+	if (opts->op != OP_SEND) {
+		/* One-sided: the peer's address and rkey, learned in the exchange, name the target. */
+		wr.wr.rdma.remote_addr = conn->remote.addr;
+		wr.wr.rdma.rkey = conn->remote.rkey;
+	}
+	if (opts->op == OP_WRITE_IMM)
+		wr.imm_data = htonl(opts->imm);
+	/* Inline: the CPU copies small payloads into the WR itself, so the NIC need not read them. */
+	if (inline_data)
+		wr.send_flags |= IBV_SEND_INLINE;
+	rc = ibv_post_send(conn->qp, &wr, &bad);
+	if (rc) {
+		report_verb_error("ibv_post_send", rc);
+		return -1;
+	}
+	if (opts->op == OP_SEND)
+		show("ibv_post_send", "SEND of %zu bytes posted%s: the peer's posted receive takes it",
+		     len, inline_data ? ", inline" : "");
+	else
+		show("ibv_post_send", "RDMA %s of %zu bytes posted%s: remote addr 0x%llx, rkey 0x%x%s",
+		     opts->op == OP_READ ? "READ" : "WRITE", len, inline_data ? ", inline" : "",
+		     (unsigned long long)conn->remote.addr, conn->remote.rkey,
+		     opts->op == OP_WRITE_IMM ? ", with immediate value" : "");
+	return 0;
+}
+
+static const char *wc_opcode_name(enum ibv_wc_opcode opcode)
+{
+	switch (opcode) {
+	case IBV_WC_SEND:
+		return "SEND";
+	case IBV_WC_RDMA_WRITE:
+		return "RDMA_WRITE";
+	case IBV_WC_RDMA_READ:
+		return "RDMA_READ";
+	case IBV_WC_RECV:
+		return "RECV";
+	case IBV_WC_RECV_RDMA_WITH_IMM:
+		return "RECV_RDMA_WITH_IMM";
+	default:
+		return "other";
+	}
+}
+
+void show_completion(const struct ibv_wc *wc)
+{
+	char imm[40] = "";
+
+	if (wc->wc_flags & IBV_WC_WITH_IMM)
+		snprintf(imm, sizeof(imm), ", immediate 0x%08x", ntohl(wc->imm_data));
+	show("ibv_poll_cq", "completion: opcode %s, status %s, %u bytes%s",
+	     wc_opcode_name(wc->opcode), ibv_wc_status_str(wc->status), wc->byte_len, imm);
+}
+
+static long elapsed_ms(const struct timespec *since)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (now.tv_sec - since->tv_sec) * 1000 + (now.tv_nsec - since->tv_nsec) / 1000000;
+}
+
+int poll_completion(struct rdma_conn *conn, struct ibv_wc *wc, int timeout_ms)
+{
+	struct timespec start;
+	int n;
+
+	/* Busy polling: ibv_poll_cq reads the CQ in our own memory, with no system call. */
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	while ((n = ibv_poll_cq(conn->cq, 1, wc)) == 0) {
+		if (elapsed_ms(&start) > timeout_ms) {
+			report_error("no completion within %d ms: is the peer running, and did it post "
+				     "what this operation needs?", timeout_ms);
+			return -1;
+		}
+	}
+	if (n < 0) {
+		report_error("ibv_poll_cq failed (%d)", n);
+		return -1;
+	}
+	if (wc->status != IBV_WC_SUCCESS) {
+		report_error("completion of work request %llu failed: %s (status %d, vendor error 0x%x)",
+			     (unsigned long long)wc->wr_id, ibv_wc_status_str(wc->status), wc->status,
+			     wc->vendor_err);
+		return -1;
+	}
+	show_completion(wc);
+	return 0;
+}
+
+int drain_completions(struct rdma_conn *conn)
+{
+	struct ibv_wc wc;
+	int n, count = 0;
+
+	while ((n = ibv_poll_cq(conn->cq, 1, &wc)) > 0)
+		count++;
+	if (n < 0) {
+		report_error("ibv_poll_cq failed (%d)", n);
+		return -1;
+	}
+	return count;
+}
+
+void fill_pattern(void *buf, size_t len, uint8_t seed)
+{
+	uint8_t *p = buf;
+
+	for (size_t i = 0; i < len; i++)
+		p[i] = (uint8_t)(seed + i * 7 + (i >> 8));
+}
+
+bool check_pattern(const void *buf, size_t len, uint8_t seed)
+{
+	const uint8_t *p = buf;
+
+	for (size_t i = 0; i < len; i++) {
+		uint8_t want = (uint8_t)(seed + i * 7 + (i >> 8));
+
+		if (p[i] != want) {
+			report_error("data check: MISMATCH at byte %zu of %zu: expected 0x%02x, got 0x%02x",
+				     i, len, want, p[i]);
+			return false;
+		}
+	}
+	return true;
+}

@@ -1,0 +1,61 @@
+/* post_wr.h: stage 4 of the verbs workflow: post work requests (SEND/RECV, RDMA WRITE, WRITE with immediate, READ). */
+#ifndef RDMA_STEPS_POST_WR_H
+#define RDMA_STEPS_POST_WR_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <infiniband/verbs.h>
+
+#include "cq_qp_rts.h"
+#include "reg_mr.h"
+
+#define POLL_TIMEOUT_MS 10000
+#define DEFAULT_IMM 0x1234abcd
+
+enum wr_op { OP_SEND, OP_WRITE, OP_WRITE_IMM, OP_READ };
+
+/* The options stage 4 adds, for a step's option table. */
+#define POST_WR_CLI_OPTIONS \
+	{ "op", 'o', "OP", "send, write, write_imm or read (default: send)" }, \
+	{ "imm", 'm', "VALUE", "the immediate value of write_imm (default: 0x1234abcd)" }
+
+struct post_opts {
+	enum wr_op op;
+	uint32_t imm;
+};
+
+void post_opts_default(struct post_opts *opts);
+
+/* Parses -o or -m; returns 0, -1 on bad input, or 1 when KEY is not stage 4's. */
+int post_wr_parse_option(int key, const char *arg, struct post_opts *opts);
+
+const char *op_name(enum wr_op op);
+
+/* Whether OP consumes a receive on the target (SEND and WRITE with immediate do). */
+bool op_needs_recv(enum wr_op op);
+
+/* Posts one receive of LEN bytes into BUF: the landing place for a SEND, or the slot a WRITE_IMM's notice uses. */
+int post_receive(struct rdma_conn *conn, const struct rdma_buf *buf, size_t len);
+
+/* Posts OP on LEN bytes of BUF (to the peer's buffer, for the one-sided operations). */
+int post_operation(struct rdma_conn *conn, const struct rdma_buf *buf, size_t len,
+		   const struct post_opts *opts);
+
+/*
+ * Busy-polls the CQ until one completion arrives or TIMEOUT_MS passes;
+ * fails on a timeout or on a completion whose status is not success.
+ */
+int poll_completion(struct rdma_conn *conn, struct ibv_wc *wc, int timeout_ms);
+
+/* Reports what a completion says: opcode, status, bytes, immediate value. */
+void show_completion(const struct ibv_wc *wc);
+
+/* How many completions the CQ holds right now, taking them off it; -1 on error. */
+int drain_completions(struct rdma_conn *conn);
+
+/* Fills LEN bytes with a pattern that depends on SEED; check_pattern reports whether they match it. */
+void fill_pattern(void *buf, size_t len, uint8_t seed);
+bool check_pattern(const void *buf, size_t len, uint8_t seed);
+
+#endif

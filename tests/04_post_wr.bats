@@ -1,0 +1,86 @@
+#!/usr/bin/env bats
+# 04_post_wr.bats: step 04 moves the right bytes with each operation; one-sided ones leave the target's CQ empty.
+
+setup() {
+	load test_helper
+}
+
+@test "04_post_wr: SEND lands in the receive the target posted first; a small SEND goes inline" {
+	record_baseline
+	run_server_client 04_post_wr -o send
+	[ "$srv_status" -eq 0 ] && [ "$cli_status" -eq 0 ] || fail "server $srv_status, client $cli_status: $(cat "$BATS_TEST_TMPDIR"/*.out)"
+	use_output_of srv
+	assert_line --regexp '^operation +: send, we are the target$'
+	assert_line --regexp '^ibv_poll_cq +: completion: opcode RECV, status success, 4096 bytes$'
+	assert_line --regexp '^data check +: 4096 bytes arrived intact$'
+	assert_in_order '^ibv_post_recv ' '^ibv_poll_cq .*RECV' '^data check '
+	use_output_of cli
+	assert_line --regexp '^ibv_post_send +: SEND of 4096 bytes posted: '
+	assert_line --regexp '^ibv_poll_cq +: completion: opcode SEND, status success'
+	run_server_client 04_post_wr -o send -s 32
+	[ "$srv_status" -eq 0 ] && [ "$cli_status" -eq 0 ] || fail "inline run: server $srv_status, client $cli_status"
+	use_output_of cli
+	assert_line --regexp '^ibv_post_send +: SEND of 32 bytes posted, inline: '
+	use_output_of srv
+	assert_line --regexp '^data check +: 32 bytes arrived intact$'
+	assert_back_to_baseline
+}
+
+@test "04_post_wr: RDMA WRITE gives the target no completion; WRITE with immediate gives it one carrying the value" {
+	record_baseline
+	run_server_client 04_post_wr -o write
+	[ "$srv_status" -eq 0 ] && [ "$cli_status" -eq 0 ] || fail "write: server $srv_status, client $cli_status: $(cat "$BATS_TEST_TMPDIR"/*.out)"
+	use_output_of srv
+	refute_line --partial 'ibv_post_recv'
+	refute_line --regexp '^ibv_poll_cq '
+	assert_line --regexp '^target CQ +: 0 completion\(s\): a one-sided WRITE does not involve the target.s CPU$'
+	assert_line --regexp '^data check +: 4096 bytes arrived intact$'
+	use_output_of cli
+	assert_line --regexp '^ibv_poll_cq +: completion: opcode RDMA_WRITE, status success'
+	run_server_client 04_post_wr -o write_imm --imm 0xdeadbeef
+	[ "$srv_status" -eq 0 ] && [ "$cli_status" -eq 0 ] || fail "write_imm: server $srv_status, client $cli_status: $(cat "$BATS_TEST_TMPDIR"/*.out)"
+	use_output_of srv
+	assert_line --regexp '^ibv_poll_cq +: completion: opcode RECV_RDMA_WITH_IMM, status success, 4096 bytes, immediate 0xdeadbeef$'
+	assert_line --regexp '^data check +: 4096 bytes arrived intact$'
+	assert_back_to_baseline
+}
+
+@test "04_post_wr: RDMA READ fetches the target's bytes without a completion on the target" {
+	record_baseline
+	run_server_client 04_post_wr -o read -s 64K
+	[ "$srv_status" -eq 0 ] && [ "$cli_status" -eq 0 ] || fail "server $srv_status, client $cli_status: $(cat "$BATS_TEST_TMPDIR"/*.out)"
+	use_output_of cli
+	assert_line --regexp '^ibv_poll_cq +: completion: opcode RDMA_READ, status success, 65536 bytes$'
+	assert_line --regexp '^data check +: 65536 bytes arrived intact$'
+	use_output_of srv
+	assert_line --regexp '^target CQ +: 0 completion\(s\): a one-sided READ does not involve the target.s CPU$'
+	refute_line --regexp '^data check '
+	assert_back_to_baseline
+}
+
+@test "04_post_wr: a WRITE to a target that did not allow remote_write fails with the completion status saying so" {
+	record_baseline
+	port=$(pick_port)
+	start_step srv 04_post_wr -d "$DEV" -p "$port" -t 20 -o write -a local_write
+	wait_for_line "$BATS_TEST_TMPDIR/srv.out" '^listening '
+	run_step 04_post_wr -d "$DEV" -p "$port" -t 20 -o write 127.0.0.1
+	assert_failure 1
+	# The target's MR has no rkey (0x0) and its QP takes no remote writes: the responder refuses the request.
+	assert_line --regexp '^remote buffer +: addr 0x[0-9a-f]+, length 4096, rkey 0x0$'
+	assert_output --partial 'error: completion of work request 2 failed: remote invalid request error (status 9'
+	assert_in_order '^ibv_post_send ' '^ibv_destroy_qp ' '^ibv_dereg_mr ' '^ibv_close_device '
+	finish_step srv "$srv_pid"
+	assert_failure 1
+	assert_output --partial 'error: the peer closed the side channel early'
+	refute_line --regexp '^data check '
+	assert_back_to_baseline
+}
+
+@test "04_post_wr rejects an unknown operation and documents --op" {
+	run_step 04_post_wr --op=fetch_add
+	assert_failure 2
+	assert_output "error: --op: unknown operation 'fetch_add'; use send, write, write_imm or read"
+	run_step 04_post_wr --help
+	assert_success
+	assert_output --partial "send, write, write_imm or read"
+}
