@@ -20,7 +20,8 @@ struct step_opts {
 static const struct cli_option options[] = {
 	REG_MR_CLI_OPTIONS,
 	CQ_QP_CLI_OPTIONS,
-	POST_WR_CLI_OPTIONS,
+	POST_WR_OP_OPTION,
+	POST_WR_IMM_OPTION,
 	{ 0 },
 };
 

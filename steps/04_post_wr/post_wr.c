@@ -177,6 +177,11 @@ int poll_completion(struct rdma_conn *conn, struct ibv_wc *wc, int timeout_ms)
 		report_error("ibv_poll_cq failed (%d)", n);
 		return -1;
 	}
+	return check_completion(wc);
+}
+
+int check_completion(const struct ibv_wc *wc)
+{
 	if (wc->status != IBV_WC_SUCCESS) {
 		report_error("completion of work request %llu failed: %s (status %d, vendor error 0x%x)",
 			     (unsigned long long)wc->wr_id, ibv_wc_status_str(wc->status), wc->status,

@@ -16,8 +16,9 @@
 enum wr_op { OP_SEND, OP_WRITE, OP_WRITE_IMM, OP_READ };
 
 /* The options stage 4 adds, for a step's option table. */
-#define POST_WR_CLI_OPTIONS \
-	{ "op", 'o', "OP", "send, write, write_imm or read (default: send)" }, \
+#define POST_WR_OP_OPTION \
+	{ "op", 'o', "OP", "send, write, write_imm or read (default: send)" }
+#define POST_WR_IMM_OPTION \
 	{ "imm", 'm', "VALUE", "the immediate value of write_imm (default: 0x1234abcd)" }
 
 struct post_opts {
@@ -47,6 +48,9 @@ int post_operation(struct rdma_conn *conn, const struct rdma_buf *buf, size_t le
  * fails on a timeout or on a completion whose status is not success.
  */
 int poll_completion(struct rdma_conn *conn, struct ibv_wc *wc, int timeout_ms);
+
+/* Fails, naming the status, unless WC succeeded; then shows it. */
+int check_completion(const struct ibv_wc *wc);
 
 /* Reports what a completion says: opcode, status, bytes, immediate value. */
 void show_completion(const struct ibv_wc *wc);

@@ -1,0 +1,100 @@
+/* main.c: step 05: run many messages, wait for completions by busy polling or by events, report latency and bandwidth. */
+#include "cq_qp_rts.h"
+#include "open_pd.h"
+#include "pause.h"
+#include "poll_destroy.h"
+#include "post_wr.h"
+#include "reg_mr.h"
+#include "report.h"
+
+#include <stdlib.h>
+
+struct step_opts {
+	struct reg_mr_opts mr;
+	struct conn_opts conn;
+	struct post_opts post;
+	int iters;
+};
+
+static const struct cli_option options[] = {
+	REG_MR_CLI_OPTIONS,
+	CQ_QP_CLI_OPTIONS,
+	POST_WR_OP_OPTION,
+	POLL_CLI_OPTIONS,
+	{ 0 },
+};
+
+static int parse_option(int key, const char *arg, void *ctx)
+{
+	struct step_opts *o = ctx;
+	int rc = reg_mr_parse_option(key, arg, &o->mr);
+
+	if (rc > 0)
+		rc = cq_qp_parse_option(key, &o->conn);
+	if (rc > 0)
+		rc = post_wr_parse_option(key, arg, &o->post);
+	return rc <= 0 ? rc : poll_parse_option(key, arg, &o->iters);
+}
+
+int main(int argc, char **argv)
+{
+	struct step_opts step = { .iters = DEFAULT_ITERS };
+	struct cli_spec spec = {
+		.program = "05_poll_destroy",
+		.purpose = "Step 05: on top of steps 01-04, move -n messages of -s bytes, wait for each\n"
+			   "completion by busy polling or (with --events) on a completion channel, report\n"
+			   "latency and bandwidth, then destroy everything in reverse order of creation.\n"
+			   "With write_imm the immediate value carries the message number.",
+		.connects = true,
+		.pauses = true,
+		.options = options,
+		.parse_option = parse_option,
+		.ctx = &step,
+	};
+	struct cli_common opts;
+	enum cli_outcome outcome;
+	struct rdma_dev dev;
+	struct rdma_buf buf;
+	struct rdma_conn conn;
+	struct poller poller;
+	int status = EXIT_FAILURE, failures = 0;
+
+	reg_mr_opts_default(&step.mr);
+	post_opts_default(&step.post);
+	outcome = cli_parse(argc, argv, &spec, &opts);
+	if (outcome != CLI_RUN)
+		return cli_exit_status(outcome);
+
+	show_heading("stage 1: open the device, allocate a PD");
+	if (open_device_pd(&opts, &dev))
+		return EXIT_FAILURE;
+	show_heading("stage 2: register memory");
+	if (register_buffer(&dev, &step.mr, &buf))
+		goto out_close_device;
+	show_heading("stage 3: create the CQ and QP, connect them to the peer");
+	if (create_cq_qp(&dev, &buf, &step.conn, &conn))
+		goto out_release_buffer;
+	if (connect_qp(&dev, &opts, &conn))
+		goto out_destroy_cq_qp;
+	show_heading("stages 4 and 5: post work requests, poll for their completions");
+	show("operation", "%d x %s of %zu bytes, %s, %s", step.iters, op_name(step.post.op), buf.len,
+	     opts.server ? "we are the initiator" : "we are the target",
+	     step.conn.events ? "event-driven (completion channel)" : "busy polling");
+	poller_init(&poller, &conn, step.conn.events);
+	if (opts.server ? run_initiator_loop(&poller, &buf, &step.post, step.iters, opts.timeout_s)
+			: run_target_loop(&poller, &buf, &step.post, step.iters, opts.timeout_s))
+		goto out_destroy_cq_qp;
+	if (opts.pause)
+		pause_until_told("transfers done (see 'rdma resource show')");
+	status = EXIT_SUCCESS;
+
+	show_heading("stage 5: destroy everything, in reverse order of creation");
+out_destroy_cq_qp:
+	failures += destroy_cq_qp(&conn);
+out_release_buffer:
+	failures += release_buffer(&buf);
+out_close_device:
+	failures += close_device_pd(&dev);
+	show("teardown", "%s", failures ? "some releases failed (see above)" : "every object released");
+	return failures ? EXIT_FAILURE : status;
+}

@@ -1,0 +1,92 @@
+#!/usr/bin/env bats
+# 05_poll_destroy.bats: step 05 moves many messages, by busy polling and by events, reports perftest-style numbers, and frees it all.
+
+setup() {
+	load test_helper
+}
+
+# Fails unless the latency line's min <= median <= p99 and all are positive numbers.
+assert_latency_ordered() {
+	local line
+	line=$(grep -E '^latency \(us\) +: ' <<<"$output") || fail "no latency line"
+	awk '{ gsub(/,/, ""); for (i = 1; i <= NF; i++) v[$i] = $(i + 1)
+	       exit !(v["min"] > 0 && v["min"] <= v["median"] && v["median"] <= v["p99"] && v["average"] >= v["min"]) }' \
+		<<<"$line" || fail "latency figures out of order: $line"
+}
+
+@test "05_poll_destroy: a SEND ping-pong by busy polling checks every message, reports latency and bandwidth, and frees all" {
+	record_baseline
+	run_server_client 05_poll_destroy -n 200
+	[ "$srv_status" -eq 0 ] && [ "$cli_status" -eq 0 ] || fail "server $srv_status, client $cli_status: $(cat "$BATS_TEST_TMPDIR"/*.out)"
+	use_output_of cli
+	assert_line --regexp '^results +: 200 x send of 4096 bytes$'
+	assert_line --regexp '^latency \(us\) +: min [0-9.]+, median [0-9.]+, average [0-9.]+, p99 [0-9.]+ \(half the round trip\)$'
+	assert_latency_ordered
+	assert_line --regexp '^bandwidth +: [0-9.]+ MB/s, [0-9]+ messages/s$'
+	assert_line --regexp '^completions +: 400, every one success \(busy polling: no events, no system calls\)$'
+	assert_line --regexp '^iterations +: the first shown above; 199 more run quietly$'
+	use_output_of srv
+	assert_line --regexp '^data check +: 200 messages of 4096 bytes, every one arrived intact$'
+	assert_line --regexp '^completions +: 400, every one success'
+	assert_in_order '^ibv_destroy_qp ' '^ibv_destroy_cq ' '^ibv_dereg_mr ' '^ibv_dealloc_pd ' '^ibv_close_device ' '^teardown +: every object released$'
+	assert_back_to_baseline
+}
+
+@test "05_poll_destroy: event mode completes the same transfers, arming and acknowledging every event" {
+	record_baseline
+	run_server_client 05_poll_destroy -n 200 --events
+	[ "$srv_status" -eq 0 ] && [ "$cli_status" -eq 0 ] || fail "server $srv_status, client $cli_status: $(cat "$BATS_TEST_TMPDIR"/*.out)"
+	for side in cli srv; do
+		use_output_of "$side"
+		assert_line --regexp '^completions +: 400, every one success; [1-9][0-9]* completion events, each acknowledged$'
+		assert_in_order '^ibv_create_comp_channel *:' '^ibv_req_notify_cq +: CQ armed' '^ibv_get_cq_event +: ' \
+			'^ibv_destroy_cq ' '^ibv_destroy_comp_channel *:' '^ibv_close_device '
+	done
+	use_output_of srv
+	assert_line --regexp '^data check +: 200 messages of 4096 bytes, every one arrived intact$'
+	use_output_of cli
+	assert_latency_ordered
+	assert_back_to_baseline
+}
+
+@test "05_poll_destroy: WRITE with immediate numbers every message; WRITE and READ leave the target's CQ empty" {
+	record_baseline
+	run_server_client 05_poll_destroy -n 100 -o write_imm --events
+	[ "$srv_status" -eq 0 ] && [ "$cli_status" -eq 0 ] || fail "write_imm: server $srv_status, client $cli_status: $(cat "$BATS_TEST_TMPDIR"/*.out)"
+	use_output_of srv
+	assert_line --regexp "^data check +: immediate values 0 to 99 arrived in order; the last message's 4096 bytes are intact$"
+	assert_line --regexp '^completions +: 100, every one success; '
+	run_server_client 05_poll_destroy -n 100 -o write -s 1K
+	[ "$srv_status" -eq 0 ] && [ "$cli_status" -eq 0 ] || fail "write: server $srv_status, client $cli_status"
+	use_output_of srv
+	assert_line --regexp '^target CQ +: 0 completion\(s\) after 100 one-sided operations$'
+	assert_line --regexp '^data check +: the last of 100 writes left 1024 intact bytes$'
+	use_output_of cli
+	assert_line --regexp '^results +: 100 x write of 1024 bytes$'
+	assert_line --regexp '^completions +: 100, every one success'
+	run_server_client 05_poll_destroy -n 100 -o read
+	[ "$srv_status" -eq 0 ] && [ "$cli_status" -eq 0 ] || fail "read: server $srv_status, client $cli_status"
+	use_output_of srv
+	assert_line --regexp '^target CQ +: 0 completion\(s\) after 100 one-sided operations$'
+	use_output_of cli
+	assert_line --regexp '^latency \(us\) +: .* \(post to completion\)$'
+	assert_back_to_baseline
+}
+
+@test "05_poll_destroy: a peer that stops mid-run ends both sides with a clear message in bounded time" {
+	record_baseline
+	port=$(pick_port)
+	start_step srv 05_poll_destroy -d "$DEV" -p "$port" -t 5 -n 1000000
+	wait_for_line "$BATS_TEST_TMPDIR/srv.out" '^listening '
+	start_step cli 05_poll_destroy -d "$DEV" -p "$port" -t 5 -n 1000000 127.0.0.1
+	wait_for_line "$BATS_TEST_TMPDIR/cli.out" '^iterations +: '
+	# Kill the program itself, not the timeout that runs it.
+	pkill -KILL -P "$cli_pid"
+	start=$SECONDS
+	finish_step srv "$srv_pid"
+	assert_failure 1
+	assert_output --regexp 'error: no completion within [0-9]+ ms'
+	[ $((SECONDS - start)) -lt 20 ] || fail "the server took $((SECONDS - start)) s to give up"
+	assert_line --regexp '^teardown +: every object released$'
+	assert_back_to_baseline
+}
