@@ -196,7 +196,12 @@ int sock_recv_all(int fd, void *buf, size_t len, int timeout_s)
 		ssize_t n;
 
 		if (wait_ready(fd, POLLIN, &deadline) <= 0) {
-			report_error("the peer sent nothing for %d s on the side channel", timeout_s);
+			if (p == buf)
+				report_error("the peer sent nothing for %d s on the side channel", timeout_s);
+			else
+				report_error("the peer sent %zd of the %zu bytes expected, then nothing for "
+					     "%d s: is it speaking the same exchange format?",
+					     p - (char *)buf, (size_t)(p - (char *)buf) + len, timeout_s);
 			return -1;
 		}
 		n = recv(fd, p, len, 0);

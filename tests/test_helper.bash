@@ -146,3 +146,10 @@ use_output_of() {
 	lines=()
 	mapfile -t lines <<<"$output"
 }
+
+# Stops background job PID (a timeout wrapping a program) if it still runs; it may have ended already.
+stop_background() {
+	local ignored=0
+	pkill -P "$1" 2>/dev/null || ignored=$?
+	wait "$1" 2>/dev/null || ignored=$?
+}

@@ -242,6 +242,11 @@ int connect_qp(struct rdma_dev *dev, const struct cli_common *opts, struct rdma_
 	if (exchange_peer_info(conn->sock, &conn->local, &conn->remote, opts->timeout_s))
 		return -1;
 	exchange_show("remote", &conn->remote);
+	return bring_up_qp(dev, conn);
+}
+
+int bring_up_qp(struct rdma_dev *dev, struct rdma_conn *conn)
+{
 	if (move_to_rtr(dev, conn) || move_to_rts(conn))
 		return -1;
 	return show_qp_state(conn);

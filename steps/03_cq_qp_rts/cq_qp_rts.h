@@ -44,6 +44,9 @@ int create_cq_qp(struct rdma_dev *dev, const struct rdma_buf *buf, const struct 
  */
 int connect_qp(struct rdma_dev *dev, const struct cli_common *opts, struct rdma_conn *conn);
 
+/* Moves the QP to RTR and RTS with what conn->remote says of the peer, and reads its state back. */
+int bring_up_qp(struct rdma_dev *dev, struct rdma_conn *conn);
+
 /* Destroys what create_cq_qp made and closes the side channel; returns how many releases failed. */
 int destroy_cq_qp(struct rdma_conn *conn);
 

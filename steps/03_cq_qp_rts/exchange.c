@@ -87,7 +87,7 @@ int exchange_peer_info(int fd, const struct peer_info *local, struct peer_info *
 	return exchange_decode(in, remote);
 }
 
-void exchange_show(const char *who, const struct peer_info *info)
+void exchange_show_qp(const char *who, const struct peer_info *info)
 {
 	char key[32], gid[GID_STR_LEN];
 
@@ -95,6 +95,13 @@ void exchange_show(const char *who, const struct peer_info *info)
 	snprintf(key, sizeof(key), "%s QP", who);
 	show(key, "QPN 0x%06x, PSN 0x%06x, GID %s, LID 0x%04x, MTU %d", info->qpn, info->psn,
 	     gid, info->lid, mtu_bytes(info->mtu));
+}
+
+void exchange_show(const char *who, const struct peer_info *info)
+{
+	char key[32];
+
+	exchange_show_qp(who, info);
 	snprintf(key, sizeof(key), "%s buffer", who);
 	show(key, "addr 0x%llx, length %llu, rkey 0x%x", (unsigned long long)info->addr,
 	     (unsigned long long)info->len, info->rkey);

@@ -31,8 +31,9 @@ int exchange_decode(const uint8_t msg[EXCHANGE_MSG_LEN], struct peer_info *info)
 int exchange_peer_info(int fd, const struct peer_info *local, struct peer_info *remote,
 		       int timeout_s);
 
-/* Prints INFO as "WHO QPN ... PSN ... GID ..." lines. */
+/* Prints INFO as "WHO QP" and "WHO buffer" lines; exchange_show_qp prints the first only. */
 void exchange_show(const char *who, const struct peer_info *info);
+void exchange_show_qp(const char *who, const struct peer_info *info);
 
 /* Both sides send TAG and wait for the peer's: a barrier over the side channel. */
 int exchange_sync(int fd, char tag, int timeout_s);

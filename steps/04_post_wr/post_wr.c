@@ -29,7 +29,7 @@ int post_wr_parse_option(int key, const char *arg, struct post_opts *opts)
 		}
 		report_error("--op: unknown operation '%s'; use send, write, write_imm or read", arg);
 		return -1;
-	case 'm':
+	case POST_WR_KEY_IMM:
 		return cli_parse_u32("--imm", arg, &opts->imm);
 	}
 	return 1;

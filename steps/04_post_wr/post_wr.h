@@ -18,8 +18,9 @@ enum wr_op { OP_SEND, OP_WRITE, OP_WRITE_IMM, OP_READ };
 /* The options stage 4 adds, for a step's option table. */
 #define POST_WR_OP_OPTION \
 	{ "op", 'o', "OP", "send, write, write_imm or read (default: send)" }
+#define POST_WR_KEY_IMM 258
 #define POST_WR_IMM_OPTION \
-	{ "imm", 'm', "VALUE", "the immediate value of write_imm (default: 0x1234abcd)" }
+	{ "imm", POST_WR_KEY_IMM, "VALUE", "the immediate value of write_imm (default: 0x1234abcd)" }
 
 struct post_opts {
 	enum wr_op op;
@@ -28,7 +29,7 @@ struct post_opts {
 
 void post_opts_default(struct post_opts *opts);
 
-/* Parses -o or -m; returns 0, -1 on bad input, or 1 when KEY is not stage 4's. */
+/* Parses -o or --imm; returns 0, -1 on bad input, or 1 when KEY is not stage 4's. */
 int post_wr_parse_option(int key, const char *arg, struct post_opts *opts);
 
 const char *op_name(enum wr_op op);

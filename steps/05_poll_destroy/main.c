@@ -5,6 +5,7 @@
 #include "poll_destroy.h"
 #include "post_wr.h"
 #include "reg_mr.h"
+#include "rc_pingpong_wire.h"
 #include "report.h"
 
 #include <stdlib.h>
@@ -13,7 +14,7 @@ struct step_opts {
 	struct reg_mr_opts mr;
 	struct conn_opts conn;
 	struct post_opts post;
-	int iters;
+	struct poll_opts poll;
 };
 
 static const struct cli_option options[] = {
@@ -33,18 +34,19 @@ static int parse_option(int key, const char *arg, void *ctx)
 		rc = cq_qp_parse_option(key, &o->conn);
 	if (rc > 0)
 		rc = post_wr_parse_option(key, arg, &o->post);
-	return rc <= 0 ? rc : poll_parse_option(key, arg, &o->iters);
+	return rc <= 0 ? rc : poll_parse_option(key, arg, &o->poll);
 }
 
 int main(int argc, char **argv)
 {
-	struct step_opts step = { .iters = DEFAULT_ITERS };
+	struct step_opts step = { 0 };
 	struct cli_spec spec = {
 		.program = "05_poll_destroy",
 		.purpose = "Step 05: on top of steps 01-04, move -n messages of -s bytes, wait for each\n"
 			   "completion by busy polling or (with --events) on a completion channel, report\n"
 			   "latency and bandwidth, then destroy everything in reverse order of creation.\n"
-			   "With write_imm the immediate value carries the message number.",
+			   "With write_imm the immediate value carries the message number.\n"
+			   "With --peer=rc_pingpong it runs against rdma-core's ibv_rc_pingpong, either role.",
 		.connects = true,
 		.pauses = true,
 		.options = options,
@@ -61,9 +63,12 @@ int main(int argc, char **argv)
 
 	reg_mr_opts_default(&step.mr);
 	post_opts_default(&step.post);
+	poll_opts_default(&step.poll);
 	outcome = cli_parse(argc, argv, &spec, &opts);
 	if (outcome != CLI_RUN)
 		return cli_exit_status(outcome);
+	if (poll_opts_check(&step.poll, step.post.op))
+		return 2;
 
 	show_heading("stage 1: open the device, allocate a PD");
 	if (open_device_pd(&opts, &dev))
@@ -74,15 +79,16 @@ int main(int argc, char **argv)
 	show_heading("stage 3: create the CQ and QP, connect them to the peer");
 	if (create_cq_qp(&dev, &buf, &step.conn, &conn))
 		goto out_release_buffer;
-	if (connect_qp(&dev, &opts, &conn))
+	if (step.poll.rc_pingpong ? connect_qp_rc_pingpong(&dev, &opts, step.poll.mtu, &conn)
+				  : connect_qp(&dev, &opts, &conn))
 		goto out_destroy_cq_qp;
 	show_heading("stages 4 and 5: post work requests, poll for their completions");
-	show("operation", "%d x %s of %zu bytes, %s, %s", step.iters, op_name(step.post.op), buf.len,
+	show("operation", "%d x %s of %zu bytes, %s, %s", step.poll.iters, op_name(step.post.op), buf.len,
 	     opts.server ? "we are the initiator" : "we are the target",
 	     step.conn.events ? "event-driven (completion channel)" : "busy polling");
-	poller_init(&poller, &conn, step.conn.events);
-	if (opts.server ? run_initiator_loop(&poller, &buf, &step.post, step.iters, opts.timeout_s)
-			: run_target_loop(&poller, &buf, &step.post, step.iters, opts.timeout_s))
+	poller_init(&poller, &conn, step.conn.events, step.poll.rc_pingpong);
+	if (opts.server ? run_initiator_loop(&poller, &buf, &step.post, step.poll.iters, opts.timeout_s)
+			: run_target_loop(&poller, &buf, &step.post, step.poll.iters, opts.timeout_s))
 		goto out_destroy_cq_qp;
 	if (opts.pause)
 		pause_until_told("transfers done (see 'rdma resource show')");

@@ -1,5 +1,6 @@
 /* poll_destroy.c: stage 5 of the verbs workflow: poll the CQ (busy or event-driven) over many messages, and measure. */
 #include "poll_destroy.h"
+#include "device.h"
 #include "exchange.h"
 #include "report.h"
 
@@ -8,18 +9,85 @@
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
-int poll_parse_option(int key, const char *arg, int *iters)
+void poll_opts_default(struct poll_opts *opts)
 {
-	if (key != 'n')
-		return 1;
-	return cli_parse_int("--iters", arg, 1, MAX_ITERS, iters);
+	*opts = (struct poll_opts){ .iters = DEFAULT_ITERS, .mtu = IBV_MTU_1024 };
 }
 
-void poller_init(struct poller *p, struct rdma_conn *conn, bool events)
+static int parse_mtu(const char *arg, enum ibv_mtu *mtu)
 {
-	*p = (struct poller){ .conn = conn, .events = events };
+	int bytes;
+
+	if (cli_parse_int("--mtu", arg, 256, 4096, &bytes))
+		return -1;
+	for (enum ibv_mtu m = IBV_MTU_256; m <= IBV_MTU_4096; m++) {
+		if (mtu_bytes(m) == bytes) {
+			*mtu = m;
+			return 0;
+		}
+	}
+	report_error("--mtu: %d is not an RDMA MTU; use 256, 512, 1024, 2048 or 4096", bytes);
+	return -1;
+}
+
+int poll_parse_option(int key, const char *arg, struct poll_opts *opts)
+{
+	switch (key) {
+	case 'n':
+		return cli_parse_int("--iters", arg, 1, MAX_ITERS, &opts->iters);
+	case 'm':
+		opts->mtu_given = true;
+		return parse_mtu(arg, &opts->mtu);
+	case POLL_KEY_PEER:
+		if (strcmp(arg, "rc_pingpong")) {
+			report_error("--peer: '%s' is not a peer this program can speak to; the one "
+				     "choice is rc_pingpong (leave --peer out to talk to rdma-steps)", arg);
+			return -1;
+		}
+		opts->rc_pingpong = true;
+		return 0;
+	}
+	return 1;
+}
+
+int poll_opts_check(const struct poll_opts *opts, enum wr_op op)
+{
+	if (opts->mtu_given && !opts->rc_pingpong) {
+		report_error("--mtu goes with --peer=rc_pingpong only: between rdma-steps programs "
+			     "the exchange carries each port's MTU");
+		return -1;
+	}
+	if (opts->rc_pingpong && op != OP_SEND) {
+		report_error("--peer=rc_pingpong speaks SEND/RECV only: ibv_rc_pingpong sends no "
+			     "address or rkey, so it never does one-sided operations");
+		return -1;
+	}
+	return 0;
+}
+
+void poller_init(struct poller *p, struct rdma_conn *conn, bool events, bool rc_pingpong)
+{
+	*p = (struct poller){ .conn = conn, .events = events, .rc_pingpong = rc_pingpong };
+}
+
+/* Our barriers over the side channel; ibv_rc_pingpong knows none, so there are none then. */
+static int sync_with_peer(const struct poller *p, char tag, int timeout_s)
+{
+	return p->rc_pingpong ? 0 : exchange_sync(p->conn->sock, tag, timeout_s);
+}
+
+/* A receive must carry exactly what this side expects: both sides need the same -s. */
+static int check_received_length(const struct ibv_wc *wc, size_t len)
+{
+	if ((wc->opcode & IBV_WC_RECV) && wc->byte_len != len) {
+		report_error("the peer sent %u bytes where this side expects %zu: give both sides "
+			     "the same -s", wc->byte_len, len);
+		return -1;
+	}
+	return 0;
 }
 
 /* Sleeps until the completion channel reports an event, then acknowledges it. */
@@ -151,10 +219,12 @@ static int initiator_round(struct poller *p, const struct rdma_buf *buf, const s
 		return -1;
 	if (post->op != OP_READ)
 		fill_pattern(buf->addr, buf->len, (uint8_t)i);
-	if (post_operation(p->conn, buf, buf->len, &round) || poller_wait(p, &wc, POLL_TIMEOUT_MS))
+	if (post_operation(p->conn, buf, buf->len, &round) || poller_wait(p, &wc, POLL_TIMEOUT_MS) ||
+	    check_received_length(&wc, buf->len))
 		return -1;
 	/* A ping-pong: the target sends the message back. */
-	if (post->op == OP_SEND && poller_wait(p, &wc, POLL_TIMEOUT_MS))
+	if (post->op == OP_SEND &&
+	    (poller_wait(p, &wc, POLL_TIMEOUT_MS) || check_received_length(&wc, buf->len)))
 		return -1;
 	if (post->op == OP_SEND && !check_pattern(buf->addr, buf->len, (uint8_t)i))
 		return -1;
@@ -174,7 +244,7 @@ int run_initiator_loop(struct poller *p, const struct rdma_buf *buf, const struc
 		report_verb_error("calloc (latencies)", ENOMEM);
 		return -1;
 	}
-	if (exchange_sync(p->conn->sock, 'P', timeout_s))
+	if (sync_with_peer(p, 'P', timeout_s))
 		goto out_free;
 	start = now_us();
 	for (int i = 0; i < iters; i++) {
@@ -188,7 +258,7 @@ int run_initiator_loop(struct poller *p, const struct rdma_buf *buf, const struc
 	}
 	show_stats(lat_us, iters, buf->len, now_us() - start, post->op);
 	poller_report(p);
-	rc = exchange_sync(p->conn->sock, 'D', timeout_s);
+	rc = sync_with_peer(p, 'D', timeout_s);
 out_free:
 	show_quiet(false);
 	free(lat_us);
@@ -202,7 +272,7 @@ static int target_round(struct poller *p, const struct rdma_buf *buf, const stru
 	struct post_opts pong = *post;
 	struct ibv_wc wc;
 
-	if (poller_wait(p, &wc, POLL_TIMEOUT_MS))
+	if (poller_wait(p, &wc, POLL_TIMEOUT_MS) || check_received_length(&wc, buf->len))
 		return -1;
 	if (post->op == OP_WRITE_IMM && ntohl(wc.imm_data) != (uint32_t)i) {
 		report_error("immediate value %u arrived as message %d: out of order", ntohl(wc.imm_data), i);
@@ -211,7 +281,8 @@ static int target_round(struct poller *p, const struct rdma_buf *buf, const stru
 	/* The next WRITE may already be landing in our buffer: only the last one holds still. */
 	if (post->op == OP_WRITE_IMM)
 		return post_receive(p->conn, buf, buf->len);
-	if (!check_pattern(buf->addr, buf->len, (uint8_t)i))
+	/* ibv_rc_pingpong sends filler, not our pattern: only the length can be checked. */
+	if (!p->rc_pingpong && !check_pattern(buf->addr, buf->len, (uint8_t)i))
 		return -1;
 	/* Post the next receive before answering, so the next message always finds one. */
 	pong.op = OP_SEND;
@@ -249,7 +320,7 @@ int run_target_loop(struct poller *p, const struct rdma_buf *buf, const struct p
 		return -1;
 	if (post->op == OP_READ)
 		fill_pattern(buf->addr, buf->len, 0);
-	if (exchange_sync(p->conn->sock, 'P', timeout_s))
+	if (sync_with_peer(p, 'P', timeout_s))
 		return -1;
 	for (int i = 0; op_needs_recv(post->op) && i < iters; i++) {
 		if (target_round(p, buf, post, i))
@@ -259,7 +330,7 @@ int run_target_loop(struct poller *p, const struct rdma_buf *buf, const struct p
 		show_quiet(i + 1 < iters);
 	}
 	show_quiet(false);
-	if (exchange_sync(p->conn->sock, 'D', timeout_s))
+	if (sync_with_peer(p, 'D', timeout_s))
 		goto out_loud;
 	if (post->op != OP_READ && post->op != OP_SEND &&
 	    !check_pattern(buf->addr, buf->len, (uint8_t)(iters - 1)))
@@ -269,7 +340,11 @@ int run_target_loop(struct poller *p, const struct rdma_buf *buf, const struct p
 		goto out_loud;
 	if (!op_needs_recv(post->op))
 		show("target CQ", "%d completion(s) after %d one-sided operations", left, iters);
-	show_target_check(post->op, iters, buf->len);
+	if (p->rc_pingpong)
+		show("data check", "%d messages of %zu bytes each; ibv_rc_pingpong's payload is filler, "
+		     "so only the length was checked", iters, buf->len);
+	else
+		show_target_check(post->op, iters, buf->len);
 	poller_report(p);
 	rc = 0;
 out_loud:

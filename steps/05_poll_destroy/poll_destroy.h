@@ -13,22 +13,39 @@
 #define MAX_ITERS 1000000
 
 /* The options stage 5 adds, for a step's option table. */
+/* Long-only option keys are above 255 and unique across all stages. */
+#define POLL_KEY_PEER 257
 #define POLL_CLI_OPTIONS \
-	{ "iters", 'n', "N", "number of messages (default: 1000)" }
+	{ "iters", 'n', "N", "number of messages (default: 1000)" }, \
+	{ "peer", POLL_KEY_PEER, "rc_pingpong", "speak ibv_rc_pingpong's exchange, to run against it" }, \
+	{ "mtu", 'm', "BYTES", "with --peer=rc_pingpong: path MTU, 256 to 4096 (default: 1024, as it)" }
 
-/* Parses -n; returns 0, -1 on bad input, or 1 when KEY is not stage 5's. */
-int poll_parse_option(int key, const char *arg, int *iters);
+struct poll_opts {
+	int iters;		/* -n */
+	bool rc_pingpong;	/* --peer=rc_pingpong */
+	enum ibv_mtu mtu;	/* -m, for --peer=rc_pingpong */
+	bool mtu_given;
+};
+
+void poll_opts_default(struct poll_opts *opts);
+
+/* Parses -n, --peer or -m; returns 0, -1 on bad input, or 1 when KEY is not stage 5's. */
+int poll_parse_option(int key, const char *arg, struct poll_opts *opts);
+
+/* Checks that the options make sense together; reports what does not. */
+int poll_opts_check(const struct poll_opts *opts, enum wr_op op);
 
 /* How completions are waited for, and what was seen. */
 struct poller {
 	struct rdma_conn *conn;
 	bool events;		/* sleep on the completion channel instead of spinning */
 	bool armed;		/* ibv_req_notify_cq is in force */
+	bool rc_pingpong;	/* the peer is ibv_rc_pingpong: no barriers, filler payloads */
 	long completions;	/* successful completions taken off the CQ */
 	long events_seen;	/* completion events read (and acknowledged) */
 };
 
-void poller_init(struct poller *p, struct rdma_conn *conn, bool events);
+void poller_init(struct poller *p, struct rdma_conn *conn, bool events, bool rc_pingpong);
 
 /* Waits for the next completion (busy polling, or by event) and checks its status. */
 int poller_wait(struct poller *p, struct ibv_wc *wc, int timeout_ms);

@@ -1,0 +1,116 @@
+#!/usr/bin/env bats
+# 05_rc_pingpong.bats: 05_poll_destroy --peer=rc_pingpong talks to rdma-core's ibv_rc_pingpong, in both roles.
+
+setup() {
+	load test_helper
+	GIDX=$(sysfs_ipv4_mapped_gid_index)
+	[ -n "$GIDX" ] || fail "no IPv4-mapped RoCE v2 GID on $DEV for ibv_rc_pingpong's -g"
+}
+
+# Runs our 05_poll_destroy server and ibv_rc_pingpong as its client, with the same ARGS.
+ours_serve_rc_pingpong() {
+	port=$(pick_port)
+	start_step srv 05_poll_destroy -d "$DEV" -p "$port" -t 20 --peer=rc_pingpong "$@"
+	wait_for_line "$BATS_TEST_TMPDIR/srv.out" '^listening '
+	rc_status=0
+	timeout -k 2 "$STEP_TIMEOUT" ibv_rc_pingpong -d "$DEV" -g "$GIDX" -p "$port" "$@" 127.0.0.1 \
+		>"$BATS_TEST_TMPDIR/rc.out" 2>&1 || rc_status=$?
+	finish_step srv "$srv_pid"
+}
+
+# Runs ibv_rc_pingpong as the server and our 05_poll_destroy as its client, with the same ARGS.
+rc_pingpong_serves_ours() {
+	port=$(pick_port)
+	timeout -k 2 "$STEP_TIMEOUT" ibv_rc_pingpong -d "$DEV" -g "$GIDX" -p "$port" "$@" \
+		>"$BATS_TEST_TMPDIR/rc.out" 2>&1 &
+	rc_pid=$!
+	run_step 05_poll_destroy -d "$DEV" -p "$port" -t 20 --peer=rc_pingpong "$@" 127.0.0.1
+	rc_status=0
+	wait "$rc_pid" || rc_status=$?
+}
+
+# ibv_rc_pingpong's own report: it ran ITERS iterations, and its peer was the QPN we printed as ours.
+assert_rc_pingpong_agrees() {
+	local iters=$1 our_qpn=$2 rc_out
+	rc_out=$(cat "$BATS_TEST_TMPDIR/rc.out")
+	[ "$rc_status" -eq 0 ] || fail "ibv_rc_pingpong failed ($rc_status): $rc_out"
+	grep -qE "^$iters iters in [0-9.]+ seconds" <<<"$rc_out" || fail "ibv_rc_pingpong did not report $iters iterations: $rc_out"
+	grep -qE "remote address: +LID 0x[0-9a-f]+, QPN $our_qpn," <<<"$rc_out" || fail "ibv_rc_pingpong's peer is not our QP $our_qpn: $rc_out"
+}
+
+@test "05_poll_destroy --peer=rc_pingpong serves ibv_rc_pingpong: 4096 bytes busy-polled, 1024 bytes event-driven" {
+	record_baseline
+	ours_serve_rc_pingpong -n 50
+	assert_success
+	assert_line --regexp '^received line +: "[0-9a-f]{4}:[0-9a-f]{6}:[0-9a-f]{6}:[0-9a-f]{32}"$'
+	assert_line --regexp '^data check +: 50 messages of 4096 bytes each; '
+	assert_line --regexp '^completions +: 100, every one success \(busy polling'
+	assert_rc_pingpong_agrees 50 "$(field_of "$BATS_TEST_TMPDIR/srv.out" '^local QP' QPN)"
+	ours_serve_rc_pingpong -n 50 -s 1024 -e
+	assert_success
+	assert_line --regexp '^data check +: 50 messages of 1024 bytes each; '
+	assert_line --regexp '^completions +: 100, every one success; [1-9][0-9]* completion events, each acknowledged$'
+	assert_rc_pingpong_agrees 50 "$(field_of "$BATS_TEST_TMPDIR/srv.out" '^local QP' QPN)"
+	assert_back_to_baseline
+}
+
+@test "05_poll_destroy --peer=rc_pingpong as the client of ibv_rc_pingpong: 4096 bytes busy-polled, 64 bytes event-driven" {
+	record_baseline
+	rc_pingpong_serves_ours -n 50
+	assert_success
+	assert_line --regexp '^results +: 50 x send of 4096 bytes$'
+	assert_line --regexp '^completions +: 100, every one success \(busy polling'
+	assert_rc_pingpong_agrees 50 "$(sed -nE 's/^local QP +: QPN (0x[0-9a-f]+),.*/\1/p' <<<"$output")"
+	rc_pingpong_serves_ours -n 50 -s 64 -e
+	assert_success
+	assert_line --regexp '^ibv_post_send +: SEND of 64 bytes posted, inline: '
+	assert_line --regexp '^results +: 50 x send of 64 bytes$'
+	assert_line --regexp '^completions +: 100, every one success; [1-9][0-9]* completion events'
+	assert_rc_pingpong_agrees 50 "$(sed -nE 's/^local QP +: QPN (0x[0-9a-f]+),.*/\1/p' <<<"$output")"
+	assert_back_to_baseline
+}
+
+@test "05_poll_destroy --peer=rc_pingpong: a size mismatch or a malformed line ends with a clear message" {
+	record_baseline
+	# ibv_rc_pingpong sends 2048 bytes into our 4096-byte receives: we say so and stop.
+	port=$(pick_port)
+	start_step srv 05_poll_destroy -d "$DEV" -p "$port" -t 20 --peer=rc_pingpong -n 20
+	wait_for_line "$BATS_TEST_TMPDIR/srv.out" '^listening '
+	timeout -k 2 "$STEP_TIMEOUT" ibv_rc_pingpong -d "$DEV" -g "$GIDX" -p "$port" -n 20 -s 2048 127.0.0.1 \
+		>"$BATS_TEST_TMPDIR/rc.out" 2>&1 &
+	rc_pid=$!
+	finish_step srv "$srv_pid"
+	assert_failure 1
+	assert_output --partial "error: the peer sent 2048 bytes where this side expects 4096: give both sides the same -s"
+	assert_line --regexp '^teardown +: every object released$'
+	# Left without a peer, ibv_rc_pingpong would wait until its timeout: stop it now.
+	stop_background "$rc_pid"
+	# A line that is not ibv_rc_pingpong's.
+	port=$(pick_port)
+	start_step srv 05_poll_destroy -d "$DEV" -p "$port" -t 10 --peer=rc_pingpong
+	wait_for_line "$BATS_TEST_TMPDIR/srv.out" '^listening '
+	exec 5<>"/dev/tcp/127.0.0.1/$port"
+	# 51 characters and a NUL: the right length, the wrong content.
+	printf '%-51s\0' 'lid:qpn:psn:this-is-not-a-gid-at-all-just-words' >&5
+	finish_step srv "$srv_pid"
+	exec 5>&-
+	assert_failure 1
+	assert_output --partial "error: the peer's line is not in ibv_rc_pingpong's format LLLL:QQQQQQ:PPPPPP:<32 hex digits of GID>"
+	assert_output --partial '"lid:qpn:psn:this-is-not-a-gid-at-all-just-words'
+	assert_back_to_baseline
+}
+
+@test "05_poll_destroy --peer=rc_pingpong refuses what ibv_rc_pingpong cannot do" {
+	run_step 05_poll_destroy --peer=rc_pingpong -o write
+	assert_failure 2
+	assert_output "error: --peer=rc_pingpong speaks SEND/RECV only: ibv_rc_pingpong sends no address or rkey, so it never does one-sided operations"
+	run_step 05_poll_destroy --peer=perftest
+	assert_failure 2
+	assert_output --partial "error: --peer: 'perftest' is not a peer this program can speak to"
+	run_step 05_poll_destroy -m 1024
+	assert_failure 2
+	assert_output --partial "error: --mtu goes with --peer=rc_pingpong only"
+	run_step 05_poll_destroy --peer=rc_pingpong -m 1000
+	assert_failure 2
+	assert_output "error: --mtu: 1000 is not an RDMA MTU; use 256, 512, 1024, 2048 or 4096"
+}
