@@ -22,6 +22,21 @@ CFLAGS += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-rec
 LDFLAGS += -fsanitize=address,undefined
 endif
 
+# Step 06 uses the CUDA runtime when a toolkit is found (CUDA_HOME, /usr/local/cuda
+# or nvcc's), linked statically so that the program starts without a driver;
+# CUDA=0 builds it without.  Either way GPU memory is emulated when no GPU is usable.
+ifneq ($(CUDA),0)
+CUDA_HOME ?= $(firstword $(wildcard /usr/local/cuda) $(patsubst %/bin/nvcc,%,$(shell command -v nvcc 2>/dev/null)))
+HAVE_CUDA := $(if $(CUDA_HOME),$(wildcard $(CUDA_HOME)/include/cuda_runtime_api.h))
+endif
+ifneq ($(HAVE_CUDA),)
+$(OBJ)/steps/06_gdr/%.o: CPPFLAGS += -DHAVE_CUDA -I$(CUDA_HOME)/include
+$(BIN)/06_gdr: LDLIBS += $(CUDA_HOME)/lib64/libcudart_static.a -ldl -lpthread -lrt
+CUDA_NOTE := with CUDA from $(CUDA_HOME) (runtime linked statically: it starts without a driver)
+else
+CUDA_NOTE := without CUDA (no toolkit in CUDA_HOME, /usr/local/cuda or nvcc's; or CUDA=0): GPU memory is emulated
+endif
+
 COMMON_SRC := $(sort $(wildcard common/*.c))
 
 # A step's stage code is every .c in its directory but main.c.  A step links
@@ -41,6 +56,7 @@ all: $(PROGRAMS) ## Build every step into build/bin/NN_name (the default)
 define step_rules
 $(BIN)/$(1): $(patsubst %.c,$(OBJ)/%.o,$(call step_src,$(1))) | $(BIN)
 	$$(CC) $$(LDFLAGS) -o $$@ $$^ $$(LDLIBS)
+	$(if $(filter 06_gdr,$(1)),@echo "06_gdr: built $$(CUDA_NOTE)")
 $(OBJ)/steps/$(1)/%.o: CPPFLAGS += $(call step_includes,$(1))
 endef
 $(foreach s,$(STEPS),$(eval $(call step_rules,$(s))))
@@ -58,8 +74,12 @@ $(BIN):
 deps: ## Install the Debian packages the build, demo and tests need (as root), or print the apt-get line
 	@tests/deps.sh
 
+.PHONY: nocuda
+nocuda: ## Build 06_gdr without CUDA into build/nocuda/bin (the tests run both builds)
+	@$(MAKE) --no-print-directory BUILD=build/nocuda CUDA=0 build/nocuda/bin/06_gdr
+
 .PHONY: test
-test: deps all ## Run the bats suite over soft-RoCE: natively if an RDMA device exists, else in the VM
+test: deps all nocuda ## Run the bats suite over soft-RoCE: natively if an RDMA device exists, else in the VM
 	@tests/run.sh test $(TESTS)
 
 .PHONY: demo
@@ -82,9 +102,17 @@ test-sanitize: deps sanitize ## Run the bats suite against the sanitizer build
 lint: ## Check the shell scripts with shellcheck
 	shellcheck -x .ci/run tests/*.sh tests/vm/*.sh tests/vm/initramfs-init
 
+.PHONY: diagrams
+diagrams: ## Re-render the SVGs in diagrams/ from their .dot sources (needs graphviz)
+	@for dot in diagrams/*.dot; do \
+		svg=$${dot%.dot}.svg; \
+		dot -Tsvg -o "$$svg.tmp" "$$dot" && mv "$$svg.tmp" "$$svg" || { rm -f "$$svg.tmp"; exit 1; }; \
+		echo "diagrams: $$svg"; \
+	done
+
 .PHONY: clean
 clean: ## Remove compiled programs and objects (keeps the VM's kernel cache)
-	rm -rf build/bin build/obj build/sanitize build/test-results
+	rm -rf build/bin build/obj build/sanitize build/nocuda build/test-results
 
 .PHONY: distclean
 distclean: ## Remove everything built, the VM's kernel cache included
