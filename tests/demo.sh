@@ -51,4 +51,6 @@ run_pair 04_post_wr -d "$dev" -o write || exit 1
 banner "step 05: poll for completions over many messages, then destroy"
 run_pair 05_poll_destroy -d "$dev" -n 1000 || exit 1
 run_pair 05_poll_destroy -d "$dev" -n 1000 --events || exit 1
+banner "step 06: GPU memory along TCP, RDMA and GPUDirect RDMA, copies counted"
+run_pair 06_gdr -d "$dev" -s 1M || exit 1
 banner "all steps ran"

@@ -12,6 +12,14 @@ DEV=${RDMA_DEV:?RDMA_DEV must name the RDMA device under test; run the suite wit
 # A program that has not finished after this many seconds is killed: a hang is a failure.
 STEP_TIMEOUT=${STEP_TIMEOUT:-30}
 
+# The program for STEP: $BIN/STEP, or STEP itself when it is a path.
+step_program() {
+	case $1 in
+	*/*) echo "$1" ;;
+	*) echo "$BIN/$1" ;;
+	esac
+}
+
 # Runs build/bin/STEP ARGS... under the step timeout, as bats' run does.
 run_step() {
 	local step=$1
@@ -76,7 +84,7 @@ gid_to_ipv6() {
 start_step() {
 	local name=$1 step=$2
 	shift 2
-	timeout -k 2 "$STEP_TIMEOUT" "$BIN/$step" "$@" >"$BATS_TEST_TMPDIR/$name.out" 2>&1 &
+	timeout -k 2 "$STEP_TIMEOUT" "$(step_program "$step")" "$@" >"$BATS_TEST_TMPDIR/$name.out" 2>&1 &
 	printf -v "${name}_pid" '%s' "$!"
 }
 
@@ -103,14 +111,13 @@ finish_step() {
 	use_output_of "$name"
 }
 
-# Fails unless the lines matching the regexes appear in OUTPUT in the order given.
+# Fails unless lines matching the regexes appear in OUTPUT in the order given (each after the last).
 assert_in_order() {
 	local prev=0 n regex
 	for regex in "$@"; do
-		n=$(grep -nE -- "$regex" <<<"$output" | head -n 1 | cut -d: -f1)
-		[ -n "$n" ] || fail "no line matching '$regex'"
-		[ "$n" -gt "$prev" ] || fail "'$regex' (line $n) comes before the line before it (line $prev)"
-		prev=$n
+		n=$(tail -n "+$((prev + 1))" <<<"$output" | grep -nE -- "$regex" | head -n 1 | cut -d: -f1)
+		[ -n "$n" ] || fail "no line matching '$regex' after line $prev"
+		prev=$((prev + n))
 	done
 }
 
@@ -134,7 +141,7 @@ run_server_client() {
 	start_step srv "$step" -d "$DEV" -p "$port" -t 20 "$@"
 	wait_for_line "$BATS_TEST_TMPDIR/srv.out" '^listening '
 	cli_status=0
-	timeout -k 2 "$STEP_TIMEOUT" "$BIN/$step" -d "$DEV" -p "$port" -t 20 "$@" 127.0.0.1 \
+	timeout -k 2 "$STEP_TIMEOUT" "$(step_program "$step")" -d "$DEV" -p "$port" -t 20 "$@" 127.0.0.1 \
 		>"$BATS_TEST_TMPDIR/cli.out" 2>&1 || cli_status=$?
 	srv_status=0
 	wait "$srv_pid" || srv_status=$?

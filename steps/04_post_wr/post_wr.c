@@ -94,7 +94,7 @@ int post_operation(struct rdma_conn *conn, const struct rdma_buf *buf, size_t le
 		.send_flags = IBV_SEND_SIGNALED,
 	};
 	struct ibv_send_wr *bad;
-	bool inline_data = opts->op != OP_READ && len <= conn->max_inline;
+	bool inline_data = opts->op != OP_READ && !opts->no_inline && len <= conn->max_inline;
 	int rc;
 
 	if (opts->op != OP_SEND) {

@@ -25,6 +25,7 @@ enum wr_op { OP_SEND, OP_WRITE, OP_WRITE_IMM, OP_READ };
 struct post_opts {
 	enum wr_op op;
 	uint32_t imm;
+	bool no_inline;	/* the CPU must not read the payload (GPU memory): never inline */
 };
 
 void post_opts_default(struct post_opts *opts);

@@ -1,0 +1,151 @@
+/* main.c: step 06: move a buffer from the server's GPU memory to the client's along TCP, RDMA and GPUDirect RDMA, counting copies. */
+#include "cq_qp_rts.h"
+#include "gdr.h"
+#include "gpu_mem.h"
+#include "open_pd.h"
+#include "reg_mr.h"
+#include "report.h"
+
+#include <stdlib.h>
+
+#define DEFAULT_SIZE ((size_t)1 << 20)
+
+struct step_opts {
+	struct reg_mr_opts mr;
+	struct conn_opts conn;
+	unsigned paths;
+};
+
+static const struct cli_option options[] = {
+	REG_MR_CLI_OPTIONS,
+	GDR_CLI_OPTIONS,
+	{ 0 },
+};
+
+static int parse_option(int key, const char *arg, void *ctx)
+{
+	struct step_opts *o = ctx;
+	int rc = reg_mr_parse_option(key, arg, &o->mr);
+
+	return rc <= 0 ? rc : gdr_parse_option(key, arg, &o->paths);
+}
+
+static const char purpose[] =
+	"Step 06: on top of steps 01-05, move -s bytes from the server's GPU memory to the\n"
+	"client's along three paths and count the extra copies each side makes:\n"
+	"  tcp   GPU -> host buffer -> kernel -> wire -> kernel -> host buffer -> GPU (2 per side)\n"
+	"  rdma  GPU -> registered host buffer -> NIC -> NIC -> host buffer -> GPU (1 per side)\n"
+	"  gdr   GPU memory registered with the NIC: it reads and writes it directly (0)\n"
+	"Without a CUDA GPU and driver, a separate host buffer emulates GPU memory.\n"
+	"\n"
+	"To confirm GPUDirect RDMA on a real system:\n"
+	"  lsmod | grep nvidia_peermem     the peer-memory module (or use DMA-BUF, kernel 5.12+)\n"
+	"  nvidia-smi topo -m              GPU and NIC under one PCIe switch (PIX or PXB) is best\n"
+	"  NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=NET   which transport NCCL chose ('GDRDMA' when in use)\n"
+	"  NCCL_IB_DISABLE=1               forces NCCL's socket fallback, for comparison\n"
+	"  NCCL_NET_GDR_LEVEL=PIX|PXB|PHB|SYS  how far apart GPU and NIC may be for NCCL to use GDR\n"
+	"  PCIe ACS on the switches redirects peer-to-peer traffic through the root complex:\n"
+	"  slow, or hangs (see NCCL's troubleshooting guide).";
+
+/* Runs each chosen path and prints this side's line for it. */
+static int run_paths(struct gdr_side *side, unsigned paths)
+{
+	struct path_result res;
+
+	for (int p = 0; p < N_PATHS; p++) {
+		if (!(paths & (1u << p)))
+			continue;
+		if (run_path(side, (enum data_path)p, &res))
+			return -1;
+		show_path_result(side, (enum data_path)p, &res);
+	}
+	return 0;
+}
+
+static void show_how_to_confirm(const struct gpu *g, const struct gpu_mr *gmr)
+{
+	if (g->emulated) {
+		show("GPUDirect RDMA", "not shown here: GPU memory is emulated (%s)", g->why);
+		return;
+	}
+	if (gmr->buf.mr)
+		show("GPUDirect RDMA", "in use (%s); confirm with: lsmod | grep nvidia_peermem, "
+		     "NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=NET, nvidia-smi topo -m", gmr->how);
+	else
+		show("GPUDirect RDMA", "not available: %s. See --help for what to check", gmr->why_not);
+}
+
+int main(int argc, char **argv)
+{
+	struct step_opts step = { .paths = (1u << N_PATHS) - 1 };
+	struct cli_spec spec = {
+		.program = "06_gdr",
+		.purpose = purpose,
+		.connects = true,
+		.options = options,
+		.parse_option = parse_option,
+		.ctx = &step,
+	};
+	struct cli_common opts;
+	enum cli_outcome outcome;
+	struct rdma_dev dev;
+	struct rdma_buf staging;
+	struct rdma_conn conn;
+	struct gpu gpu;
+	struct gpu_mr gmr = { .dmabuf_fd = -1 };
+	struct gdr_side side;
+	void *gpu_buf;
+	int status = EXIT_FAILURE, failures = 0;
+
+	reg_mr_opts_default(&step.mr);
+	step.mr.size = DEFAULT_SIZE;
+	outcome = cli_parse(argc, argv, &spec, &opts);
+	if (outcome != CLI_RUN)
+		return cli_exit_status(outcome);
+
+	show_heading("GPU memory");
+	gpu_open(&gpu);
+	show("GPU memory", "%s (%s)", gpu.emulated ? "emulated by a separate host buffer" : "real",
+	     gpu.why);
+	gpu_buf = gpu_alloc(&gpu, step.mr.size);
+	if (!gpu_buf)
+		return EXIT_FAILURE;
+
+	show_heading("stage 1: open the device, allocate a PD");
+	if (open_device_pd(&opts, &dev))
+		goto out_free_gpu;
+	show_heading("stage 2: register memory (the host staging buffer)");
+	if (register_buffer(&dev, &step.mr, &staging))
+		goto out_close_device;
+	show_heading("stage 3: create the CQ and QP, connect them to the peer");
+	if (create_cq_qp(&dev, &staging, &step.conn, &conn))
+		goto out_release_staging;
+	if (connect_qp(&dev, &opts, &conn))
+		goto out_destroy_cq_qp;
+	show_heading("stage 6: register GPU memory with the NIC");
+	register_gpu_memory(&dev, &gpu, gpu_buf, step.mr.size, &gmr);
+
+	show_heading("the three data paths of Figure 1");
+	side = (struct gdr_side){ .conn = &conn, .gpu = &gpu, .gpu_buf = gpu_buf,
+				  .staging = &staging, .gpu_mr = &gmr, .sender = !opts.server,
+				  .timeout_s = opts.timeout_s };
+	show("role", "%s", side.sender ? "sender (the server's GPU holds the gradient)"
+				       : "receiver (into the client's GPU)");
+	if (run_paths(&side, step.paths))
+		goto out_release_gpu_mr;
+	show_how_to_confirm(&gpu, &gmr);
+	status = EXIT_SUCCESS;
+
+	show_heading("teardown, in reverse order of creation");
+out_release_gpu_mr:
+	failures += release_gpu_memory(&gmr);
+out_destroy_cq_qp:
+	failures += destroy_cq_qp(&conn);
+out_release_staging:
+	failures += release_buffer(&staging);
+out_close_device:
+	failures += close_device_pd(&dev);
+out_free_gpu:
+	gpu_free(&gpu, gpu_buf);
+	return failures ? EXIT_FAILURE : status;
+}

@@ -1,0 +1,83 @@
+#!/usr/bin/env bats
+# 06_gdr.bats: step 06 moves GPU memory along TCP, RDMA and GPUDirect RDMA, counting each side's extra copies.
+
+setup() {
+	load test_helper
+	NOCUDA=$PROJECT_ROOT/build/nocuda/bin/06_gdr
+}
+
+# Checks both sides' lines for the three paths in emulation: 2, 1 and 0 extra copies, intact bytes.
+assert_three_paths_emulated() {
+	local size=$1
+	[ "$srv_status" -eq 0 ] && [ "$cli_status" -eq 0 ] || fail "server $srv_status, client $cli_status: $(cat "$BATS_TEST_TMPDIR"/*.out)"
+	use_output_of srv
+	assert_line --regexp "^path tcp +: sender, 2 extra copies: GPU->host \(emulated cudaMemcpy\), host->kernel \(send\); $size bytes in [0-9]+ us \[emulated GPU memory\]$"
+	assert_line --regexp "^path rdma +: sender, 1 extra copy: GPU->host \(emulated cudaMemcpy\); $size bytes in [0-9]+ us \[emulated GPU memory\]$"
+	assert_line --regexp "^path gdr +: sender, 0 extra copies; $size bytes in [0-9]+ us \[emulated GPU memory\]$"
+	use_output_of cli
+	assert_line --regexp "^path tcp +: receiver, 2 extra copies: kernel->host \(recv\), host->GPU \(emulated cudaMemcpy\); $size bytes in [0-9]+ us, data intact \[emulated GPU memory\]$"
+	assert_line --regexp "^path rdma +: receiver, 1 extra copy: host->GPU \(emulated cudaMemcpy\); $size bytes in [0-9]+ us, data intact \[emulated GPU memory\]$"
+	assert_line --regexp "^path gdr +: receiver, 0 extra copies; $size bytes in [0-9]+ us, data intact \[emulated GPU memory\]$"
+	for side in srv cli; do
+		use_output_of "$side"
+		assert_line --regexp '^GPU memory MR +: registered the emulated GPU buffer directly \(rkey 0x[0-9a-f]+\)'
+		assert_line --regexp '^GPUDirect RDMA +: not shown here: GPU memory is emulated'
+		refute_output --partial 'GPUDirect RDMA       : in use'
+		assert_in_order '^ibv_dereg_mr ' '^ibv_destroy_qp ' '^ibv_dereg_mr ' '^ibv_dealloc_pd ' '^ibv_close_device '
+	done
+}
+
+@test "06_gdr in emulation: each path delivers intact bytes with 2, 1 and 0 extra copies per side" {
+	record_baseline
+	run_server_client 06_gdr -s 256K
+	assert_three_paths_emulated 262144
+	use_output_of srv
+	assert_line --regexp '^GPU memory +: emulated by a separate host buffer \(.+\)$'
+	assert_back_to_baseline
+}
+
+@test "06_gdr: the build without CUDA and the build with the toolkit but no driver both run" {
+	[ -x "$NOCUDA" ] || fail "$NOCUDA is missing: 'make test' builds it (make nocuda)"
+	record_baseline
+	run_server_client "$NOCUDA" -s 64K --path all
+	assert_three_paths_emulated 65536
+	assert_line --regexp '^GPU memory +: emulated by a separate host buffer \(this build has no CUDA: no toolkit at build time, or CUDA=0\)$'
+	# The default build prints why it emulates before it looks for a device.
+	run_step 06_gdr -d no_such_dev
+	assert_failure 1
+	if nm "$BIN/06_gdr" | grep -q ' cudaGetDeviceCount$'; then
+		# Built with the CUDA toolkit: with no driver it still starts, and says so.
+		[ -e /dev/nvidiactl ] ||
+			assert_line 'GPU memory          : emulated by a separate host buffer (cudaGetDeviceCount: CUDA driver version is insufficient for CUDA runtime version (CUDA error 35))'
+	else
+		assert_line --regexp '^GPU memory +: emulated by a separate host buffer \(this build has no CUDA'
+	fi
+	assert_back_to_baseline
+}
+
+@test "06_gdr with a real GPU on rxe: the gdr path falls back, says why, and counts its staging copies" {
+	[ -e /dev/nvidiactl ] || skip "no NVIDIA GPU and driver here (no /dev/nvidiactl): this check needs a real GPU"
+	record_baseline
+	run_server_client 06_gdr -s 1M --path gdr
+	[ "$srv_status" -eq 0 ] && [ "$cli_status" -eq 0 ] || fail "server $srv_status, client $cli_status: $(cat "$BATS_TEST_TMPDIR"/*.out)"
+	for side in srv cli; do
+		use_output_of "$side"
+		assert_line --regexp '^GPU memory +: real \(CUDA device 0: '
+		assert_line --regexp '^ibv_reg_dmabuf_mr +: refused: '
+		assert_line --regexp '^GPUDirect RDMA +: not available: '
+		assert_line --regexp '^path gdr +: (sender|receiver), 1 extra copy: .*cudaMemcpy\).*fell back to staging through host memory \[real GPU memory\]$'
+	done
+	assert_back_to_baseline
+}
+
+@test "06_gdr --help says how to confirm GPUDirect RDMA; a bad --path is refused" {
+	run_step 06_gdr --help
+	assert_success
+	for text in 'lsmod | grep nvidia_peermem' 'NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=NET' 'NCCL_IB_DISABLE=1' \
+		'NCCL_NET_GDR_LEVEL=PIX|PXB|PHB|SYS' 'nvidia-smi topo -m' 'PCIe ACS' '--path'; do
+		assert_output --partial -- "$text"
+	done
+	run_step 06_gdr --path nvlink
+	assert_failure 2
+	assert_output "error: --path: unknown path 'nvlink'; use tcp, rdma, gdr or all"
+}
