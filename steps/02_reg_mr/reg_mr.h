@@ -18,11 +18,12 @@ struct reg_mr_opts {
 	int access;	/* -a: IBV_ACCESS_* flags */
 };
 
-/* The options stage 2 adds, for a step's option table. */
-#define REG_MR_CLI_OPTIONS \
-	{ "size", 's', "BYTES", "buffer size, e.g. 4096, 64K, 1M (default: 4096)" }, \
+/* The options stage 2 adds, for a step's option table; DEFAULT_SIZE is the text --help shows. */
+#define REG_MR_CLI_OPTIONS_SIZED(default_size) \
+	{ "size", 's', "BYTES", "buffer size, e.g. 4096, 64K, 1M (default: " default_size ")" }, \
 	{ "access", 'a', "LIST", "MR access: local_write,remote_write,remote_read,remote_atomic" \
 				 " (default: the first three)" }
+#define REG_MR_CLI_OPTIONS REG_MR_CLI_OPTIONS_SIZED("4096")
 
 void reg_mr_opts_default(struct reg_mr_opts *opts);
 

@@ -81,6 +81,8 @@ void register_gpu_memory(struct rdma_dev *dev, struct gpu *g, void *dev_ptr, siz
 			return;
 		}
 		snprintf(gmr->why_not, sizeof(gmr->why_not), "ibv_reg_mr: %s", strerror(errno));
+		show("GPU memory MR", "refused: %s; the gdr path will stage through host memory",
+		     gmr->why_not);
 		return;
 	}
 	gmr->buf.mr = register_dmabuf(dev, g, dev_ptr, len, gmr, dmabuf_why, sizeof(dmabuf_why));
@@ -198,6 +200,7 @@ int run_path(struct gdr_side *s, enum data_path path, struct path_result *res)
 		return -1;
 	direct = direct && peer_direct == 'G';
 	res->fell_back = path == PATH_GDR && !direct;
+	s->gdr_used = s->gdr_used || direct;
 	if (post_receiver_buffer(s, path, direct) || exchange_sync(s->conn->sock, 'A' + path, s->timeout_s))
 		return -1;
 	start = now_us();

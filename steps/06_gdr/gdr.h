@@ -49,6 +49,7 @@ struct gdr_side {
 	struct gpu_mr *gpu_mr;
 	bool sender;			/* the server sends, the client receives */
 	int timeout_s;
+	bool gdr_used;			/* the gdr path ran with both sides' GPU memory registered */
 };
 
 struct path_result {

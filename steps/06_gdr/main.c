@@ -17,7 +17,7 @@ struct step_opts {
 };
 
 static const struct cli_option options[] = {
-	REG_MR_CLI_OPTIONS,
+	REG_MR_CLI_OPTIONS_SIZED("1M"),
 	GDR_CLI_OPTIONS,
 	{ 0 },
 };
@@ -62,17 +62,21 @@ static int run_paths(struct gdr_side *side, unsigned paths)
 	return 0;
 }
 
-static void show_how_to_confirm(const struct gpu *g, const struct gpu_mr *gmr)
+static void show_how_to_confirm(const struct gdr_side *side)
 {
-	if (g->emulated) {
-		show("GPUDirect RDMA", "not shown here: GPU memory is emulated (%s)", g->why);
-		return;
-	}
-	if (gmr->buf.mr)
+	const struct gpu_mr *gmr = side->gpu_mr;
+
+	if (side->gpu->emulated)
+		show("GPUDirect RDMA", "not shown here: GPU memory is emulated (%s)", side->gpu->why);
+	else if (!gmr->buf.mr)
+		show("GPUDirect RDMA", "not available: %s. See --help for what to check", gmr->why_not);
+	else if (!side->gdr_used)
+		show("GPUDirect RDMA", "not used: this side registered its GPU memory (%s), but the gdr "
+		     "path did not run directly (not chosen with --path, or the peer could not register)",
+		     gmr->how);
+	else
 		show("GPUDirect RDMA", "in use (%s); confirm with: lsmod | grep nvidia_peermem, "
 		     "NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=NET, nvidia-smi topo -m", gmr->how);
-	else
-		show("GPUDirect RDMA", "not available: %s. See --help for what to check", gmr->why_not);
 }
 
 int main(int argc, char **argv)
@@ -133,7 +137,7 @@ int main(int argc, char **argv)
 				       : "receiver (into the client's GPU)");
 	if (run_paths(&side, step.paths))
 		goto out_release_gpu_mr;
-	show_how_to_confirm(&gpu, &gmr);
+	show_how_to_confirm(&side);
 	status = EXIT_SUCCESS;
 
 	show_heading("teardown, in reverse order of creation");
