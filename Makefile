@@ -110,6 +110,10 @@ diagrams: ## Re-render the SVGs in diagrams/ from their .dot sources (needs grap
 		echo "diagrams: $$svg"; \
 	done
 
+.PHONY: tutorial-diffs
+tutorial-diffs: ## Regenerate the "what changed" diffs in TUTORIAL.md from the step sources
+	@tests/tutorial-diffs.sh
+
 .PHONY: clean
 clean: ## Remove compiled programs and objects (keeps the VM's kernel cache)
 	rm -rf build/bin build/obj build/sanitize build/nocuda build/test-results
