@@ -1,10 +1,9 @@
 /* main.c: step 03: create a CQ and an RC QP, exchange addresses with the peer, and drive the QP to RTS. */
 #include "cq_qp_rts.h"
 #include "exchange.h"
-#include "open_pd.h"
 #include "pause.h"
-#include "reg_mr.h"
 #include "report.h"
+#include "session.h"
 
 #include <stdlib.h>
 
@@ -43,9 +42,8 @@ int main(int argc, char **argv)
 	};
 	struct cli_common opts;
 	enum cli_outcome outcome;
-	struct rdma_dev dev;
-	struct rdma_buf buf;
-	struct rdma_conn conn;
+	struct session sess;
+	struct rdma_conn *conn = &sess.conn;
 	int status = EXIT_FAILURE;
 
 	reg_mr_opts_default(&step.mr);
@@ -53,35 +51,22 @@ int main(int argc, char **argv)
 	if (outcome != CLI_RUN)
 		return cli_exit_status(outcome);
 
-	show_heading("stage 1: open the device, allocate a PD");
-	if (open_device_pd(&opts, &dev))
+	if (session_open(&sess, &opts, &step.mr, &step.conn))
 		return EXIT_FAILURE;
-	show_heading("stage 2: register memory");
-	if (register_buffer(&dev, &step.mr, &buf))
-		goto out_close_device;
-	show_heading("stage 3: create the CQ and QP, connect them to the peer");
-	if (create_cq_qp(&dev, &buf, &step.conn, &conn))
-		goto out_release_buffer;
-	if (connect_qp(&dev, &opts, &conn))
-		goto out_destroy_cq_qp;
+	if (connect_qp(&sess.dev, &opts, conn))
+		goto out_close_session;
 	/* Neither side tears down before both have reached RTS. */
-	if (exchange_sync(conn.sock, 'R', opts.timeout_s))
-		goto out_destroy_cq_qp;
-	show("connected", "QP 0x%06x is in RTS, connected to QP 0x%06x", conn.local.qpn,
-	     conn.remote.qpn);
+	if (exchange_sync(conn->sock, 'R', opts.timeout_s))
+		goto out_close_session;
+	show("connected", "QP 0x%06x is in RTS, connected to QP 0x%06x", conn->local.qpn,
+	     conn->remote.qpn);
 	if (opts.pause)
 		pause_until_told("QP in RTS (see 'rdma resource show qp')");
 	status = EXIT_SUCCESS;
 
 	show_heading("teardown, in reverse order of creation");
-out_destroy_cq_qp:
-	if (destroy_cq_qp(&conn))
-		status = EXIT_FAILURE;
-out_release_buffer:
-	if (release_buffer(&buf))
-		status = EXIT_FAILURE;
-out_close_device:
-	if (close_device_pd(&dev))
+out_close_session:
+	if (session_close(&sess))
 		status = EXIT_FAILURE;
 	return status;
 }

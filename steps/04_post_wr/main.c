@@ -1,11 +1,11 @@
 /* main.c: step 04: post one work request (SEND/RECV, RDMA WRITE, WRITE with immediate or READ) and check the bytes. */
 #include "cq_qp_rts.h"
 #include "exchange.h"
-#include "open_pd.h"
 #include "pause.h"
 #include "post_wr.h"
 #include "reg_mr.h"
 #include "report.h"
+#include "session.h"
 
 #include <stdlib.h>
 
@@ -106,9 +106,7 @@ int main(int argc, char **argv)
 	};
 	struct cli_common opts;
 	enum cli_outcome outcome;
-	struct rdma_dev dev;
-	struct rdma_buf buf;
-	struct rdma_conn conn;
+	struct session sess;
 	int status = EXIT_FAILURE;
 
 	reg_mr_opts_default(&step.mr);
@@ -117,36 +115,23 @@ int main(int argc, char **argv)
 	if (outcome != CLI_RUN)
 		return cli_exit_status(outcome);
 
-	show_heading("stage 1: open the device, allocate a PD");
-	if (open_device_pd(&opts, &dev))
+	if (session_open(&sess, &opts, &step.mr, &step.conn))
 		return EXIT_FAILURE;
-	show_heading("stage 2: register memory");
-	if (register_buffer(&dev, &step.mr, &buf))
-		goto out_close_device;
-	show_heading("stage 3: create the CQ and QP, connect them to the peer");
-	if (create_cq_qp(&dev, &buf, &step.conn, &conn))
-		goto out_release_buffer;
-	if (connect_qp(&dev, &opts, &conn))
-		goto out_destroy_cq_qp;
+	if (connect_qp(&sess.dev, &opts, &sess.conn))
+		goto out_close_session;
 	show_heading("stage 4: post a work request");
 	show("operation", "%s, %s", op_name(step.post.op),
 	     opts.server ? "we are the initiator" : "we are the target");
-	if (opts.server ? run_initiator(&conn, &buf, &step.post, opts.timeout_s)
-			: run_target(&conn, &buf, &step.post, opts.timeout_s))
-		goto out_destroy_cq_qp;
+	if (opts.server ? run_initiator(&sess.conn, &sess.buf, &step.post, opts.timeout_s)
+			: run_target(&sess.conn, &sess.buf, &step.post, opts.timeout_s))
+		goto out_close_session;
 	if (opts.pause)
 		pause_until_told("transfer done (see 'rdma resource show')");
 	status = EXIT_SUCCESS;
 
 	show_heading("teardown, in reverse order of creation");
-out_destroy_cq_qp:
-	if (destroy_cq_qp(&conn))
-		status = EXIT_FAILURE;
-out_release_buffer:
-	if (release_buffer(&buf))
-		status = EXIT_FAILURE;
-out_close_device:
-	if (close_device_pd(&dev))
+out_close_session:
+	if (session_close(&sess))
 		status = EXIT_FAILURE;
 	return status;
 }

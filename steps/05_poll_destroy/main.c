@@ -1,12 +1,12 @@
 /* main.c: step 05: run many messages, wait for completions by busy polling or by events, report latency and bandwidth. */
 #include "cq_qp_rts.h"
-#include "open_pd.h"
 #include "pause.h"
 #include "poll_destroy.h"
 #include "post_wr.h"
 #include "reg_mr.h"
 #include "rc_pingpong_wire.h"
 #include "report.h"
+#include "session.h"
 
 #include <stdlib.h>
 
@@ -55,11 +55,9 @@ int main(int argc, char **argv)
 	};
 	struct cli_common opts;
 	enum cli_outcome outcome;
-	struct rdma_dev dev;
-	struct rdma_buf buf;
-	struct rdma_conn conn;
+	struct session sess;
 	struct poller poller;
-	int status = EXIT_FAILURE, failures = 0;
+	int status = EXIT_FAILURE, failures;
 
 	reg_mr_opts_default(&step.mr);
 	post_opts_default(&step.post);
@@ -70,37 +68,26 @@ int main(int argc, char **argv)
 	if (poll_opts_check(&step.poll, step.post.op))
 		return 2;
 
-	show_heading("stage 1: open the device, allocate a PD");
-	if (open_device_pd(&opts, &dev))
+	if (session_open(&sess, &opts, &step.mr, &step.conn))
 		return EXIT_FAILURE;
-	show_heading("stage 2: register memory");
-	if (register_buffer(&dev, &step.mr, &buf))
-		goto out_close_device;
-	show_heading("stage 3: create the CQ and QP, connect them to the peer");
-	if (create_cq_qp(&dev, &buf, &step.conn, &conn))
-		goto out_release_buffer;
-	if (step.poll.rc_pingpong ? connect_qp_rc_pingpong(&dev, &opts, step.poll.mtu, &conn)
-				  : connect_qp(&dev, &opts, &conn))
-		goto out_destroy_cq_qp;
+	if (step.poll.rc_pingpong ? connect_qp_rc_pingpong(&sess.dev, &opts, step.poll.mtu, &sess.conn)
+				  : connect_qp(&sess.dev, &opts, &sess.conn))
+		goto out_close_session;
 	show_heading("stages 4 and 5: post work requests, poll for their completions");
-	show("operation", "%d x %s of %zu bytes, %s, %s", step.poll.iters, op_name(step.post.op), buf.len,
-	     opts.server ? "we are the initiator" : "we are the target",
+	show("operation", "%d x %s of %zu bytes, %s, %s", step.poll.iters, op_name(step.post.op),
+	     sess.buf.len, opts.server ? "we are the initiator" : "we are the target",
 	     step.conn.events ? "event-driven (completion channel)" : "busy polling");
-	poller_init(&poller, &conn, step.conn.events, step.poll.rc_pingpong);
-	if (opts.server ? run_initiator_loop(&poller, &buf, &step.post, step.poll.iters, opts.timeout_s)
-			: run_target_loop(&poller, &buf, &step.post, step.poll.iters, opts.timeout_s))
-		goto out_destroy_cq_qp;
+	poller_init(&poller, &sess.conn, step.conn.events, step.poll.rc_pingpong);
+	if (opts.server ? run_initiator_loop(&poller, &sess.buf, &step.post, step.poll.iters, opts.timeout_s)
+			: run_target_loop(&poller, &sess.buf, &step.post, step.poll.iters, opts.timeout_s))
+		goto out_close_session;
 	if (opts.pause)
 		pause_until_told("transfers done (see 'rdma resource show')");
 	status = EXIT_SUCCESS;
 
 	show_heading("stage 5: destroy everything, in reverse order of creation");
-out_destroy_cq_qp:
-	failures += destroy_cq_qp(&conn);
-out_release_buffer:
-	failures += release_buffer(&buf);
-out_close_device:
-	failures += close_device_pd(&dev);
+out_close_session:
+	failures = session_close(&sess);
 	show("teardown", "%s", failures ? "some releases failed (see above)" : "every object released");
 	return failures ? EXIT_FAILURE : status;
 }

@@ -2,9 +2,9 @@
 #include "cq_qp_rts.h"
 #include "gdr.h"
 #include "gpu_mem.h"
-#include "open_pd.h"
 #include "reg_mr.h"
 #include "report.h"
+#include "session.h"
 
 #include <stdlib.h>
 
@@ -92,9 +92,7 @@ int main(int argc, char **argv)
 	};
 	struct cli_common opts;
 	enum cli_outcome outcome;
-	struct rdma_dev dev;
-	struct rdma_buf staging;
-	struct rdma_conn conn;
+	struct session sess;
 	struct gpu gpu;
 	struct gpu_mr gmr = { .dmabuf_fd = -1 };
 	struct gdr_side side;
@@ -115,23 +113,17 @@ int main(int argc, char **argv)
 	if (!gpu_buf)
 		return EXIT_FAILURE;
 
-	show_heading("stage 1: open the device, allocate a PD");
-	if (open_device_pd(&opts, &dev))
+	if (session_open(&sess, &opts, &step.mr, &step.conn))
 		goto out_free_gpu;
-	show_heading("stage 2: register memory (the host staging buffer)");
-	if (register_buffer(&dev, &step.mr, &staging))
-		goto out_close_device;
-	show_heading("stage 3: create the CQ and QP, connect them to the peer");
-	if (create_cq_qp(&dev, &staging, &step.conn, &conn))
-		goto out_release_staging;
-	if (connect_qp(&dev, &opts, &conn))
-		goto out_destroy_cq_qp;
+	show("staging buffer", "the stage 2 buffer is the host staging buffer of the tcp and rdma paths");
+	if (connect_qp(&sess.dev, &opts, &sess.conn))
+		goto out_close_session;
 	show_heading("stage 6: register GPU memory with the NIC");
-	register_gpu_memory(&dev, &gpu, gpu_buf, step.mr.size, &gmr);
+	register_gpu_memory(&sess.dev, &gpu, gpu_buf, step.mr.size, &gmr);
 
 	show_heading("the three data paths of Figure 1");
-	side = (struct gdr_side){ .conn = &conn, .gpu = &gpu, .gpu_buf = gpu_buf,
-				  .staging = &staging, .gpu_mr = &gmr, .sender = !opts.server,
+	side = (struct gdr_side){ .conn = &sess.conn, .gpu = &gpu, .gpu_buf = gpu_buf,
+				  .staging = &sess.buf, .gpu_mr = &gmr, .sender = !opts.server,
 				  .timeout_s = opts.timeout_s };
 	show("role", "%s", side.sender ? "sender (the server's GPU holds the gradient)"
 				       : "receiver (into the client's GPU)");
@@ -143,12 +135,8 @@ int main(int argc, char **argv)
 	show_heading("teardown, in reverse order of creation");
 out_release_gpu_mr:
 	failures += release_gpu_memory(&gmr);
-out_destroy_cq_qp:
-	failures += destroy_cq_qp(&conn);
-out_release_staging:
-	failures += release_buffer(&staging);
-out_close_device:
-	failures += close_device_pd(&dev);
+out_close_session:
+	failures += session_close(&sess);
 out_free_gpu:
 	gpu_free(&gpu, gpu_buf);
 	return failures ? EXIT_FAILURE : status;
