@@ -70,7 +70,7 @@ assert_rc_pingpong_agrees() {
 	assert_back_to_baseline
 }
 
-@test "05_poll_destroy --peer=rc_pingpong: a size mismatch or a malformed line ends with a clear message" {
+@test "05_poll_destroy --peer=rc_pingpong: a size or MTU mismatch or a malformed line ends in bounded time, clearly" {
 	record_baseline
 	# ibv_rc_pingpong sends 2048 bytes into our 4096-byte receives: we say so and stop.
 	port=$(pick_port)
@@ -85,6 +85,19 @@ assert_rc_pingpong_agrees() {
 	assert_line --regexp '^teardown +: every object released$'
 	# Left without a peer, ibv_rc_pingpong would wait until its timeout: stop it now.
 	stop_background "$rc_pid"
+	# Different -m: the line carries no MTU, so neither side can tell. rxe accepts the larger
+	# packets; the run ends normally, and our side states the path MTU it used.
+	port=$(pick_port)
+	start_step srv 05_poll_destroy -d "$DEV" -p "$port" -t 20 --peer=rc_pingpong -n 20 -m 1024
+	wait_for_line "$BATS_TEST_TMPDIR/srv.out" '^listening '
+	rc_status=0
+	timeout -k 2 "$STEP_TIMEOUT" ibv_rc_pingpong -d "$DEV" -g "$GIDX" -p "$port" -n 20 -m 2048 127.0.0.1 \
+		>"$BATS_TEST_TMPDIR/rc.out" 2>&1 || rc_status=$?
+	finish_step srv "$srv_pid"
+	assert_success
+	assert_line --regexp '^path MTU +: 1024, from -m: ibv_rc_pingpong does not send its MTU, so give both sides the same -m$'
+	assert_line --regexp '^ibv_query_qp +: state RTS, path MTU 1024, '
+	[ "$rc_status" -eq 0 ] || fail "ibv_rc_pingpong -m 2048 failed ($rc_status): $(cat "$BATS_TEST_TMPDIR/rc.out")"
 	# A line that is not ibv_rc_pingpong's.
 	port=$(pick_port)
 	start_step srv 05_poll_destroy -d "$DEV" -p "$port" -t 10 --peer=rc_pingpong
