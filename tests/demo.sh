@@ -45,9 +45,11 @@ banner "step 02: register memory"
 run_alone 02_reg_mr -d "$dev" -s 64K || exit 1
 banner "step 03: create the CQ and QP, exchange addresses, drive the QP to RTS"
 run_pair 03_cq_qp_rts -d "$dev" || exit 1
-banner "step 04: post work requests (two-sided SEND, one-sided WRITE)"
+banner "step 04: post work requests (SEND, WRITE, WRITE with immediate, READ)"
 run_pair 04_post_wr -d "$dev" -o send || exit 1
 run_pair 04_post_wr -d "$dev" -o write || exit 1
+run_pair 04_post_wr -d "$dev" -o write_imm --imm 0xdeadbeef || exit 1
+run_pair 04_post_wr -d "$dev" -o read -s 64K || exit 1
 banner "step 05: poll for completions over many messages, then destroy"
 run_pair 05_poll_destroy -d "$dev" -n 1000 || exit 1
 run_pair 05_poll_destroy -d "$dev" -n 1000 --events || exit 1
