@@ -86,6 +86,10 @@ test: deps all nocuda ## Run the bats suite over soft-RoCE: natively if an RDMA 
 demo: deps all ## Run every step in order, server and client, over soft-RoCE (natively or in the VM)
 	@tests/run.sh demo
 
+.PHONY: shell
+shell: deps all ## A root shell in the soft-RoCE VM, with rxe0 up, to run TUTORIAL.md by hand
+	@tests/run.sh shell
+
 .PHONY: vm
 vm: deps ## Fetch Debian's kernel and build the test VM's initramfs under build/vm (done by test and demo)
 	@tests/vm/prepare.sh $(VM_DIR)

@@ -1,58 +1,266 @@
 #!/usr/bin/env bash
-# demo.sh: run every step that exists, in order, on the RDMA device RDMA_DEV ('make demo').
+# demo.sh: run every command block of TUTORIAL.md in order, as a reader would, on RDMA_DEV ('make demo').
 #
-# Steps with server and client roles run both on this machine: the server in
-# the background, the client against 127.0.0.1; their outputs are shown one
-# after the other.
+# The blocks are the ```sh blocks of TUTORIAL.md.  Each line is one command; a
+# comment after it says how a reader runs it:
+#   "# terminal 1 ..."  runs in the background, like a server in a first terminal;
+#                       the next command starts once its TCP port (-p, default
+#                       18515) listens.
+#   "# terminal 2 ..."  runs next to it; when it ends, the terminal 1 commands
+#                       are waited for.  A blank line also waits for them.
+#   "# ... fails ..."   must exit with a non-zero status; every other command
+#                       must exit with 0.
+# A command with --pause runs in the background until it prints its "paused"
+# line.  The next block then runs, as from another terminal, with the word N
+# standing for the paused program's pid; then each paused program gets Enter.
+# A block whose first line is a comment saying "as an ordinary user" runs as
+# nobody.  "-d rxe0" becomes "-d $RDMA_DEV", and build/bin/ becomes
+# $RDMA_STEPS_BIN/ when that is set (the sanitizer build).
+#
+# The transcript marks each step with "######## step NN: TITLE ########", each
+# command with "$ COMMAND" (or "--- terminal K: $ COMMAND"), and ends with
+# "######## all N command blocks ran as TUTORIAL.md says ########" or with the
+# commands that did not.
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.." || exit 1
-bin=${RDMA_STEPS_BIN:-build/bin}
 dev=${RDMA_DEV:?RDMA_DEV must name the RDMA device}
-port=18515
-out=$(mktemp -d)
-trap 'rm -rf "$out"' EXIT
+bin=${RDMA_STEPS_BIN:-build/bin}
+readonly COMMAND_TIMEOUT_S=60 LISTEN_WAIT_S=30 PAUSE_WAIT_S=60
+work=$(mktemp -d)
+
+block_step=() block_line=() block_text=()
+proc_pid=() proc_cmd=() proc_out=() proc_expect=() proc_label=() proc_shown=() proc_in=() proc_line=()
+failures=() run_as=()
+blocks_run=0
+
+# shellcheck disable=SC2317  # run by the EXIT trap
+cleanup() {
+	local pid
+	for pid in "${proc_pid[@]}"; do kill "$pid" 2>/dev/null; done
+	rm -rf "$work"
+}
+trap cleanup EXIT
 
 banner() { printf '\n######## %s ########\n' "$*"; }
 
-run_alone() {
-	local step=$1
-	shift
-	echo "\$ $bin/$step $*"
-	timeout 30 "$bin/$step" "$@"
+# One record per line: "S<TAB>NN<TAB>title" at each step heading, "B<TAB>LINE"
+# at each ```sh block, "L<TAB>TEXT" for each of its lines.
+parse_tutorial() {
+	awk '/^## Step [0-9][0-9]:/ { title = $0; sub(/^## Step [0-9][0-9]: */, "", title)
+	                              printf "S\t%s\t%s\n", substr($3, 1, 2), title; next }
+	     /^```sh$/ { inblock = 1; printf "B\t%d\n", NR; next }
+	     /^```/ { inblock = 0; next }
+	     inblock { printf "L\t%s\n", $0 }' TUTORIAL.md
 }
 
-# Runs STEP ARGS as server and as client; prints both outputs; fails if either failed.
-run_pair() {
-	local step=$1 server_status client_status
-	shift
-	timeout 30 "$bin/$step" "$@" -p "$port" >"$out/server" 2>&1 &
-	local server=$!
-	timeout 30 "$bin/$step" "$@" -p "$port" 127.0.0.1 >"$out/client" 2>&1
-	client_status=$?
-	wait "$server"
-	server_status=$?
-	echo "--- server: \$ $bin/$step $* -p $port"
-	cat "$out/server"
-	echo "--- client: \$ $bin/$step $* -p $port 127.0.0.1"
-	cat "$out/client"
-	port=$((port + 1))
-	[ "$server_status" -eq 0 ] && [ "$client_status" -eq 0 ]
+load_blocks() {
+	local kind a b step="" n=-1
+	while IFS=$'\t' read -r kind a b; do
+		case $kind in
+		S) step="$a: $b" ;;
+		B) n=$((n + 1)); block_step[n]=$step; block_line[n]=$a; block_text[n]="" ;;
+		L) block_text[n]+="$a"$'\n' ;;
+		esac
+	done < <(parse_tutorial)
 }
 
-banner "step 01: open the device and allocate a protection domain"
-run_alone 01_open_pd -d "$dev" || exit 1
-banner "step 02: register memory"
-run_alone 02_reg_mr -d "$dev" -s 64K || exit 1
-banner "step 03: create the CQ and QP, exchange addresses, drive the QP to RTS"
-run_pair 03_cq_qp_rts -d "$dev" || exit 1
-banner "step 04: post work requests (SEND, WRITE, WRITE with immediate, READ)"
-run_pair 04_post_wr -d "$dev" -o send || exit 1
-run_pair 04_post_wr -d "$dev" -o write || exit 1
-run_pair 04_post_wr -d "$dev" -o write_imm --imm 0xdeadbeef || exit 1
-run_pair 04_post_wr -d "$dev" -o read -s 64K || exit 1
-banner "step 05: poll for completions over many messages, then destroy"
-run_pair 05_poll_destroy -d "$dev" -n 1000 || exit 1
-run_pair 05_poll_destroy -d "$dev" -n 1000 --events || exit 1
-banner "step 06: GPU memory along TCP, RDMA and GPUDirect RDMA, copies counted"
-run_pair 06_gdr -d "$dev" -s 1M || exit 1
-banner "all steps ran"
+# The command as this run executes it.
+localise() {
+	local cmd=$1 pid=${2:-}
+	cmd=${cmd//-d rxe0/-d $dev}
+	[ "$bin" != build/bin ] && cmd=${cmd//build\/bin\//$bin/}
+	[ -n "$pid" ] && cmd=$(sed -E "s/(^|[^[:alnum:]_])N([^[:alnum:]_]|$)/\1$pid\2/g" <<<"$cmd")
+	printf '%s' "$cmd"
+}
+
+port_of() {
+	local port
+	port=$(sed -nE 's/.*(-p|--port)[ =]([0-9]+).*/\2/p' <<<"$1")
+	echo "${port:-18515}"
+}
+
+listening() { [ -n "$(ss -Hltn "sport = :$1")" ]; }
+
+# Starts CMD in the background with its stdin on a fifo (for Enter); sets $started.
+start_background() {
+	local cmd=$1 expect=$2 label=$3 line=$4 i=${#proc_pid[@]} fd
+	mkfifo "$work/in.$i"
+	exec {fd}<>"$work/in.$i"
+	proc_in[i]=$fd
+	proc_out[i]=$work/out.$i
+	timeout "$COMMAND_TIMEOUT_S" "${run_as[@]}" bash -c "$cmd" <&"$fd" >"${proc_out[i]}" 2>&1 &
+	proc_pid[i]=$!
+	proc_cmd[i]=$cmd
+	proc_expect[i]=$expect
+	proc_label[i]=$label
+	proc_shown[i]=0
+	proc_line[i]=$line
+	started=$i
+}
+
+# Waits until process I's output matches REGEX, or it ends, or SECONDS pass.
+wait_for_output() {
+	local i=$1 regex=$2 limit=$3 waited=0
+	until grep -qE -- "$regex" "${proc_out[i]}"; do
+		kill -0 "${proc_pid[i]}" 2>/dev/null || return 1
+		[ "$waited" -ge $((limit * 10)) ] && return 1
+		sleep 0.1
+		waited=$((waited + 1))
+	done
+}
+
+wait_for_listen() {
+	local i=$1 port=$2 waited=0
+	until listening "$port"; do
+		kill -0 "${proc_pid[i]}" 2>/dev/null || return 1
+		[ "$waited" -ge $((LISTEN_WAIT_S * 10)) ] && return 1
+		sleep 0.1
+		waited=$((waited + 1))
+	done
+}
+
+# Prints what process I printed since it was last shown.
+show_new_output() {
+	local i=$1 heading=$2 size
+	size=$(stat -c %s "${proc_out[i]}")
+	echo "--- ${proc_label[i]}${heading}: \$ ${proc_cmd[i]}"
+	tail -c +"$((proc_shown[i] + 1))" "${proc_out[i]}" | head -c "$((size - proc_shown[i]))"
+	proc_shown[i]=$size
+}
+
+# Records a failure unless STATUS is what the tutorial says the command does.
+check_status() {
+	local cmd=$1 expect=$2 status=$3 line=$4
+	if [ "$status" -eq 124 ] || [ "$status" -eq 137 ]; then
+		failures+=("TUTORIAL.md line $line: '$cmd' did not end within ${COMMAND_TIMEOUT_S} s")
+	elif [ "$expect" = fails ] && [ "$status" -eq 0 ]; then
+		failures+=("TUTORIAL.md line $line: '$cmd' should fail, as the tutorial says, but exited with 0")
+	elif [ "$expect" = works ] && [ "$status" -ne 0 ]; then
+		failures+=("TUTORIAL.md line $line: '$cmd' exited with status $status")
+	fi
+}
+
+# Waits for every background command, shows the rest of its output, checks its status.
+finish_background() {
+	local i status fd
+	for i in "${!proc_pid[@]}"; do
+		wait "${proc_pid[i]}"
+		status=$?
+		if [ "${proc_shown[i]}" -gt 0 ]; then
+			show_new_output "$i" ", after Enter"
+		else
+			show_new_output "$i" ""
+		fi
+		check_status "${proc_cmd[i]}" "${proc_expect[i]}" "$status" "${proc_line[i]}"
+		fd=${proc_in[i]}
+		exec {fd}>&-
+	done
+	proc_pid=() proc_cmd=() proc_out=() proc_expect=() proc_label=() proc_shown=() proc_in=() proc_line=()
+}
+
+# Runs CMD in the foreground; a command without a terminal label is shown at once.
+run_foreground() {
+	local cmd=$1 expect=$2 label=$3 line=$4 status
+	timeout "$COMMAND_TIMEOUT_S" "${run_as[@]}" bash -c "$cmd" </dev/null >"$work/fg" 2>&1
+	status=$?
+	if [ -z "$label" ]; then
+		echo "\$ $cmd"
+		cat "$work/fg"
+	fi
+	check_status "$cmd" "$expect" "$status" "$line"
+}
+
+# Runs the commands of one block that starts at TUTORIAL.md line LINE; PID,
+# if given, replaces the word N.  Programs started with --pause are left
+# paused, and $paused names the first one's pid.
+run_block() {
+	local text=$1 line=$2 pid=${3:-} raw cmd comment expect label i
+	paused=""
+	run_as=()
+	case $(head -n 1 <<<"$text") in
+	"#"*"as an ordinary user"*)
+		run_as=(setpriv --reuid=65534 --regid=65534 --clear-groups)
+		echo "--- as an ordinary user (nobody), not root:" ;;
+	esac
+	while IFS= read -r raw; do
+		case $raw in
+		"") [ -z "$pid" ] && finish_background; continue ;;
+		"#"*) continue ;;
+		esac
+		cmd=${raw%%[[:space:]]#*}
+		cmd=${cmd%"${cmd##*[![:space:]]}"}
+		comment=""
+		[ "$cmd" != "$raw" ] && comment=${raw#*[[:space:]]#}
+		expect=works
+		case $comment in *fails*) expect=fails ;; esac
+		cmd=$(localise "$cmd" "$pid")
+		label=""
+		case $comment in
+		*"terminal 1"*) label="terminal 1" ;;
+		*"terminal 2"*) label="terminal 2" ;;
+		esac
+		if [ "$label" = "terminal 1" ] || [[ $cmd == *--pause* ]]; then
+			start_background "$cmd" "$expect" "${label:-terminal 1}" "$line"
+			if [ "$label" = "terminal 1" ] && ! wait_for_listen "$started" "$(port_of "$cmd")"; then
+				failures+=("TUTORIAL.md line $line: '$cmd' did not listen on TCP port $(port_of "$cmd")")
+			fi
+			continue
+		fi
+		run_foreground "$cmd" "$expect" "$label" "$line"
+		if [ -n "$label" ]; then
+			finish_background
+			echo "--- $label: \$ $cmd"
+			cat "$work/fg"
+		fi
+	done <<<"${text%$'\n'}"
+	[ -n "$pid" ] && return
+	for i in "${!proc_pid[@]}"; do
+		[[ ${proc_cmd[i]} == *--pause* ]] || continue
+		if wait_for_output "$i" '^paused +: pid [0-9]+' "$PAUSE_WAIT_S"; then
+			paused=${paused:-$(sed -nE 's/^paused +: pid ([0-9]+).*/\1/p' "${proc_out[i]}" | head -n 1)}
+		else
+			failures+=("TUTORIAL.md line $line: '${proc_cmd[i]}' never printed its paused line")
+		fi
+	done
+	if [ -n "$paused" ]; then
+		for i in "${!proc_pid[@]}"; do show_new_output "$i" ""; done
+	else
+		finish_background
+	fi
+}
+
+# Presses Enter for every paused program and waits for them.
+resume_paused() {
+	local i
+	echo "--- Enter in each paused program's terminal"
+	for i in "${!proc_pid[@]}"; do echo >&"${proc_in[i]}"; done
+	finish_background
+}
+
+load_blocks
+shown_step=""
+k=0
+while [ "$k" -lt "${#block_text[@]}" ]; do
+	if [ "${block_step[k]}" != "$shown_step" ]; then
+		shown_step=${block_step[k]}
+		banner "step $shown_step"
+	fi
+	run_block "${block_text[k]}" "${block_line[k]}"
+	blocks_run=$((blocks_run + 1))
+	if [ -n "$paused" ] && [ $((k + 1)) -lt "${#block_text[@]}" ]; then
+		k=$((k + 1))
+		echo "--- another terminal, while pid $paused is paused:"
+		run_block "${block_text[k]}" "${block_line[k]}" "$paused"
+		blocks_run=$((blocks_run + 1))
+	fi
+	[ "${#proc_pid[@]}" -gt 0 ] && resume_paused
+	k=$((k + 1))
+done
+
+if [ "${#failures[@]}" -eq 0 ]; then
+	banner "all $blocks_run command blocks ran as TUTORIAL.md says"
+	exit 0
+fi
+banner "${#failures[@]} command(s) did not run as TUTORIAL.md says"
+printf '%s\n' "${failures[@]}"
+exit 1

@@ -3,6 +3,7 @@
 #
 # Usage: tests/run.sh test [BATS_FILE...]
 #        tests/run.sh demo
+#        tests/run.sh shell    (an interactive shell in the VM)
 # RDMA_TEST_MODE=native or RDMA_TEST_MODE=vm forces a mode; the default picks
 # native when /sys/class/infiniband lists a device and the VM otherwise.
 set -uo pipefail
@@ -11,7 +12,7 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root" || exit 1
 results=$root/build/test-results
 vm_dir=$root/build/vm
-what=${1:?usage: tests/run.sh test [BATS_FILE...] | tests/run.sh demo}
+what=${1:?usage: tests/run.sh test [BATS_FILE...] | tests/run.sh demo | tests/run.sh shell}
 shift
 
 die() { echo "$what: $*" >&2; exit 1; }
@@ -32,13 +33,19 @@ choose_mode() {
 case $what in
 test) job=(tests/run-bats.sh "$@") ;;
 demo) job=(tests/demo.sh) ;;
-*) die "unknown action '$what' (test or demo)" ;;
+shell) job=(tests/vm/shell.sh) ;;
+*) die "unknown action '$what' (test, demo or shell)" ;;
 esac
 
 start=$SECONDS
 mode=$(choose_mode) || exit 1
 mkdir -p "$results"
 rm -f "$results/tap"
+if [ "$what" = shell ]; then
+	[ "$mode" = native ] && die "this machine has an RDMA device ($(first_device)): run the tutorial's commands here directly, or set RDMA_TEST_MODE=vm"
+	{ [ -t 0 ] && [ -t 1 ]; } || die "needs a terminal: run 'make shell' from an interactive terminal"
+	export RDMA_VM_INTERACTIVE=1
+fi
 if [ "$mode" = native ]; then
 	export RDMA_DEV=${RDMA_DEV:-$(first_device)} RDMA_STEPS_RESULTS=$results
 	echo "$what: running natively on $RDMA_DEV"

@@ -8,6 +8,8 @@
 # RESULTS_DIR receives status (COMMAND's exit status), console.log (everything
 # the guest printed) and whatever COMMAND writes there.  A guest that has not powered
 # off after RDMA_VM_TIMEOUT seconds (default 900) is killed and counts as a failure.
+# With RDMA_VM_INTERACTIVE=1 the console is this terminal (for 'make shell'):
+# no log and no time limit.
 set -uo pipefail
 
 usage="usage: boot.sh VM_DIR RESULTS_DIR COMMAND [ARG...]"
@@ -24,22 +26,36 @@ rm -f "$results"/{status,console.log,job.env}
 	printf 'RDMA_STEPS_ROOT=%q\n' "$root"
 	printf 'RDMA_STEPS_VM_DIR=%q\n' "$vm_dir"
 	printf 'RDMA_STEPS_BIN=%q\n' "${RDMA_STEPS_BIN:-}"
+	printf 'RDMA_STEPS_TERM=%q\n' "${TERM:-vt100}"
+	if [ -t 0 ]; then
+		stty size | awk '{ printf "RDMA_STEPS_ROWS=%d\nRDMA_STEPS_COLS=%d\n", $1, $2 }'
+	fi
 	printf 'RDMA_STEPS_JOB=('
 	printf '%q ' "$@"
 	printf ')\n'
 } >"$results/job.env"
 
-echo "vm: booting $(readlink "$vm_dir/vmlinuz" | sed 's|.*/||') under QEMU (TCG, no KVM), timeout ${timeout_s}s"
-timeout -k 5 "$timeout_s" qemu-system-x86_64 \
-	-nodefaults -no-user-config -no-reboot \
-	-machine q35,accel=tcg -cpu max -smp 2 -m 1024 \
-	-kernel "$vm_dir/vmlinuz" -initrd "$vm_dir/initramfs.cpio.gz" \
-	-append "console=ttyS0 quiet loglevel=3 panic=-1 rdma_steps_init=$root/tests/vm/guest-init.sh" \
-	-display none -nic none \
-	-chardev stdio,id=console,signal=off -serial chardev:console \
-	-virtfs local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap \
-	-virtfs "local,path=$results,mount_tag=results,security_model=none" \
-	</dev/null 2>&1 | sed -u 's/\r$//' | tee "$results/console.log"
+# shellcheck disable=SC2054  # the commas belong to QEMU options
+qemu=(qemu-system-x86_64
+	-nodefaults -no-user-config -no-reboot
+	-machine q35,accel=tcg -cpu max -smp 2 -m 1024
+	-kernel "$vm_dir/vmlinuz" -initrd "$vm_dir/initramfs.cpio.gz"
+	-append "console=ttyS0 quiet loglevel=3 panic=-1 rdma_steps_init=$root/tests/vm/guest-init.sh"
+	-display none -nic none
+	-chardev stdio,id=console,signal=off -serial chardev:console
+	-virtfs local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap
+	-virtfs "local,path=$results,mount_tag=results,security_model=none")
+
+kernel=$(readlink "$vm_dir/vmlinuz" | sed 's|.*/||')
+if [ "${RDMA_VM_INTERACTIVE:-0}" = 1 ]; then
+	echo "vm: booting $kernel under QEMU (TCG, no KVM); the shell comes up in about 15 s"
+	"${qemu[@]}"
+	[ -s "$results/status" ] || exit 1
+	exit "$(cat "$results/status")"
+fi
+
+echo "vm: booting $kernel under QEMU (TCG, no KVM), timeout ${timeout_s}s"
+timeout -k 5 "$timeout_s" "${qemu[@]}" </dev/null 2>&1 | sed -u 's/\r$//' | tee "$results/console.log"
 qemu_status=${PIPESTATUS[0]}
 
 if [ "$qemu_status" -eq 124 ] || [ "$qemu_status" -eq 137 ]; then

@@ -89,6 +89,7 @@ start_rxe() {
 mount_filesystems || { say "mounting /proc, /sys, /dev, /tmp, /run or the results share failed"; power_off; }
 # shellcheck source=/dev/null
 . /run/results/job.env || fail "cannot read job.env from the results share"
+export RDMA_STEPS_TERM RDMA_STEPS_ROWS RDMA_STEPS_COLS
 mount_tmp
 say "guest up at $(uptime_s) s (kernel $(uname -r))"
 start_rxe || fail "soft-RoCE set-up failed: rxe0 on $RXE_NETDEV ($RXE_ADDR) did not come up"
