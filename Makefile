@@ -83,11 +83,11 @@ test: deps all nocuda ## Run the bats suite over soft-RoCE: natively if an RDMA 
 	@tests/run.sh test $(TESTS)
 
 .PHONY: demo
-demo: deps all ## Run every step in order, server and client, over soft-RoCE (natively or in the VM)
+demo: deps all nocuda ## Run every command block of TUTORIAL.md in order, over soft-RoCE (natively or in the VM)
 	@tests/run.sh demo
 
 .PHONY: shell
-shell: deps all ## A root shell in the soft-RoCE VM, with rxe0 up, to run TUTORIAL.md by hand
+shell: deps all nocuda ## A root shell in the soft-RoCE VM, with rxe0 up, to run TUTORIAL.md by hand
 	@tests/run.sh shell
 
 .PHONY: vm

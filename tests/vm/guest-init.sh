@@ -45,6 +45,7 @@ mount_filesystems() {
 
 # A writable /tmp for tools that ignore TMPDIR, unless the project itself lives under /tmp.
 mount_tmp() {
+	# shellcheck disable=SC2153  # set by job.env
 	case $RDMA_STEPS_ROOT/ in
 	/tmp/*) say "the project is under /tmp: /tmp stays the host's, read-only" ;;
 	*) mount -t tmpfs tmp /tmp ;;
