@@ -24,7 +24,7 @@ void device_report_none(void)
 {
 	report_error("no RDMA device here. Create a soft-RoCE one as root with "
 		     "'modprobe rdma_rxe; rdma link add rxe0 type rxe netdev IFACE', "
-		     "or run the steps in the test VM ('make demo')");
+		     "or run the steps in the test VM ('make shell')");
 }
 
 struct ibv_device *device_lookup(struct ibv_device **list, int count, const char *name)

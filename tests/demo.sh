@@ -242,7 +242,9 @@ shown_step=""
 k=0
 while [ "$k" -lt "${#block_text[@]}" ]; do
 	if [ "${block_step[k]}" != "$shown_step" ]; then
+		[ -n "$shown_step" ] && echo "(step ${shown_step%%:*} took $((SECONDS - step_start)) s)"
 		shown_step=${block_step[k]}
+		step_start=$SECONDS
 		banner "step $shown_step"
 	fi
 	run_block "${block_text[k]}" "${block_line[k]}"
@@ -257,6 +259,7 @@ while [ "$k" -lt "${#block_text[@]}" ]; do
 	k=$((k + 1))
 done
 
+echo "(step ${shown_step%%:*} took $((SECONDS - step_start)) s)"
 if [ "${#failures[@]}" -eq 0 ]; then
 	banner "all $blocks_run command blocks ran as TUTORIAL.md says"
 	exit 0

@@ -7,7 +7,7 @@
 # RDMA_DEV=rxe0 and RDMA_STEPS_RESULTS naming RESULTS_DIR as the guest sees it.
 # RESULTS_DIR receives status (COMMAND's exit status), console.log (everything
 # the guest printed) and whatever COMMAND writes there.  A guest that has not powered
-# off after RDMA_VM_TIMEOUT seconds (default 900) is killed and counts as a failure.
+# off after RDMA_VM_TIMEOUT seconds (default 1500) is killed and counts as a failure.
 # With RDMA_VM_INTERACTIVE=1 the console is this terminal (for 'make shell'):
 # no log and no time limit.
 set -uo pipefail
@@ -19,7 +19,7 @@ mkdir -p "$2"
 results=$(cd "$2" && pwd)
 shift 2
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
-timeout_s=${RDMA_VM_TIMEOUT:-900}
+timeout_s=${RDMA_VM_TIMEOUT:-1500}
 
 rm -f "$results"/{status,console.log,job.env}
 {
