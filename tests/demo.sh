@@ -79,6 +79,7 @@ port_of() {
 	echo "${port:-18515}"
 }
 
+# shellcheck disable=SC2317  # called through wait_until
 listening() { [ -n "$(ss -Hltn "sport = :$1")" ]; }
 
 # Starts CMD in the background with its stdin on a fifo (for Enter); sets $started.
@@ -98,22 +99,13 @@ start_background() {
 	started=$i
 }
 
-# Waits until process I's output matches REGEX, or it ends, or SECONDS pass.
-wait_for_output() {
-	local i=$1 regex=$2 limit=$3 waited=0
-	until grep -qE -- "$regex" "${proc_out[i]}"; do
+# Waits until CHECK succeeds while process I runs; fails if it ends first or LIMIT seconds pass.
+wait_until() {
+	local i=$1 limit=$2 waited=0
+	shift 2
+	until "$@"; do
 		kill -0 "${proc_pid[i]}" 2>/dev/null || return 1
 		[ "$waited" -ge $((limit * 10)) ] && return 1
-		sleep 0.1
-		waited=$((waited + 1))
-	done
-}
-
-wait_for_listen() {
-	local i=$1 port=$2 waited=0
-	until listening "$port"; do
-		kill -0 "${proc_pid[i]}" 2>/dev/null || return 1
-		[ "$waited" -ge $((LISTEN_WAIT_S * 10)) ] && return 1
 		sleep 0.1
 		waited=$((waited + 1))
 	done
@@ -201,7 +193,7 @@ run_block() {
 		esac
 		if [ "$label" = "terminal 1" ] || [[ $cmd == *--pause* ]]; then
 			start_background "$cmd" "$expect" "${label:-terminal 1}" "$line"
-			if [ "$label" = "terminal 1" ] && ! wait_for_listen "$started" "$(port_of "$cmd")"; then
+			if [ "$label" = "terminal 1" ] && ! wait_until "$started" "$LISTEN_WAIT_S" listening "$(port_of "$cmd")"; then
 				failures+=("TUTORIAL.md line $line: '$cmd' did not listen on TCP port $(port_of "$cmd")")
 			fi
 			continue
@@ -216,7 +208,7 @@ run_block() {
 	[ -n "$pid" ] && return
 	for i in "${!proc_pid[@]}"; do
 		[[ ${proc_cmd[i]} == *--pause* ]] || continue
-		if wait_for_output "$i" '^paused +: pid [0-9]+' "$PAUSE_WAIT_S"; then
+		if wait_until "$i" "$PAUSE_WAIT_S" grep -qE '^paused +: pid [0-9]+' "${proc_out[i]}"; then
 			paused=${paused:-$(sed -nE 's/^paused +: pid ([0-9]+).*/\1/p' "${proc_out[i]}" | head -n 1)}
 		else
 			failures+=("TUTORIAL.md line $line: '${proc_cmd[i]}' never printed its paused line")
@@ -237,29 +229,33 @@ resume_paused() {
 	finish_background
 }
 
-load_blocks
-shown_step=""
-k=0
-while [ "$k" -lt "${#block_text[@]}" ]; do
-	if [ "${block_step[k]}" != "$shown_step" ]; then
-		[ -n "$shown_step" ] && echo "(step ${shown_step%%:*} took $((SECONDS - step_start)) s)"
-		shown_step=${block_step[k]}
-		step_start=$SECONDS
-		banner "step $shown_step"
-	fi
-	run_block "${block_text[k]}" "${block_line[k]}"
-	blocks_run=$((blocks_run + 1))
-	if [ -n "$paused" ] && [ $((k + 1)) -lt "${#block_text[@]}" ]; then
-		k=$((k + 1))
-		echo "--- another terminal, while pid $paused is paused:"
-		run_block "${block_text[k]}" "${block_line[k]}" "$paused"
+# Runs every block in order; a block that leaves programs paused is followed
+# by the next block, run while they wait, and then by Enter.
+run_all_blocks() {
+	local k=0 shown_step="" step_start=$SECONDS
+	while [ "$k" -lt "${#block_text[@]}" ]; do
+		if [ "${block_step[k]}" != "$shown_step" ]; then
+			[ -n "$shown_step" ] && echo "(step ${shown_step%%:*} took $((SECONDS - step_start)) s)"
+			shown_step=${block_step[k]}
+			step_start=$SECONDS
+			banner "step $shown_step"
+		fi
+		run_block "${block_text[k]}" "${block_line[k]}"
 		blocks_run=$((blocks_run + 1))
-	fi
-	[ "${#proc_pid[@]}" -gt 0 ] && resume_paused
-	k=$((k + 1))
-done
+		if [ -n "$paused" ] && [ $((k + 1)) -lt "${#block_text[@]}" ]; then
+			k=$((k + 1))
+			echo "--- another terminal, while pid $paused is paused:"
+			run_block "${block_text[k]}" "${block_line[k]}" "$paused"
+			blocks_run=$((blocks_run + 1))
+		fi
+		[ "${#proc_pid[@]}" -gt 0 ] && resume_paused
+		k=$((k + 1))
+	done
+	echo "(step ${shown_step%%:*} took $((SECONDS - step_start)) s)"
+}
 
-echo "(step ${shown_step%%:*} took $((SECONDS - step_start)) s)"
+load_blocks
+run_all_blocks
 if [ "${#failures[@]}" -eq 0 ]; then
 	banner "all $blocks_run command blocks ran as TUTORIAL.md says"
 	exit 0
