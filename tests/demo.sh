@@ -14,7 +14,7 @@
 # line.  The next block then runs, as from another terminal, with the word N
 # standing for the paused program's pid; then each paused program gets Enter.
 # A block whose first line is a comment saying "as an ordinary user" runs as
-# nobody.  "-d rxe0" becomes "-d $RDMA_DEV", and build/bin/ becomes
+# nobody when this runs as root.  "-d rxe0" becomes "-d $RDMA_DEV", and build/bin/ becomes
 # $RDMA_STEPS_BIN/ when that is set (the sanitizer build).
 #
 # The transcript marks each step with "######## step NN: TITLE ########", each
@@ -171,8 +171,10 @@ run_block() {
 	run_as=()
 	case $(head -n 1 <<<"$text") in
 	"#"*"as an ordinary user"*)
-		run_as=(setpriv --reuid=65534 --regid=65534 --clear-groups)
-		echo "--- as an ordinary user (nobody), not root:" ;;
+		if [ "$(id -u)" -eq 0 ]; then
+			run_as=(setpriv --reuid=65534 --regid=65534 --clear-groups)
+			echo "--- as an ordinary user (nobody), not root:"
+		fi ;;
 	esac
 	while IFS= read -r raw; do
 		case $raw in
