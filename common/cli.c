@@ -163,7 +163,7 @@ enum cli_outcome cli_parse(int argc, char **argv, const struct cli_spec *spec,
 		return CLI_BAD_USAGE;
 	}
 	if (optind < argc)
-		common->server = argv[optind++];
+		common->host = argv[optind++];
 	if (optind < argc) {
 		report_error("unexpected argument '%s': give at most one HOST", argv[optind]);
 		return CLI_BAD_USAGE;

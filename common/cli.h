@@ -18,7 +18,7 @@ struct cli_common {
 	int tcp_port;		/* -p: TCP port of the out-of-band exchange */
 	int timeout_s;		/* -t: how long to wait for the peer */
 	bool pause;		/* --pause: stop before teardown until told to go on */
-	const char *server;	/* host argument: NULL means "be the server" */
+	const char *host;	/* the server's address (client); NULL means "be the server" */
 };
 
 /* An option a step adds.  key is its short letter, or a value above 255 for long-only options. */

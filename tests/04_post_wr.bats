@@ -42,6 +42,9 @@ setup() {
 	use_output_of srv
 	assert_line --regexp '^ibv_poll_cq +: completion: opcode RECV_RDMA_WITH_IMM, status success, 4096 bytes, immediate 0xdeadbeef$'
 	assert_line --regexp '^data check +: 4096 bytes arrived intact$'
+	# The immediate value belongs to the receiver's completion only, whatever rxe flags on the sender's.
+	use_output_of cli
+	assert_line --regexp '^ibv_poll_cq +: completion: opcode RDMA_WRITE, status success, 4096 bytes$'
 	assert_back_to_baseline
 }
 

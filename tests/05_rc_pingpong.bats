@@ -96,6 +96,8 @@ assert_rc_pingpong_agrees() {
 	finish_step srv "$srv_pid"
 	assert_success
 	assert_line --regexp '^path MTU +: 1024, from -m: ibv_rc_pingpong does not send its MTU, so give both sides the same -m$'
+	assert_line --regexp '^remote QP +: QPN 0x[0-9a-f]{6}, PSN 0x[0-9a-f]{6}, GID [0-9a-f:.]+, LID 0x0000, MTU not sent$'
+	assert_line --regexp '^ibv_modify_qp +: INIT -> RTR: path MTU 1024 \(ours: the peer sent none\), '
 	assert_line --regexp '^ibv_query_qp +: state RTS, path MTU 1024, '
 	[ "$rc_status" -eq 0 ] || fail "ibv_rc_pingpong -m 2048 failed ($rc_status): $(cat "$BATS_TEST_TMPDIR/rc.out")"
 	# A line that is not ibv_rc_pingpong's.

@@ -31,7 +31,7 @@ work=$(mktemp -d)
 block_step=() block_line=() block_text=()
 proc_pid=() proc_cmd=() proc_out=() proc_expect=() proc_label=() proc_shown=() proc_in=() proc_line=()
 failures=() run_as=()
-blocks_run=0
+blocks_run=0 fifos=0
 
 # shellcheck disable=SC2317  # run by the EXIT trap
 cleanup() {
@@ -85,8 +85,9 @@ listening() { [ -n "$(ss -Hltn "sport = :$1")" ]; }
 # Starts CMD in the background with its stdin on a fifo (for Enter); sets $started.
 start_background() {
 	local cmd=$1 expect=$2 label=$3 line=$4 i=${#proc_pid[@]} fd
-	mkfifo "$work/in.$i"
-	exec {fd}<>"$work/in.$i"
+	fifos=$((fifos + 1))
+	mkfifo "$work/in.$fifos"
+	exec {fd}<>"$work/in.$fifos"
 	proc_in[i]=$fd
 	proc_out[i]=$work/out.$i
 	timeout "$COMMAND_TIMEOUT_S" "${run_as[@]}" bash -c "$cmd" <&"$fd" >"${proc_out[i]}" 2>&1 &

@@ -138,7 +138,9 @@ out_destroy_channel:
 /* The path MTU both ports can carry: the smaller of the two active MTUs. */
 static enum ibv_mtu path_mtu(const struct rdma_conn *conn)
 {
-	return conn->local.mtu < conn->remote.mtu ? conn->local.mtu : conn->remote.mtu;
+	if (conn->remote.mtu == MTU_NOT_SENT || conn->local.mtu < conn->remote.mtu)
+		return conn->local.mtu;
+	return conn->remote.mtu;
 }
 
 static int move_to_rtr(struct rdma_dev *dev, struct rdma_conn *conn)
@@ -156,7 +158,7 @@ static int move_to_rtr(struct rdma_dev *dev, struct rdma_conn *conn)
 			.port_num = dev->port,
 		},
 	};
-	char gid[GID_STR_LEN], route[128];
+	char gid[GID_STR_LEN], route[128], mtu_why[64] = "ours: the peer sent none";
 	int rc;
 
 	if (dev->gid_index != GID_NONE) {
@@ -180,9 +182,12 @@ static int move_to_rtr(struct rdma_dev *dev, struct rdma_conn *conn)
 		report_verb_error("ibv_modify_qp (INIT -> RTR)", rc);
 		return -1;
 	}
-	show("ibv_modify_qp", "INIT -> RTR: path MTU %d (the smaller of ours %d and the peer's %d), "
+	if (conn->remote.mtu != MTU_NOT_SENT)
+		snprintf(mtu_why, sizeof(mtu_why), "the smaller of ours %d and the peer's %d",
+			 mtu_bytes(conn->local.mtu), mtu_bytes(conn->remote.mtu));
+	show("ibv_modify_qp", "INIT -> RTR: path MTU %d (%s), "
 	     "dest QPN 0x%06x, receive PSN 0x%06x, %s, max_dest_rd_atomic %d, min_rnr_timer %d",
-	     mtu_bytes(attr.path_mtu), mtu_bytes(conn->local.mtu), mtu_bytes(conn->remote.mtu),
+	     mtu_bytes(attr.path_mtu), mtu_why,
 	     attr.dest_qp_num, attr.rq_psn, route, QP_RD_ATOMIC, QP_MIN_RNR_TIMER);
 	return 0;
 }
@@ -232,8 +237,8 @@ static int show_qp_state(struct rdma_conn *conn)
 
 int connect_qp(struct rdma_dev *dev, const struct cli_common *opts, struct rdma_conn *conn)
 {
-	show("role", "%s", opts->server ? "client" : "server");
-	conn->sock = opts->server ? sock_connect(opts->server, opts->tcp_port, opts->timeout_s)
+	show("role", "%s", opts->host ? "client" : "server");
+	conn->sock = opts->host ? sock_connect(opts->host, opts->tcp_port, opts->timeout_s)
 				  : sock_accept_one(opts->tcp_port, opts->timeout_s);
 	if (conn->sock < 0)
 		return -1;

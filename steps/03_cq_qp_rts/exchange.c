@@ -89,12 +89,14 @@ int exchange_peer_info(int fd, const struct peer_info *local, struct peer_info *
 
 void exchange_show_qp(const char *who, const struct peer_info *info)
 {
-	char key[32], gid[GID_STR_LEN];
+	char key[32], gid[GID_STR_LEN], mtu[16] = "not sent";
 
 	gid_format(&info->gid, gid, sizeof(gid));
 	snprintf(key, sizeof(key), "%s QP", who);
-	show(key, "QPN 0x%06x, PSN 0x%06x, GID %s, LID 0x%04x, MTU %d", info->qpn, info->psn,
-	     gid, info->lid, mtu_bytes(info->mtu));
+	if (info->mtu != MTU_NOT_SENT)
+		snprintf(mtu, sizeof(mtu), "%d", mtu_bytes(info->mtu));
+	show(key, "QPN 0x%06x, PSN 0x%06x, GID %s, LID 0x%04x, MTU %s", info->qpn, info->psn,
+	     gid, info->lid, mtu);
 }
 
 void exchange_show(const char *who, const struct peer_info *info)

@@ -10,12 +10,15 @@ struct peer_info {
 	uint32_t qpn;		/* queue pair number (24 bits) */
 	uint32_t psn;		/* first packet sequence number (24 bits) */
 	uint16_t lid;		/* InfiniBand local identifier (0 on RoCE) */
-	enum ibv_mtu mtu;	/* the port's active MTU */
+	enum ibv_mtu mtu;	/* the port's active MTU; MTU_NOT_SENT for a peer that sends none */
 	union ibv_gid gid;	/* RoCE (and routed IB) address */
 	uint64_t addr;		/* buffer address, for RDMA READ and WRITE */
 	uint64_t len;		/* buffer length */
 	uint32_t rkey;		/* the key that lets the peer touch that buffer */
 };
+
+/* The peer's MTU when its exchange carries none (ibv_rc_pingpong's): the path MTU is then ours. */
+#define MTU_NOT_SENT ((enum ibv_mtu)0)
 
 /* Message version 1: magic, version, MTU, LID, QPN, PSN, rkey, address, length, GID. */
 #define EXCHANGE_MAGIC "RDST"

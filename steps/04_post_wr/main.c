@@ -121,8 +121,8 @@ int main(int argc, char **argv)
 		goto out_close_session;
 	show_heading("stage 4: post a work request");
 	show("operation", "%s, %s", op_name(step.post.op),
-	     opts.server ? "we are the initiator" : "we are the target");
-	if (opts.server ? run_initiator(&sess.conn, &sess.buf, &step.post, opts.timeout_s)
+	     opts.host ? "we are the initiator" : "we are the target");
+	if (opts.host ? run_initiator(&sess.conn, &sess.buf, &step.post, opts.timeout_s)
 			: run_target(&sess.conn, &sess.buf, &step.post, opts.timeout_s))
 		goto out_close_session;
 	if (opts.pause)

@@ -145,7 +145,8 @@ void show_completion(const struct ibv_wc *wc)
 {
 	char imm[40] = "";
 
-	if (wc->wc_flags & IBV_WC_WITH_IMM)
+	/* imm_data belongs to receive completions; rxe also sets the flag on the sender's, with 0 in imm_data. */
+	if ((wc->wc_flags & IBV_WC_WITH_IMM) && (wc->opcode & IBV_WC_RECV))
 		snprintf(imm, sizeof(imm), ", immediate 0x%08x", ntohl(wc->imm_data));
 	show("ibv_poll_cq", "completion: opcode %s, status %s, %u bytes%s",
 	     wc_opcode_name(wc->opcode), ibv_wc_status_str(wc->status), wc->byte_len, imm);

@@ -75,10 +75,10 @@ int main(int argc, char **argv)
 		goto out_close_session;
 	show_heading("stages 4 and 5: post work requests, poll for their completions");
 	show("operation", "%d x %s of %zu bytes, %s, %s", step.poll.iters, op_name(step.post.op),
-	     sess.buf.len, opts.server ? "we are the initiator" : "we are the target",
+	     sess.buf.len, opts.host ? "we are the initiator" : "we are the target",
 	     step.conn.events ? "event-driven (completion channel)" : "busy polling");
 	poller_init(&poller, &sess.conn, step.conn.events, step.poll.rc_pingpong);
-	if (opts.server ? run_initiator_loop(&poller, &sess.buf, &step.post, step.poll.iters, opts.timeout_s)
+	if (opts.host ? run_initiator_loop(&poller, &sess.buf, &step.post, step.poll.iters, opts.timeout_s)
 			: run_target_loop(&poller, &sess.buf, &step.post, step.poll.iters, opts.timeout_s))
 		goto out_close_session;
 	if (opts.pause)

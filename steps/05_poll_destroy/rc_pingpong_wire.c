@@ -40,7 +40,7 @@ int rc_pingpong_decode(const char msg[RC_PINGPONG_MSG_LEN], struct peer_info *in
 			     "<32 hex digits of GID> (hex, NUL-terminated, 52 bytes); got \"%s\"", shown);
 		return -1;
 	}
-	*info = (struct peer_info){ .lid = (uint16_t)lid, .qpn = qpn, .psn = psn };
+	*info = (struct peer_info){ .lid = (uint16_t)lid, .qpn = qpn, .psn = psn, .mtu = MTU_NOT_SENT };
 	for (int i = 0; i < 16; i++) {
 		sscanf(msg + 19 + 2 * i, "%2x", &byte);
 		info->gid.raw[i] = (uint8_t)byte;
@@ -66,7 +66,6 @@ static int server_exchange(struct rdma_dev *dev, struct rdma_conn *conn, int tim
 	show_line("received line", in);
 	if (rc_pingpong_decode(in, &conn->remote))
 		return -1;
-	conn->remote.mtu = conn->local.mtu;
 	exchange_show_qp("remote", &conn->remote);
 	/* ibv_rc_pingpong's server is ready to receive before it answers; so are we. */
 	if (bring_up_qp(dev, conn))
@@ -96,7 +95,6 @@ static int client_exchange(struct rdma_dev *dev, struct rdma_conn *conn, int tim
 	if (rc_pingpong_decode(in, &conn->remote) ||
 	    sock_send_all(conn->sock, RC_PINGPONG_DONE, sizeof(RC_PINGPONG_DONE), timeout_s))
 		return -1;
-	conn->remote.mtu = conn->local.mtu;
 	exchange_show_qp("remote", &conn->remote);
 	return bring_up_qp(dev, conn);
 }
@@ -104,8 +102,8 @@ static int client_exchange(struct rdma_dev *dev, struct rdma_conn *conn, int tim
 int connect_qp_rc_pingpong(struct rdma_dev *dev, const struct cli_common *opts,
 			   enum ibv_mtu path_mtu, struct rdma_conn *conn)
 {
-	show("role", "%s, speaking ibv_rc_pingpong's exchange", opts->server ? "client" : "server");
-	conn->sock = opts->server ? sock_connect(opts->server, opts->tcp_port, opts->timeout_s)
+	show("role", "%s, speaking ibv_rc_pingpong's exchange", opts->host ? "client" : "server");
+	conn->sock = opts->host ? sock_connect(opts->host, opts->tcp_port, opts->timeout_s)
 				  : sock_accept_one(opts->tcp_port, opts->timeout_s);
 	if (conn->sock < 0)
 		return -1;
@@ -114,6 +112,6 @@ int connect_qp_rc_pingpong(struct rdma_dev *dev, const struct cli_common *opts,
 	show("path MTU", "%d, from -m: ibv_rc_pingpong does not send its MTU, so give both "
 	     "sides the same -m", mtu_bytes(path_mtu));
 	exchange_show_qp("local", &conn->local);
-	return opts->server ? client_exchange(dev, conn, opts->timeout_s)
+	return opts->host ? client_exchange(dev, conn, opts->timeout_s)
 			    : server_exchange(dev, conn, opts->timeout_s);
 }

@@ -123,7 +123,7 @@ int main(int argc, char **argv)
 
 	show_heading("the three data paths of Figure 1");
 	side = (struct gdr_side){ .conn = &sess.conn, .gpu = &gpu, .gpu_buf = gpu_buf,
-				  .staging = &sess.buf, .gpu_mr = &gmr, .sender = !opts.server,
+				  .staging = &sess.buf, .gpu_mr = &gmr, .sender = !opts.host,
 				  .timeout_s = opts.timeout_s };
 	show("role", "%s", side.sender ? "sender (the server's GPU holds the gradient)"
 				       : "receiver (into the client's GPU)");

@@ -49,7 +49,12 @@ qemu=(qemu-system-x86_64
 kernel=$(readlink "$vm_dir/vmlinuz" | sed 's|.*/||')
 if [ "${RDMA_VM_INTERACTIVE:-0}" = 1 ]; then
 	echo "vm: booting $kernel under QEMU (TCG, no KVM); the shell comes up in about 15 s"
+	# The guest sends CR LF itself. QEMU keeps output processing on, so turn off
+	# the LF -> CR LF mapping here: a bare LF must only move down (tmux relies on it).
+	saved_tty=$(stty -g)
+	stty -onlcr
 	"${qemu[@]}"
+	stty "$saved_tty"
 	[ -s "$results/status" ] || exit 1
 	exit "$(cat "$results/status")"
 fi

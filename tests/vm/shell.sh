@@ -1,21 +1,30 @@
 #!/bin/bash
 # shell.sh: the job of 'make shell': an interactive root shell on the test VM's serial console.
 #
-# rxe0 is already up.  The shell runs on /dev/ttyS0 (PID 1's console cannot be
-# a controlling terminal), sized like the terminal that ran 'make shell'.
+# rxe0 is already up.  The shell runs on a pseudo-terminal that script(1) relays
+# to /dev/ttyS0: PID 1's console cannot be a controlling terminal, and tmux
+# cannot draw on the serial port directly.  The terminal is sized like the one
+# that ran 'make shell'.  HOME is a fresh directory, so the host's dotfiles
+# stay out of the way.
 tty=/dev/ttyS0
 stty -F "$tty" sane
 [ "${RDMA_STEPS_ROWS:-0}" -gt 0 ] && stty -F "$tty" rows "$RDMA_STEPS_ROWS" cols "$RDMA_STEPS_COLS"
-export TERM=${RDMA_STEPS_TERM:-vt100} HISTFILE=$TMPDIR/bash_history TMUX_TMPDIR=$TMPDIR
-export PS1='rdma-vm:\w# '
+hostname rdma-vm
+export TERM=${RDMA_STEPS_TERM:-vt100} HOME=$TMPDIR/home TMUX_TMPDIR=$TMPDIR
+mkdir -p "$HOME"
+cat >"$HOME/.bashrc" <<'RC'
+PS1='\u@\h:\w\$ '
+HISTFILE=$HOME/.bash_history
+RC
+echo 'set -g default-command bash' >"$HOME/.tmux.conf"
 cat >"$tty" <<TEXT
 
 Soft-RoCE VM: rxe0 is up on $(ip -4 -br addr show dev rxenet0 | awk '{print $1, $3}').
 You are root in $PWD, which is read-only here (build it with 'make' on the host).
-Run TUTORIAL.md's commands as written.  For a second terminal, start 'tmux':
-Ctrl-b % splits the window, Ctrl-b o moves between panes, 'exit' closes one.
-'exit' (or Ctrl-d) here powers the VM off.
+Run TUTORIAL.md's commands as written.  For more terminals, start 'tmux':
+Ctrl-b % splits left/right, Ctrl-b " splits top/bottom, Ctrl-b o moves to the
+next pane, 'exit' closes one.  'exit' (or Ctrl-d) here powers the VM off.
 
 TEXT
 # shellcheck disable=SC2094  # the terminal is both its input and its output
-setsid -c bash --norc -i <"$tty" >"$tty" 2>&1
+setsid -c script -q -c 'bash -i' /dev/null <"$tty" >"$tty" 2>&1
