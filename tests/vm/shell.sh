@@ -15,6 +15,16 @@ mkdir -p "$HOME"
 cat >"$HOME/.bashrc" <<'RC'
 PS1='\u@\h:\w\$ '
 HISTFILE=$HOME/.bash_history
+# A serial line carries no window size: ask the terminal where its far corner is.
+fit() {
+	local rows cols
+	if [ -n "$TMUX" ]; then
+		echo "fit: run it outside tmux (Ctrl-b d, fit, then 'tmux attach')" >&2
+		return 1
+	fi
+	IFS='[;' read -rs -t 2 -d R -p $'\e7\e[999;999H\e[6n\e8' _ rows cols || return 1
+	stty -F /dev/ttyS0 rows "$rows" cols "$cols" && echo "fit: $rows rows, $cols columns"
+}
 RC
 echo 'set -g default-command bash' >"$HOME/.tmux.conf"
 cat >"$tty" <<TEXT
@@ -23,7 +33,8 @@ Soft-RoCE VM: rxe0 is up on $(ip -4 -br addr show dev rxenet0 | awk '{print $1, 
 You are root in $PWD, which is read-only here (build it with 'make' on the host).
 Run TUTORIAL.md's commands as written.  For more terminals, start 'tmux':
 Ctrl-b % splits left/right, Ctrl-b " splits top/bottom, Ctrl-b o moves to the
-next pane, 'exit' closes one.  'exit' (or Ctrl-d) here powers the VM off.
+next pane, 'exit' closes one.  After resizing your window, run 'fit' (outside
+tmux).  'exit' (or Ctrl-d) here powers the VM off.
 
 TEXT
 # shellcheck disable=SC2094  # the terminal is both its input and its output
