@@ -77,6 +77,10 @@ send_to_server() {
 	send_to_server 'RDST\001\011%050d'
 	assert_failure 1
 	assert_output --partial "error: the peer's exchange message has a bad MTU code (9): must be 1 (256) to 5 (4096)"
+	# Version 1 and a valid MTU code, but ASCII '0' bytes (0x30) where zeros are reserved.
+	send_to_server 'RDST\001\003%050d'
+	assert_failure 1
+	assert_output --partial "error: the peer's exchange message has a bad reserved field (808464432): must be 0 in version 1"
 	assert_back_to_baseline
 }
 

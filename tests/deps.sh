@@ -7,7 +7,7 @@
 set -euo pipefail
 
 packages=(gcc make pkg-config rdma-core libibverbs-dev ibverbs-providers ibverbs-utils perftest
-	iproute2 kmod procps bats bats-assert bats-support bats-file qemu-system-x86 busybox-static graphviz tmux)
+	iproute2 kmod procps bats bats-assert bats-support qemu-system-x86 busybox-static graphviz tmux)
 
 missing=()
 for pkg in "${packages[@]}"; do

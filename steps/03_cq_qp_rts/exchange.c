@@ -64,6 +64,9 @@ int exchange_decode(const uint8_t msg[EXCHANGE_MSG_LEN], struct peer_info *info)
 	memcpy(info->gid.raw, msg + 40, 16);
 	if (info->mtu < IBV_MTU_256 || info->mtu > IBV_MTU_4096)
 		return bad_field("MTU code", info->mtu, "must be 1 (256) to 5 (4096)");
+	/* Version 1 sends zeros here: anything else is not a version 1 message. */
+	if (get_be32(msg + 20))
+		return bad_field("reserved field", get_be32(msg + 20), "must be 0 in version 1");
 	if (info->qpn == 0 || info->qpn > QPN_MASK)
 		return bad_field("QPN", info->qpn, "must be 1 to 0xffffff");
 	if (info->psn > PSN_MASK)
