@@ -29,7 +29,11 @@ readonly COMMAND_TIMEOUT_S=60 LISTEN_WAIT_S=30 PAUSE_WAIT_S=60
 work=$(mktemp -d)
 
 block_step=() block_line=() block_text=()
-proc_pid=() proc_cmd=() proc_out=() proc_expect=() proc_label=() proc_shown=() proc_in=() proc_line=()
+# The background commands of the current block, one entry each in parallel arrays.
+forget_background() {
+	proc_pid=() proc_cmd=() proc_out=() proc_expect=() proc_label=() proc_shown=() proc_in=() proc_line=()
+}
+forget_background
 failures=() run_as=()
 blocks_run=0 fifos=0
 
@@ -112,11 +116,12 @@ wait_until() {
 	done
 }
 
-# Prints what process I printed since it was last shown.
+# Prints what process I printed since it was last shown (after Enter, if it was paused).
 show_new_output() {
-	local i=$1 heading=$2 size
+	local i=$1 after="" size
+	[ "${proc_shown[i]}" -gt 0 ] && after=", after Enter"
 	size=$(stat -c %s "${proc_out[i]}")
-	echo "--- ${proc_label[i]}${heading}: \$ ${proc_cmd[i]}"
+	echo "--- ${proc_label[i]}${after}: \$ ${proc_cmd[i]}"
 	tail -c +"$((proc_shown[i] + 1))" "${proc_out[i]}" | head -c "$((size - proc_shown[i]))"
 	proc_shown[i]=$size
 }
@@ -139,16 +144,12 @@ finish_background() {
 	for i in "${!proc_pid[@]}"; do
 		wait "${proc_pid[i]}"
 		status=$?
-		if [ "${proc_shown[i]}" -gt 0 ]; then
-			show_new_output "$i" ", after Enter"
-		else
-			show_new_output "$i" ""
-		fi
+		show_new_output "$i"
 		check_status "${proc_cmd[i]}" "${proc_expect[i]}" "$status" "${proc_line[i]}"
 		fd=${proc_in[i]}
 		exec {fd}>&-
 	done
-	proc_pid=() proc_cmd=() proc_out=() proc_expect=() proc_label=() proc_shown=() proc_in=() proc_line=()
+	forget_background
 }
 
 # Runs CMD in the foreground; a command without a terminal label is shown at once.
@@ -218,7 +219,7 @@ run_block() {
 		fi
 	done
 	if [ -n "$paused" ]; then
-		for i in "${!proc_pid[@]}"; do show_new_output "$i" ""; done
+		for i in "${!proc_pid[@]}"; do show_new_output "$i"; done
 	else
 		finish_background
 	fi
