@@ -9,8 +9,11 @@ VM_DIR := build/vm
 
 CC ?= cc
 PKG_CONFIG ?= pkg-config
-IBVERBS_CFLAGS := $(shell $(PKG_CONFIG) --cflags libibverbs 2>/dev/null)
-IBVERBS_LIBS := $(shell $(PKG_CONFIG) --libs libibverbs 2>/dev/null)
+# pkg-config runs when the first compile or link needs it, not while this file
+# is parsed: on a fresh machine libibverbs-dev arrives only with 'deps', which
+# runs before any compile.  Each value is computed once, then kept.
+IBVERBS_CFLAGS = $(eval IBVERBS_CFLAGS := $(shell $(PKG_CONFIG) --cflags libibverbs))$(IBVERBS_CFLAGS)
+IBVERBS_LIBS = $(eval IBVERBS_LIBS := $(shell $(PKG_CONFIG) --libs libibverbs))$(IBVERBS_LIBS)
 
 CFLAGS ?= -O2 -g
 CFLAGS += -std=gnu11 -Wall -Wextra -Werror -Wshadow -Wformat=2 -MMD -MP
@@ -61,7 +64,8 @@ $(OBJ)/steps/$(1)/%.o: CPPFLAGS += $(call step_includes,$(1))
 endef
 $(foreach s,$(STEPS),$(eval $(call step_rules,$(s))))
 
-$(OBJ)/%.o: %.c
+# Nothing compiles before the build packages are there (or the apt-get line is printed).
+$(OBJ)/%.o: %.c | deps
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
 
@@ -70,12 +74,18 @@ $(BIN):
 
 -include $(shell find $(OBJ) -name '*.d' 2>/dev/null)
 
+# Building alone needs the compiler and libibverbs-dev; the demo, the tests and
+# the VM need the rest too.  Every target that runs a sub-make depends on deps,
+# so that one apt-get runs at a time, even under -j.
+BUILD_ONLY_GOALS := all sanitize nocuda clean distclean help build/%
+DEPS_SET := $(if $(filter-out $(BUILD_ONLY_GOALS),$(or $(MAKECMDGOALS),all)),all,build)
+
 .PHONY: deps
 deps: ## Install the Debian packages the build, demo and tests need (as root), or print the apt-get line
-	@tests/deps.sh
+	@tests/deps.sh $(DEPS_SET)
 
 .PHONY: nocuda
-nocuda: ## Build 06_gdr without CUDA into build/nocuda/bin (the tests run both builds)
+nocuda: deps ## Build 06_gdr without CUDA into build/nocuda/bin (the tests run both builds)
 	@$(MAKE) --no-print-directory BUILD=build/nocuda CUDA=0 build/nocuda/bin/06_gdr
 
 .PHONY: test
@@ -95,7 +105,7 @@ vm: deps ## Fetch Debian's kernel and build the test VM's initramfs under build/
 	@tests/vm/prepare.sh $(VM_DIR)
 
 .PHONY: sanitize
-sanitize: ## Build every step with ASan and UBSan into build/sanitize/bin
+sanitize: deps ## Build every step with ASan and UBSan into build/sanitize/bin
 	@$(MAKE) --no-print-directory BUILD=build/sanitize SANITIZE=1 all
 
 .PHONY: test-sanitize
@@ -103,11 +113,11 @@ test-sanitize: deps sanitize ## Run the bats suite against the sanitizer build
 	@RDMA_STEPS_BIN=build/sanitize/bin tests/run.sh test $(TESTS)
 
 .PHONY: lint
-lint: ## Check the shell scripts with shellcheck
+lint: deps ## Check the shell scripts with shellcheck
 	shellcheck -x .ci/run tests/*.sh tests/vm/*.sh tests/vm/initramfs-init
 
 .PHONY: diagrams
-diagrams: ## Re-render the SVGs in diagrams/ from their .dot sources (needs graphviz)
+diagrams: deps ## Re-render the SVGs in diagrams/ from their .dot sources (needs graphviz)
 	@for dot in diagrams/*.dot; do \
 		svg=$${dot%.dot}.svg; \
 		dot -Tsvg -o "$$svg.tmp" "$$dot" && mv "$$svg.tmp" "$$svg" || { rm -f "$$svg.tmp"; exit 1; }; \

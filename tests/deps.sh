@@ -1,13 +1,26 @@
 #!/usr/bin/env bash
 # deps.sh: install the Debian packages that the build, the demo and the tests need ('make deps').
 #
-# As root it installs what is missing; otherwise it prints the apt-get line to
-# run and fails.  It also makes sure apt knows the kernel package the test VM
-# boots, since the VM fetches it with apt-get download.
+# Usage: tests/deps.sh build|all
+#   build: what compiling needs (make, make sanitize, make nocuda);
+#   all:   that, plus what the demo, the tests, the VM and the checks need.
+# As root it installs what is missing; otherwise it prints the one apt-get line
+# to run and fails, before anything compiles.  For 'all' it also makes sure apt
+# knows the kernel package the test VM boots, since the VM fetches it with
+# apt-get download.
 set -euo pipefail
 
-packages=(gcc make pkg-config rdma-core libibverbs-dev ibverbs-providers ibverbs-utils perftest
-	iproute2 kmod procps bats bats-assert bats-support qemu-system-x86 busybox-static graphviz tmux)
+# libc6-dev is only a Recommends of gcc: without it there is no stdint.h.
+build_packages=(gcc libc6-dev make pkg-config libibverbs-dev)
+# mount: the VM's init runs this machine's own mount over 9p, and a minimal root lacks it.
+run_packages=(rdma-core ibverbs-providers ibverbs-utils perftest iproute2 kmod procps mount
+	bats bats-assert bats-support qemu-system-x86 busybox-static graphviz tmux shellcheck)
+
+case ${1:-all} in
+build) packages=("${build_packages[@]}") ;;
+all) packages=("${build_packages[@]}" "${run_packages[@]}") ;;
+*) echo "usage: tests/deps.sh build|all" >&2; exit 2 ;;
+esac
 
 missing=()
 for pkg in "${packages[@]}"; do
@@ -16,10 +29,11 @@ for pkg in "${packages[@]}"; do
 done
 
 apt_knows_kernel() {
-	apt-cache depends linux-image-amd64 2>/dev/null | grep -q 'Depends: linux-image-[0-9]'
+	[ "${1:-all}" = build ] ||
+		apt-cache depends linux-image-amd64 2>/dev/null | grep -q 'Depends: linux-image-[0-9]'
 }
 
-if [ ${#missing[@]} -eq 0 ] && apt_knows_kernel; then
+if [ ${#missing[@]} -eq 0 ] && apt_knows_kernel "${1:-all}"; then
 	exit 0
 fi
 if [ "$(id -u)" -ne 0 ]; then
