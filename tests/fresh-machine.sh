@@ -115,8 +115,7 @@ report() {
 # compiling, print the apt-get line, and leave no compiler or linker error.
 check_learner_stops() {
 	local target_name=$1 out start=$SECONDS ok=ok
-	out=$(as_learner "make $target_name" 2>&1 </dev/null)
-	if [ $? -eq 0 ]; then
+	if out=$(as_learner "make $target_name" 2>&1 </dev/null); then
 		echo "make $target_name succeeded for an ordinary user without the packages" >&2
 		ok="not ok"
 	fi
