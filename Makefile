@@ -112,6 +112,10 @@ sanitize: deps ## Build every step with ASan and UBSan into build/sanitize/bin
 test-sanitize: deps sanitize ## Run the bats suite against the sanitizer build
 	@RDMA_STEPS_BIN=build/sanitize/bin tests/run.sh test $(TESTS)
 
+.PHONY: fresh-machine
+fresh-machine: ## As root: run README's quick start in a minimal Debian 12 root, first time (about 5 min)
+	@tests/fresh-machine.sh
+
 .PHONY: lint
 lint: deps ## Check the shell scripts with shellcheck
 	shellcheck -x .ci/run tests/*.sh tests/vm/*.sh tests/vm/initramfs-init

@@ -126,6 +126,7 @@ check_learner_stops() {
 	if grep -E 'error:|undefined reference|No such file or directory|command not found' <<<"$out" >&2; then
 		ok="not ok"
 	fi
+	printf '%s\n' "######## make $target_name, as an ordinary user" "$out" >>"$log"
 	if [ "$ok" != ok ]; then
 		printf '%s\n' "--- make $target_name, as an ordinary user:" "$out" >&2
 	fi
