@@ -1,7 +1,9 @@
 /* cli.c: the command line every step shares, in the style of ibv_rc_pingpong and perftest. */
 #include "cli.h"
 #include "report.h"
+#include "stop.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
@@ -102,7 +104,7 @@ static int parse_common(int key, const char *arg, struct cli_common *common)
 	case 'i':
 		return cli_parse_int("--ib-port", arg, 1, 255, &common->ib_port);
 	case 'x':
-		return cli_parse_int("--gid-idx", arg, 0, 65535, &common->gid_idx);
+		return cli_parse_int("--gid-idx", arg, 0, 255, &common->gid_idx);
 	case 'p':
 		return cli_parse_int("--port", arg, 1, 65535, &common->tcp_port);
 	case 't':
@@ -168,12 +170,20 @@ enum cli_outcome cli_parse(int argc, char **argv, const struct cli_spec *spec,
 		report_error("unexpected argument '%s': give at most one HOST", argv[optind]);
 		return CLI_BAD_USAGE;
 	}
+	/* The program is about to create verbs objects: a signal must unwind them, not skip that. */
+	stop_on_signals();
 	return CLI_RUN;
 }
 
 int cli_exit_status(enum cli_outcome outcome)
 {
 	return outcome == CLI_HELP ? EXIT_SUCCESS : 2;
+}
+
+/* strtol and strtoull skip leading spaces and take a sign: a number here starts with a digit. */
+static bool starts_with_digit(const char *arg)
+{
+	return isdigit((unsigned char)arg[0]);
 }
 
 int cli_parse_int(const char *name, const char *arg, long min, long max, int *out)
@@ -183,7 +193,7 @@ int cli_parse_int(const char *name, const char *arg, long min, long max, int *ou
 
 	errno = 0;
 	value = strtol(arg, &end, 0);
-	if (errno || end == arg || *end || value < min || value > max) {
+	if (errno || !starts_with_digit(arg) || *end || value < min || value > max) {
 		report_error("%s: '%s' is not a whole number from %ld to %ld", name, arg, min, max);
 		return -1;
 	}
@@ -198,7 +208,7 @@ int cli_parse_u32(const char *name, const char *arg, uint32_t *out)
 
 	errno = 0;
 	value = strtoull(arg, &end, 0);
-	if (errno || end == arg || *end || arg[0] == '-' || value > UINT32_MAX) {
+	if (errno || !starts_with_digit(arg) || *end || value > UINT32_MAX) {
 		report_error("%s: '%s' is not a number from 0 to 0xffffffff", name, arg);
 		return -1;
 	}
@@ -223,7 +233,7 @@ int cli_parse_size(const char *name, const char *arg, size_t min, size_t max, si
 			end++;
 		}
 	}
-	if (errno || end == arg || *end || arg[0] == '-' || value > (max >> shift) ||
+	if (errno || !starts_with_digit(arg) || *end || value > (max >> shift) ||
 	    (value << shift) < min) {
 		report_error("%s: '%s' is not a size from %zu to %zu bytes (suffixes K, M, G allowed)",
 			     name, arg, min, max);

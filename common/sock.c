@@ -1,9 +1,12 @@
 /* sock.c: the TCP side channel used for the out-of-band exchange, every wait bounded by a timeout. */
 #include "sock.h"
 #include "report.h"
+#include "stop.h"
 
 #include <errno.h>
+#include <arpa/inet.h>
 #include <netdb.h>
+#include <netinet/in.h>
 #include <poll.h>
 #include <stdio.h>
 #include <string.h>
@@ -31,51 +34,71 @@ static struct timespec deadline_in(int timeout_s)
 	return t;
 }
 
-/* Waits until FD is ready for EVENTS or the deadline passes; returns 1, 0 (timeout) or -1. */
+/*
+ * Waits until FD is ready for EVENTS or the deadline passes; returns 1, 0
+ * (timeout), or -1 after reporting why (a stop signal, or poll's error).
+ */
 static int wait_ready(int fd, short events, const struct timespec *deadline)
 {
 	struct pollfd pfd = { .fd = fd, .events = events };
 	int left, rc;
 
-	do {
+	for (;;) {
+		if (stop_requested())
+			return report_stopped();
 		left = ms_left(deadline);
 		if (left <= 0)
 			return 0;
 		rc = poll(&pfd, 1, left);
-	} while (rc < 0 && errno == EINTR);
-	return rc;
+		if (rc >= 0)
+			return rc;
+		if (errno != EINTR) {
+			report_verb_error("poll (side channel)", errno);
+			return -1;
+		}
+	}
 }
 
+/* A socket bound to every address of FAMILY on PORT, listening; -1 with errno set. */
+static int listen_family(int family, int port)
+{
+	struct sockaddr_in6 in6 = { .sin6_family = AF_INET6, .sin6_port = htons((uint16_t)port),
+				    .sin6_addr = IN6ADDR_ANY_INIT };
+	struct sockaddr_in in4 = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port),
+				   .sin_addr.s_addr = htonl(INADDR_ANY) };
+	int fd, on = 1, off = 0, err;
+
+	fd = socket(family, SOCK_STREAM, 0);
+	if (fd < 0)
+		return -1;
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, sizeof(on));
+	/* One IPv6 socket takes IPv4 clients too, as ::ffff:a.b.c.d. */
+	if (family == AF_INET6)
+		setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &off, sizeof(off));
+	if (family == AF_INET6 ? bind(fd, (struct sockaddr *)&in6, sizeof(in6))
+			       : bind(fd, (struct sockaddr *)&in4, sizeof(in4)))
+		goto out_close;
+	if (listen(fd, 1))
+		goto out_close;
+	return fd;
+
+out_close:
+	err = errno;
+	close(fd);
+	errno = err;
+	return -1;
+}
+
+/* IPv6 and IPv4 together where the host has IPv6, IPv4 alone where it is turned off. */
 static int listen_on(int port)
 {
-	struct addrinfo hints = { .ai_family = AF_INET6, .ai_socktype = SOCK_STREAM,
-				  .ai_flags = AI_PASSIVE };
-	struct addrinfo *res;
-	char service[8];
-	int fd, on = 1, off = 0;
+	int fd = listen_family(AF_INET6, port);
 
-	snprintf(service, sizeof(service), "%d", port);
-	if (getaddrinfo(NULL, service, &hints, &res)) {
-		report_error("cannot resolve the wildcard address for port %d", port);
-		return -1;
-	}
-	fd = socket(res->ai_family, res->ai_socktype, 0);
-	if (fd < 0) {
-		report_verb_error("socket", errno);
-		goto out_free;
-	}
-	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, sizeof(on));
-	setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &off, sizeof(off));
-	if (bind(fd, res->ai_addr, res->ai_addrlen) || listen(fd, 1)) {
-		int err = errno;
-
+	if (fd < 0 && errno == EAFNOSUPPORT)
+		fd = listen_family(AF_INET, port);
+	if (fd < 0)
 		report_error("cannot listen on TCP port %d: %s. Pick another with -p N", port,
-			     strerror(err));
-		close(fd);
-		fd = -1;
-	}
-out_free:
-	freeaddrinfo(res);
+			     strerror(errno));
 	return fd;
 }
 
@@ -93,7 +116,7 @@ int sock_accept_one(int port, int timeout_s)
 		report_error("no client connected to TCP port %d within %d s. Start the client "
 			     "with this host's address, or raise the wait with -t SECONDS",
 			     port, timeout_s);
-	else if (rc < 0 || (fd = accept(lfd, NULL, NULL)) < 0)
+	else if (rc > 0 && (fd = accept(lfd, NULL, NULL)) < 0)
 		report_verb_error("accept", errno);
 	close(lfd);
 	return fd;
@@ -111,7 +134,7 @@ static int try_connect(const struct addrinfo *ai, const struct timespec *deadlin
 	if (connect(fd, ai->ai_addr, ai->ai_addrlen) && errno != EINPROGRESS)
 		goto out_close;
 	if (wait_ready(fd, POLLOUT, deadline) <= 0) {
-		errno = ETIMEDOUT;
+		errno = stop_requested() ? EINTR : ETIMEDOUT;
 		goto out_close;
 	}
 	getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len);
@@ -144,7 +167,7 @@ int sock_connect(const char *host, int port, int timeout_s)
 	}
 	show("connecting", "to %s port %d, retrying for up to %d s until the server listens",
 	     host, port, timeout_s);
-	while (fd < 0 && ms_left(&deadline) > 0) {
+	while (fd < 0 && ms_left(&deadline) > 0 && !stop_requested()) {
 		for (struct addrinfo *ai = res; ai && fd < 0; ai = ai->ai_next) {
 			fd = try_connect(ai, &deadline);
 			err = errno;
@@ -153,6 +176,8 @@ int sock_connect(const char *host, int port, int timeout_s)
 			usleep(CONNECT_RETRY_MS * 1000);
 	}
 	freeaddrinfo(res);
+	if (fd < 0 && stop_requested())
+		return report_stopped();
 	if (fd < 0) {
 		report_error("could not connect to %s port %d within %d s: %s. Is the server "
 			     "running (start it first, without a HOST argument)?",
@@ -166,15 +191,19 @@ int sock_send_all(int fd, const void *buf, size_t len, int timeout_s)
 {
 	struct timespec deadline = deadline_in(timeout_s);
 	const char *p = buf;
+	int rc;
 
 	while (len) {
 		ssize_t n;
 
-		if (wait_ready(fd, POLLOUT, &deadline) <= 0) {
+		rc = wait_ready(fd, POLLOUT, &deadline);
+		if (rc < 0)
+			return -1;
+		if (rc == 0) {
 			report_error("the peer did not take our message within %d s", timeout_s);
 			return -1;
 		}
-		n = send(fd, p, len, MSG_NOSIGNAL);
+		n = send(fd, p, len, MSG_NOSIGNAL | MSG_DONTWAIT);
 		if (n < 0 && (errno == EINTR || errno == EAGAIN))
 			continue;
 		if (n < 0) {
@@ -191,11 +220,15 @@ int sock_recv_all(int fd, void *buf, size_t len, int timeout_s)
 {
 	struct timespec deadline = deadline_in(timeout_s);
 	char *p = buf;
+	int rc;
 
 	while (len) {
 		ssize_t n;
 
-		if (wait_ready(fd, POLLIN, &deadline) <= 0) {
+		rc = wait_ready(fd, POLLIN, &deadline);
+		if (rc < 0)
+			return -1;
+		if (rc == 0) {
 			if (p == buf)
 				report_error("the peer sent nothing for %d s on the side channel", timeout_s);
 			else
@@ -204,7 +237,7 @@ int sock_recv_all(int fd, void *buf, size_t len, int timeout_s)
 					     p - (char *)buf, (size_t)(p - (char *)buf) + len, timeout_s);
 			return -1;
 		}
-		n = recv(fd, p, len, 0);
+		n = recv(fd, p, len, MSG_DONTWAIT);
 		if (n < 0 && (errno == EINTR || errno == EAGAIN))
 			continue;
 		if (n < 0 && errno != ECONNRESET) {

@@ -56,6 +56,17 @@ setup() {
 	run_step 01_open_pd --ib-port=abc
 	assert_failure 2
 	assert_output "error: --ib-port: 'abc' is not a whole number from 1 to 255"
+	# sgid_index is 8 bits: a larger -x could never name the source GID of a connection.
+	run_step 01_open_pd -x 256
+	assert_failure 2
+	assert_output "error: --gid-idx: '256' is not a whole number from 0 to 255"
+	# strtol would skip the space and take the sign: a number must start with a digit.
+	run_step 01_open_pd -i ' 1'
+	assert_failure 2
+	assert_output "error: --ib-port: ' 1' is not a whole number from 1 to 255"
+	run_step 01_open_pd -i +1
+	assert_failure 2
+	assert_output "error: --ib-port: '+1' is not a whole number from 1 to 255"
 	run_step 01_open_pd some-host
 	assert_failure 2
 	assert_output --partial "takes no HOST argument"

@@ -57,5 +57,19 @@ setup() {
 	run_step 02_reg_mr -d "$DEV" -s 0
 	assert_failure 2
 	assert_output --partial "error: --size: '0' is not a size from 1 to"
+	# strtoull would take ' -5' as a huge number: a size must start with a digit.
+	run_step 02_reg_mr -d "$DEV" -s ' -5'
+	assert_failure 2
+	assert_output --partial "error: --size: ' -5' is not a size from 1 to"
+	run_step 02_reg_mr -d "$DEV" -a ''
+	assert_failure 2
+	assert_output "error: --access: the list is empty; name at least local_write (an MR always allows local reads), or leave -a out"
+	# A long list is read to its end, not cut at a buffer's size.
+	run_step 02_reg_mr -d "$DEV" -a "$(printf 'local_write,%.0s' {1..20})remote_fly"
+	assert_failure 2
+	assert_output "error: --access: unknown flag 'remote_fly'; use a comma-separated list of local_write, remote_write, remote_read, remote_atomic"
+	run_step 02_reg_mr -d "$DEV" -a local_write,
+	assert_failure 2
+	assert_output "error: --access: unknown flag ''; use a comma-separated list of local_write, remote_write, remote_read, remote_atomic"
 	assert_back_to_baseline
 }

@@ -33,14 +33,14 @@ setup() {
 	assert_success
 	assert_line --regexp '^role +: server$'
 	assert_line --regexp '^ibv_create_comp_channel *: fd [0-9]+'
-	assert_line --regexp '^ibv_modify_qp +: INIT -> RTR: path MTU 1024 \(the smaller of ours 1024 and the peer.s 1024\), dest QPN '"$cli_qpn"', .*GRH to GID ::ffff:'
+	assert_line --regexp '^ibv_modify_qp +: INIT -> RTR: path MTU 1024 \(the smaller of ours 1024 and the peer.s 1024\), dest QPN '"$cli_qpn"', .*GRH to GID ::ffff:[0-9.]+ from our GID index [0-9]+, hop limit 255, '
 	assert_in_order '^ibv_create_cq ' '^ibv_create_qp ' 'RESET -> INIT' 'INIT -> RTR' 'RTR -> RTS' \
 		'^ibv_query_qp +: state RTS' '^ibv_destroy_qp ' '^ibv_destroy_cq ' '^ibv_destroy_comp_channel *:' \
 		'^ibv_dereg_mr ' '^ibv_dealloc_pd ' '^ibv_close_device '
 	assert_back_to_baseline
 }
 
-@test "03_cq_qp_rts: a server with no client and a client with no server give up in bounded time, leaking nothing" {
+@test "03_cq_qp_rts: a server with no client, a client with no server, and Ctrl-C end in bounded time, leaking nothing" {
 	record_baseline
 	port=$(pick_port)
 	start=$SECONDS
@@ -52,6 +52,14 @@ setup() {
 	assert_output --partial "error: could not connect to 127.0.0.1 port $port within 2 s: Connection refused"
 	[ $((SECONDS - start)) -lt 15 ] || fail "two 2-second timeouts took $((SECONDS - start)) s"
 	assert_in_order '^ibv_create_qp ' '^ibv_destroy_qp ' '^ibv_dereg_mr ' '^ibv_close_device '
+	# Ctrl-C while the server waits: the program unwinds through its release lines, not around them.
+	start_step srv 03_cq_qp_rts -d "$DEV" -p "$port" -t 20
+	wait_for_line "$BATS_TEST_TMPDIR/srv.out" '^listening '
+	pkill -INT -P "$srv_pid"
+	finish_step srv "$srv_pid"
+	assert_failure 1
+	assert_output --partial "error: stopped by SIGINT (Ctrl-C): releasing what this program created, in reverse order"
+	assert_in_order '^listening ' '^ibv_destroy_qp ' '^ibv_destroy_cq ' '^ibv_dereg_mr ' '^ibv_dealloc_pd ' '^ibv_close_device '
 	assert_back_to_baseline
 }
 

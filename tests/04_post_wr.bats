@@ -79,10 +79,21 @@ setup() {
 	assert_back_to_baseline
 }
 
-@test "04_post_wr rejects an unknown operation and documents --op" {
+@test "04_post_wr rejects an unknown operation, and a size no message can carry before allocating it" {
 	run_step 04_post_wr --op=fetch_add
 	assert_failure 2
 	assert_output "error: --op: unknown operation 'fetch_add'; use send, write, write_imm or read"
+	# One SGE's length is 32 bits and the port caps a message: -s 4G would post zero-length work requests.
+	record_baseline
+	max=$(ibv_devinfo -v -d "$DEV" | awk '$1 == "max_msg_sz:" { print $2 }')
+	[ -n "$max" ] || fail "ibv_devinfo -v printed no max_msg_sz for $DEV"
+	limit=$((max < 4294967295 ? max : 4294967295))
+	run_step 04_post_wr -d "$DEV" -s 4G
+	assert_failure 1
+	assert_output --partial "error: --size: 4294967296 bytes is more than one message can carry here (port 1's max_msg_sz is $((max)), and a scatter-gather entry's length is 32 bits): give -s at most $limit"
+	refute_output --partial 'ibv_reg_mr'
+	assert_line --regexp '^ibv_close_device +: '
+	assert_back_to_baseline
 	run_step 04_post_wr --help
 	assert_success
 	assert_output --partial "send, write, write_imm or read"

@@ -90,3 +90,23 @@ assert_latency_ordered() {
 	assert_line --regexp '^teardown +: every object released$'
 	assert_back_to_baseline
 }
+
+@test "05_poll_destroy: SIGTERM mid-run, busy-polled and event-driven, still releases every object in order" {
+	record_baseline
+	port=$(pick_port)
+	start_step srv 05_poll_destroy -d "$DEV" -p "$port" -t 20 -n 1000000 -e
+	wait_for_line "$BATS_TEST_TMPDIR/srv.out" '^listening '
+	start_step cli 05_poll_destroy -d "$DEV" -p "$port" -t 20 -n 1000000 127.0.0.1
+	wait_for_line "$BATS_TEST_TMPDIR/cli.out" '^iterations +: '
+	# Signal the programs themselves, not the timeouts that run them.
+	pkill -TERM -P "$cli_pid"
+	pkill -TERM -P "$srv_pid"
+	for side in cli srv; do
+		pid_var=${side}_pid
+		finish_step "$side" "${!pid_var}"
+		assert_failure 1
+		assert_output --partial "error: stopped by SIGTERM: releasing what this program created, in reverse order"
+		assert_in_order '^ibv_destroy_qp ' '^ibv_destroy_cq ' '^ibv_dereg_mr ' '^ibv_dealloc_pd ' '^ibv_close_device ' '^teardown +: every object released$'
+	done
+	assert_back_to_baseline
+}

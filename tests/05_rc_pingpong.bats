@@ -112,6 +112,29 @@ assert_rc_pingpong_agrees() {
 	assert_failure 1
 	assert_output --partial "error: the peer's line is not in ibv_rc_pingpong's format LLLL:QQQQQQ:PPPPPP:<32 hex digits of GID>"
 	assert_output --partial '"lid:qpn:psn:this-is-not-a-gid-at-all-just-words'
+	# 52 bytes with no NUL, and a terminal escape: never read past the line, never echoed raw.
+	port=$(pick_port)
+	start_step srv 05_poll_destroy -d "$DEV" -p "$port" -t 10 --peer=rc_pingpong
+	wait_for_line "$BATS_TEST_TMPDIR/srv.out" '^listening '
+	exec 5<>"/dev/tcp/127.0.0.1/$port"
+	printf '\033[31m%047d' 0 >&5
+	finish_step srv "$srv_pid"
+	exec 5>&-
+	assert_failure 1
+	assert_line --regexp '^received line +: "\?\[31m0{46}"$'
+	assert_output --partial "error: the peer's line is not in ibv_rc_pingpong's format"
+	refute_output --partial $'\033'
+	# ibv_rc_pingpong's client against our server started without --peer=rc_pingpong.
+	port=$(pick_port)
+	start_step srv 05_poll_destroy -d "$DEV" -p "$port" -t 10
+	wait_for_line "$BATS_TEST_TMPDIR/srv.out" '^listening '
+	rc_status=0
+	timeout -k 2 "$STEP_TIMEOUT" ibv_rc_pingpong -d "$DEV" -g "$GIDX" -p "$port" 127.0.0.1 \
+		>"$BATS_TEST_TMPDIR/rc.out" 2>&1 || rc_status=$?
+	[ "$rc_status" -ne 0 ] || fail "ibv_rc_pingpong took our exchange message: $(cat "$BATS_TEST_TMPDIR/rc.out")"
+	finish_step srv "$srv_pid"
+	assert_failure 1
+	assert_output --partial "error: the peer's exchange message does not start with \"RDST\": it is ibv_rc_pingpong's line (LLLL:QQQQQQ:...): start 05_poll_destroy with --peer=rc_pingpong to speak to it"
 	assert_back_to_baseline
 }
 

@@ -23,7 +23,8 @@ assert_three_paths_emulated() {
 		assert_line --regexp '^GPU memory MR +: registered the emulated GPU buffer directly \(rkey 0x[0-9a-f]+\)'
 		assert_line --regexp '^GPUDirect RDMA +: not shown here: GPU memory is emulated'
 		refute_output --partial 'GPUDirect RDMA       : in use'
-		assert_in_order '^ibv_dereg_mr ' '^ibv_destroy_qp ' '^ibv_dereg_mr ' '^ibv_dealloc_pd ' '^ibv_close_device '
+		# The QP goes before the GPU MR that a posted receive may point into.
+		assert_in_order '^== teardown: the QP first' '^ibv_destroy_qp ' '^ibv_destroy_cq ' '^ibv_dereg_mr ' '^ibv_dereg_mr ' '^ibv_dealloc_pd ' '^ibv_close_device '
 	done
 }
 

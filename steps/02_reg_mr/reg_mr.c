@@ -29,24 +29,33 @@ void reg_mr_opts_default(struct reg_mr_opts *opts)
 	*opts = (struct reg_mr_opts){ .size = REG_MR_DEFAULT_SIZE, .access = REG_MR_DEFAULT_ACCESS };
 }
 
+/* Parses a comma-separated list of access_names, in place of a copy that could truncate it. */
 static int parse_access(const char *arg, int *access)
 {
-	char list[128], *save, *word;
-	size_t i;
+	const char *word = arg;
+	size_t i, len;
 
-	snprintf(list, sizeof(list), "%s", arg);
+	if (!*arg) {
+		report_error("--access: the list is empty; name at least local_write (an MR always "
+			     "allows local reads), or leave -a out");
+		return -1;
+	}
 	*access = 0;
-	for (word = strtok_r(list, ",", &save); word; word = strtok_r(NULL, ",", &save)) {
-		for (i = 0; i < N_ACCESS && strcmp(word, access_names[i].name); i++)
-			;
+	for (;;) {
+		len = strcspn(word, ",");
+		for (i = 0; i < N_ACCESS; i++)
+			if (strlen(access_names[i].name) == len && !strncmp(word, access_names[i].name, len))
+				break;
 		if (i == N_ACCESS) {
-			report_error("--access: unknown flag '%s'; use a comma-separated list of "
-				     "local_write, remote_write, remote_read, remote_atomic", word);
+			report_error("--access: unknown flag '%.*s'; use a comma-separated list of "
+				     "local_write, remote_write, remote_read, remote_atomic", (int)len, word);
 			return -1;
 		}
 		*access |= access_names[i].flag;
+		if (!word[len])
+			return 0;
+		word += len + 1;
 	}
-	return 0;
 }
 
 int reg_mr_parse_option(int key, const char *arg, struct reg_mr_opts *opts)
@@ -171,7 +180,9 @@ int release_buffer(struct rdma_buf *buf)
 	int failures = release_mr(buf->mr);
 
 	buf->mr = NULL;
-	free(buf->addr);
+	/* Still registered, the pages may still be written by the NIC: leak them rather than reuse them. */
+	if (!failures)
+		free(buf->addr);
 	buf->addr = NULL;
 	return failures;
 }

@@ -47,7 +47,7 @@ struct rdma_buf {
  */
 int register_buffer(struct rdma_dev *dev, const struct reg_mr_opts *opts, struct rdma_buf *buf);
 
-/* Deregisters and frees what register_buffer made; returns how many releases failed. */
+/* Deregisters what register_buffer made, then frees the buffer unless that failed; returns how many releases failed. */
 int release_buffer(struct rdma_buf *buf);
 
 #endif

@@ -18,6 +18,8 @@
 #define QP_RNR_RETRY 7
 #define QP_MIN_RNR_TIMER 12
 #define QP_RD_ATOMIC 1
+/* As perftest: 1 would keep a GRH inside one subnet, so no router could pass it on. */
+#define QP_HOP_LIMIT 255
 
 int cq_qp_parse_option(int key, struct conn_opts *opts)
 {
@@ -167,11 +169,11 @@ static int move_to_rtr(struct rdma_dev *dev, struct rdma_conn *conn)
 		attr.ah_attr.grh = (struct ibv_global_route){
 			.dgid = conn->remote.gid,
 			.sgid_index = (uint8_t)dev->gid_index,
-			.hop_limit = 1,
+			.hop_limit = QP_HOP_LIMIT,
 		};
 		gid_format(&conn->remote.gid, gid, sizeof(gid));
-		snprintf(route, sizeof(route), "GRH to GID %s from our GID index %d", gid,
-			 dev->gid_index);
+		snprintf(route, sizeof(route), "GRH to GID %s from our GID index %d, hop limit %d",
+			 gid, dev->gid_index, QP_HOP_LIMIT);
 	} else {
 		snprintf(route, sizeof(route), "to LID 0x%04x, no GRH", conn->remote.lid);
 	}

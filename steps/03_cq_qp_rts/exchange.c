@@ -4,7 +4,9 @@
 #include "report.h"
 #include "sock.h"
 
+#include <ctype.h>
 #include <endian.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -40,14 +42,25 @@ static int bad_field(const char *field, unsigned long long value, const char *wh
 	return -1;
 }
 
+/* ibv_rc_pingpong's line starts "LLLL:QQQQQQ:" in hex: worth naming when it reaches us. */
+static bool looks_like_rc_pingpong(const uint8_t *msg)
+{
+	for (int i = 0; i < 11; i++)
+		if (i == 4 ? msg[i] != ':' : !isxdigit(msg[i]))
+			return false;
+	return msg[11] == ':';
+}
+
 int exchange_decode(const uint8_t msg[EXCHANGE_MSG_LEN], struct peer_info *info)
 {
 	static const uint8_t zero_gid[16];
 
 	if (memcmp(msg, EXCHANGE_MAGIC, 4)) {
-		report_error("the peer's exchange message does not start with \"%s\": is the peer "
-			     "an rdma-steps program of step 03 or later, on the same -p port?",
-			     EXCHANGE_MAGIC);
+		report_error("the peer's exchange message does not start with \"%s\": %s",
+			     EXCHANGE_MAGIC, looks_like_rc_pingpong(msg) ?
+			     "it is ibv_rc_pingpong's line (LLLL:QQQQQQ:...): start 05_poll_destroy "
+			     "with --peer=rc_pingpong to speak to it" :
+			     "is the peer an rdma-steps program of step 03 or later, on the same -p port?");
 		return -1;
 	}
 	if (msg[4] != EXCHANGE_VERSION)

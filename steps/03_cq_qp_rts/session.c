@@ -2,6 +2,28 @@
 #include "session.h"
 #include "report.h"
 
+#include <stdint.h>
+
+/*
+ * Every later step moves the whole buffer as one message, in one
+ * scatter-gather entry: its length field is 32 bits, and the port caps a
+ * message at max_msg_sz.  Checked before anything is allocated.
+ */
+static int check_message_size(const struct rdma_dev *dev, size_t size)
+{
+	uint64_t max = dev->port_attr.max_msg_sz;
+
+	if (max > UINT32_MAX)
+		max = UINT32_MAX;
+	if (size <= max)
+		return 0;
+	report_error("--size: %zu bytes is more than one message can carry here (port %u's "
+		     "max_msg_sz is %u, and a scatter-gather entry's length is 32 bits): give -s "
+		     "at most %llu", size, dev->port, dev->port_attr.max_msg_sz,
+		     (unsigned long long)max);
+	return -1;
+}
+
 int session_open(struct session *s, const struct cli_common *opts, const struct reg_mr_opts *mr,
 		 const struct conn_opts *conn)
 {
@@ -9,7 +31,7 @@ int session_open(struct session *s, const struct cli_common *opts, const struct 
 	if (open_device_pd(opts, &s->dev))
 		return -1;
 	show_heading("stage 2: register memory");
-	if (register_buffer(&s->dev, mr, &s->buf))
+	if (check_message_size(&s->dev, mr->size) || register_buffer(&s->dev, mr, &s->buf))
 		goto out_close_device;
 	show_heading("stage 3: create the CQ and QP, connect them to the peer");
 	if (create_cq_qp(&s->dev, &s->buf, conn, &s->conn))

@@ -1,6 +1,7 @@
 /* post_wr.c: stage 4 of the verbs workflow: post work requests (SEND/RECV, RDMA WRITE, WRITE with immediate, READ). */
 #include "post_wr.h"
 #include "report.h"
+#include "stop.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -168,6 +169,8 @@ int poll_completion(struct rdma_conn *conn, struct ibv_wc *wc, int timeout_ms)
 	/* Busy polling: ibv_poll_cq reads the CQ in our own memory, with no system call. */
 	clock_gettime(CLOCK_MONOTONIC, &start);
 	while ((n = ibv_poll_cq(conn->cq, 1, wc)) == 0) {
+		if (stop_requested())
+			return report_stopped();
 		if (elapsed_ms(&start) > timeout_ms) {
 			report_error("no completion within %d ms: is the peer running, and did it post "
 				     "what this operation needs?", timeout_ms);

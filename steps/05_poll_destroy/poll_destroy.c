@@ -3,6 +3,7 @@
 #include "device.h"
 #include "exchange.h"
 #include "report.h"
+#include "stop.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -98,9 +99,11 @@ static int wait_for_event(struct poller *p, int timeout_ms)
 	void *cq_context;
 	int rc;
 
-	do
+	do {
+		if (stop_requested())
+			return report_stopped();
 		rc = poll(&pfd, 1, timeout_ms);
-	while (rc < 0 && errno == EINTR);
+	} while (rc < 0 && errno == EINTR);
 	if (rc <= 0) {
 		report_error("no completion event within %d ms: is the peer running?", timeout_ms);
 		return -1;

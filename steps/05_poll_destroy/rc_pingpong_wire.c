@@ -25,6 +25,15 @@ static int all_hex(const char *msg, int from, int len)
 	return 1;
 }
 
+void rc_pingpong_printable(const char msg[RC_PINGPONG_MSG_LEN], char shown[RC_PINGPONG_MSG_LEN])
+{
+	int i;
+
+	for (i = 0; i < RC_PINGPONG_MSG_LEN - 1 && msg[i]; i++)
+		shown[i] = isprint((unsigned char)msg[i]) ? msg[i] : '?';
+	shown[i] = '\0';
+}
+
 int rc_pingpong_decode(const char msg[RC_PINGPONG_MSG_LEN], struct peer_info *info)
 {
 	unsigned lid, qpn, psn, byte;
@@ -33,11 +42,11 @@ int rc_pingpong_decode(const char msg[RC_PINGPONG_MSG_LEN], struct peer_info *in
 	if (msg[RC_PINGPONG_MSG_LEN - 1] != '\0' || msg[4] != ':' || msg[11] != ':' ||
 	    msg[18] != ':' || !all_hex(msg, 0, 4) || !all_hex(msg, 5, 6) || !all_hex(msg, 12, 6) ||
 	    !all_hex(msg, 19, 32) || sscanf(msg, "%4x:%6x:%6x:", &lid, &qpn, &psn) != 3) {
-		for (int i = 0; i < RC_PINGPONG_MSG_LEN - 1; i++)
-			shown[i] = isprint((unsigned char)msg[i]) ? msg[i] : '?';
-		shown[RC_PINGPONG_MSG_LEN - 1] = '\0';
+		rc_pingpong_printable(msg, shown);
 		report_error("the peer's line is not in ibv_rc_pingpong's format LLLL:QQQQQQ:PPPPPP:"
-			     "<32 hex digits of GID> (hex, NUL-terminated, 52 bytes); got \"%s\"", shown);
+			     "<32 hex digits of GID> (hex, NUL-terminated, 52 bytes); got \"%s\"%s", shown,
+			     memcmp(msg, EXCHANGE_MAGIC, 4) ? "" :
+			     ": that is our own exchange; start this side without --peer=rc_pingpong");
 		return -1;
 	}
 	*info = (struct peer_info){ .lid = (uint16_t)lid, .qpn = qpn, .psn = psn, .mtu = MTU_NOT_SENT };
@@ -52,9 +61,13 @@ int rc_pingpong_decode(const char msg[RC_PINGPONG_MSG_LEN], struct peer_info *in
 	return 0;
 }
 
+/* The peer's bytes are not trusted to end in a NUL or to be printable. */
 static void show_line(const char *key, const char msg[RC_PINGPONG_MSG_LEN])
 {
-	show(key, "\"%s\"", msg);
+	char shown[RC_PINGPONG_MSG_LEN];
+
+	rc_pingpong_printable(msg, shown);
+	show(key, "\"%s\"", shown);
 }
 
 static int server_exchange(struct rdma_dev *dev, struct rdma_conn *conn, int timeout_s)

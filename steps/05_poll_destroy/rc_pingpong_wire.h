@@ -20,6 +20,9 @@
 
 void rc_pingpong_encode(const struct peer_info *info, char msg[RC_PINGPONG_MSG_LEN]);
 
+/* Copies MSG into SHOWN up to its NUL or its 51st byte, each unprintable byte as '?'. */
+void rc_pingpong_printable(const char msg[RC_PINGPONG_MSG_LEN], char shown[RC_PINGPONG_MSG_LEN]);
+
 /* Decodes and validates the peer's line; returns 0, or -1 after saying what is wrong with it. */
 int rc_pingpong_decode(const char msg[RC_PINGPONG_MSG_LEN], struct peer_info *info);
 

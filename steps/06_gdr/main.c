@@ -132,8 +132,10 @@ int main(int argc, char **argv)
 	show_how_to_confirm(&side);
 	status = EXIT_SUCCESS;
 
-	show_heading("teardown, in reverse order of creation");
+	show_heading("teardown: the QP first, then in reverse order of creation");
 out_release_gpu_mr:
+	/* A receive still posted on the QP may point into the GPU memory: destroy the QP first. */
+	failures += destroy_cq_qp(&sess.conn);
 	failures += release_gpu_memory(&gmr);
 out_close_session:
 	failures += session_close(&sess);
