@@ -180,7 +180,8 @@ int sock_connect(const char *host, int port, int timeout_s)
 		return report_stopped();
 	if (fd < 0) {
 		report_error("could not connect to %s port %d within %d s: %s. Is the server "
-			     "running (start it first, without a HOST argument)?",
+			     "running (start it first, without a HOST argument)? A server takes one "
+			     "client and then stops listening, so it refuses a second one",
 			     host, port, timeout_s, strerror(err ? err : ETIMEDOUT));
 		return -1;
 	}

@@ -24,6 +24,10 @@ setup() {
 	run rdma resource show mr
 	assert_line --regexp "rkey $(field_of "$srv" '^local buffer' rkey) .*pid $(paused_pid "$srv") "
 	assert_line --regexp "rkey $(field_of "$cli" '^local buffer' rkey) .*pid $(paused_pid "$cli") "
+	# A second client while the server serves the first: refused, and told why.
+	run_step 03_cq_qp_rts -d "$DEV" -p "$port" -t 1 127.0.0.1
+	assert_failure 1
+	assert_output --partial "Connection refused. Is the server running (start it first, without a HOST argument)? A server takes one client and then stops listening, so it refuses a second one"
 	kill -USR1 "$(paused_pid "$srv")" "$(paused_pid "$cli")"
 	finish_step cli "$cli_pid"
 	assert_success
@@ -76,19 +80,41 @@ send_to_server() {
 	exec 5>&-
 }
 
-@test "03_cq_qp_rts: a malformed exchange message is rejected with the bad field named" {
+@test "03_cq_qp_rts: a malformed exchange message, or GIDs of different kinds, is rejected with the cause named" {
 	record_baseline
-	send_to_server 'GET / HTTP/1.0\r\n\r\n%038d'
+	send_to_server 'GET / HTTP/1.0\r\n\r\n%078d'
 	assert_failure 1
 	assert_output --partial 'error: the peer'"'"'s exchange message does not start with "RDST"'
-	# Version 1, MTU code 9: no such MTU.
-	send_to_server 'RDST\001\011%050d'
+	# Version 2, MTU code 9: no such MTU.
+	send_to_server 'RDST\002\011%090d'
 	assert_failure 1
 	assert_output --partial "error: the peer's exchange message has a bad MTU code (9): must be 1 (256) to 5 (4096)"
-	# Version 1 and a valid MTU code, but ASCII '0' bytes (0x30) where zeros are reserved.
-	send_to_server 'RDST\001\003%050d'
+	# Version 2 and a valid MTU code, but ASCII '0' bytes (0x30) where zeros are reserved.
+	send_to_server 'RDST\002\003%090d'
 	assert_failure 1
-	assert_output --partial "error: the peer's exchange message has a bad reserved field (808464432): must be 0 in version 1"
+	assert_output --partial "error: the peer's exchange message has a bad reserved field (808464432): must be 0 in version 2"
+	# A version 1 message, from an older rdma-steps.
+	send_to_server 'RDST\001\003%090d'
+	assert_failure 1
+	assert_output --partial "error: the peer's exchange message has a bad version (1): this program speaks version 2 only"
+	# Every field valid but the options text, which holds a terminal escape: refused, never echoed.
+	nul() { printf '\\000%.0s' $(seq "$1"); }
+	send_to_server "RDST\\002\\003$(nul 5)\\001$(nul 18)\\020\\000$(nul 6)\\020\\000$(nul 15)\\001\\033[31m$(nul 35)"
+	assert_failure 1
+	assert_output --partial "error: the peer's exchange message has a bad options text (bytes 56 to 95): must be printable ASCII, then NULs to the end"
+	refute_output --partial $'\033'
+	# -x 0 on one side only: a link-local GID against an IPv4-mapped one. RTR fails on both, and both say why.
+	port=$(pick_port)
+	start_step srv 03_cq_qp_rts -d "$DEV" -p "$port" -t 20 -x 0
+	wait_for_line "$BATS_TEST_TMPDIR/srv.out" '^listening '
+	start_step cli 03_cq_qp_rts -d "$DEV" -p "$port" -t 20 127.0.0.1
+	for side in srv cli; do
+		pid_var=${side}_pid
+		finish_step "$side" "${!pid_var}"
+		assert_failure 1
+		assert_output --partial 'error: ibv_modify_qp (INIT -> RTR) failed: Invalid argument (errno 22)'
+		assert_output --regexp "error: our GID [0-9a-f:.]+ \(index [0-9]+\) and the peer's GID [0-9a-f:.]+ are of different kinds, one IPv4-mapped and one not, so no route joins them: give both sides GIDs of the same kind with -x \(or leave -x out on both\)"
+	done
 	assert_back_to_baseline
 }
 

@@ -79,6 +79,15 @@ setup() {
 	assert_back_to_baseline
 }
 
+@test "04_post_wr: sides given a different -s or -o both stop before posting, naming both" {
+	record_baseline
+	# Unchecked, a 4096-byte SEND into a 1024-byte receive fails as 'local QP operation error'.
+	assert_options_refused 04_post_wr "-o send -s 1K" "-o send -s 1024" "-o send" "-o send -s 4096"
+	# Unchecked, a target waiting for a SEND would wait for the client's WRITE until its timeout.
+	assert_options_refused 04_post_wr "-o send" "-o send -s 4096" "-o write" "-o write -s 4096"
+	assert_back_to_baseline
+}
+
 @test "04_post_wr rejects an unknown operation, and a size no message can carry before allocating it" {
 	run_step 04_post_wr --op=fetch_add
 	assert_failure 2

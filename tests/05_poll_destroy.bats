@@ -91,8 +91,14 @@ assert_latency_ordered() {
 	assert_back_to_baseline
 }
 
-@test "05_poll_destroy: SIGTERM mid-run, busy-polled and event-driven, still releases every object in order" {
+@test "05_poll_destroy: SIGTERM mid-run, or a failure in stage 2, still releases every object in order" {
 	record_baseline
+	# remote_write without local_write: ibv_reg_mr refuses it, and stage 1 is released with the closing line.
+	run_step 05_poll_destroy -d "$DEV" -a remote_write
+	assert_failure 1
+	assert_output --partial 'error: ibv_reg_mr failed: Invalid argument (errno 22)'
+	assert_in_order '^ibv_alloc_pd ' '^ibv_dealloc_pd ' '^ibv_close_device ' '^teardown +: every object released$'
+
 	port=$(pick_port)
 	start_step srv 05_poll_destroy -d "$DEV" -p "$port" -t 20 -n 1000000 -e
 	wait_for_line "$BATS_TEST_TMPDIR/srv.out" '^listening '
@@ -108,5 +114,11 @@ assert_latency_ordered() {
 		assert_output --partial "error: stopped by SIGTERM: releasing what this program created, in reverse order"
 		assert_in_order '^ibv_destroy_qp ' '^ibv_destroy_cq ' '^ibv_dereg_mr ' '^ibv_dealloc_pd ' '^ibv_close_device ' '^teardown +: every object released$'
 	done
+	assert_back_to_baseline
+}
+
+@test "05_poll_destroy: sides given a different -n stop before posting, naming both" {
+	record_baseline
+	assert_options_refused 05_poll_destroy "-n 100" "-o send -s 4096 -n 100" "-n 200" "-o send -s 4096 -n 200"
 	assert_back_to_baseline
 }

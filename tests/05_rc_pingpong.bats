@@ -124,6 +124,17 @@ assert_rc_pingpong_agrees() {
 	assert_line --regexp '^received line +: "\?\[31m0{46}"$'
 	assert_output --partial "error: the peer's line is not in ibv_rc_pingpong's format"
 	refute_output --partial $'\033'
+	# ibv_rc_pingpong without -g sends LID 0 and an all-zero GID: no address at all on RoCE.
+	port=$(pick_port)
+	start_step srv 05_poll_destroy -d "$DEV" -p "$port" -t 10 --peer=rc_pingpong
+	wait_for_line "$BATS_TEST_TMPDIR/srv.out" '^listening '
+	rc_status=0
+	timeout -k 2 10 ibv_rc_pingpong -d "$DEV" -p "$port" 127.0.0.1 >"$BATS_TEST_TMPDIR/rc.out" 2>&1 || rc_status=$?
+	[ "$rc_status" -ne 0 ] || fail "ibv_rc_pingpong without -g ran: $(cat "$BATS_TEST_TMPDIR/rc.out")"
+	finish_step srv "$srv_pid"
+	assert_failure 1
+	assert_output --partial "error: the peer's line gives LID 0 and an all-zero GID, nothing to reach it by: run ibv_rc_pingpong with -g INDEX"
+	refute_output --partial 'ibv_modify_qp'
 	# ibv_rc_pingpong's client against our server started without --peer=rc_pingpong.
 	port=$(pick_port)
 	start_step srv 05_poll_destroy -d "$DEV" -p "$port" -t 10

@@ -71,7 +71,7 @@ assert_three_paths_emulated() {
 	assert_back_to_baseline
 }
 
-@test "06_gdr --help says how to confirm GPUDirect RDMA; a bad --path is refused" {
+@test "06_gdr --help says how to confirm GPUDirect RDMA; a bad --path, or sides given different options, are refused" {
 	run_step 06_gdr --help
 	assert_success
 	for text in 'lsmod | grep nvidia_peermem' 'NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=NET' 'NCCL_IB_DISABLE=1' \
@@ -81,4 +81,9 @@ assert_three_paths_emulated() {
 	run_step 06_gdr --path nvlink
 	assert_failure 2
 	assert_output "error: --path: unknown path 'nvlink'; use tcp, rdma, gdr or all"
+	# Sides given a different -s or --path stop before any path runs, naming both.
+	record_baseline
+	assert_options_refused 06_gdr "-s 64K" "-P all -s 65536" "-s 128K" "-P all -s 131072"
+	assert_options_refused 06_gdr "-P tcp" "-P tcp -s 1048576" "-P gdr" "-P gdr -s 1048576"
+	assert_back_to_baseline
 }

@@ -135,16 +135,40 @@ field_of() {
 # 127.0.0.1, on a fresh port.  Their outputs go to $BATS_TEST_TMPDIR/srv.out
 # and cli.out; their exit statuses to srv_status and cli_status.
 run_server_client() {
-	local step=$1 port
+	local step=$1
 	shift
+	run_two_sides "$step" "$*" "$*"
+}
+
+# As run_server_client, with the server's options in the words of SERVER_ARGS
+# and the client's in CLIENT_ARGS (no quoting inside them).
+run_two_sides() {
+	local step=$1 port
+	local -a srv_args cli_args
+	read -ra srv_args <<<"$2"
+	read -ra cli_args <<<"$3"
 	port=$(pick_port)
-	start_step srv "$step" -d "$DEV" -p "$port" -t 20 "$@"
+	start_step srv "$step" -d "$DEV" -p "$port" -t 20 "${srv_args[@]}"
 	wait_for_line "$BATS_TEST_TMPDIR/srv.out" '^listening '
 	cli_status=0
-	timeout -k 2 "$STEP_TIMEOUT" "$(step_program "$step")" -d "$DEV" -p "$port" -t 20 "$@" 127.0.0.1 \
+	timeout -k 2 "$STEP_TIMEOUT" "$(step_program "$step")" -d "$DEV" -p "$port" -t 20 "${cli_args[@]}" 127.0.0.1 \
 		>"$BATS_TEST_TMPDIR/cli.out" 2>&1 || cli_status=$?
 	srv_status=0
 	wait "$srv_pid" || srv_status=$?
+}
+
+# Runs STEP with SERVER_ARGS and CLIENT_ARGS (as run_two_sides) and checks that
+# both sides stop before any data moves, each naming both sets of options.
+assert_options_refused() {
+	local step=$1 srv_opts=$3 cli_opts=$5
+	run_two_sides "$step" "$2" "$4"
+	[ "$srv_status" -eq 1 ] && [ "$cli_status" -eq 1 ] || fail "server $srv_status, client $cli_status (both should be 1): $(cat "$BATS_TEST_TMPDIR"/*.out)"
+	use_output_of srv
+	assert_output --partial "error: peer: $cli_opts; here: $srv_opts: give both sides the same options"
+	refute_output --partial 'ibv_post_'
+	use_output_of cli
+	assert_output --partial "error: peer: $srv_opts; here: $cli_opts: give both sides the same options"
+	refute_output --partial 'ibv_post_'
 }
 
 # Loads NAME's log (srv or cli) into output and lines, for assert_line and friends.

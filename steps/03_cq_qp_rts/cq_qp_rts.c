@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -145,6 +146,39 @@ static enum ibv_mtu path_mtu(const struct rdma_conn *conn)
 	return conn->remote.mtu;
 }
 
+static bool gid_is_zero(const union ibv_gid *gid)
+{
+	static const union ibv_gid zero;
+
+	return !memcmp(gid->raw, zero.raw, sizeof(zero.raw));
+}
+
+/* ::ffff:a.b.c.d, a RoCE v2 GID made from an IPv4 address. */
+static bool gid_is_ipv4_mapped(const union ibv_gid *gid)
+{
+	static const uint8_t prefix[12] = { [10] = 0xff, [11] = 0xff };
+
+	return !memcmp(gid->raw, prefix, sizeof(prefix));
+}
+
+/* The causes of an RTR refused with EINVAL that can be read from the two GIDs. */
+static void explain_rtr_einval(const struct rdma_dev *dev, const struct rdma_conn *conn)
+{
+	const union ibv_gid *ours = &dev->gid.gid, *theirs = &conn->remote.gid;
+	char our_gid[GID_STR_LEN], peer_gid[GID_STR_LEN];
+
+	gid_format(ours, our_gid, sizeof(our_gid));
+	gid_format(theirs, peer_gid, sizeof(peer_gid));
+	if (gid_is_zero(theirs))
+		report_error("the peer's GID is all zeros, so no route leads to it: the peer chose no "
+			     "GID (ibv_rc_pingpong does this without -g: run it with -g INDEX)");
+	else if (gid_is_ipv4_mapped(ours) != gid_is_ipv4_mapped(theirs))
+		report_error("our GID %s (index %d) and the peer's GID %s are of different kinds, "
+			     "one IPv4-mapped and one not, so no route joins them: give both sides "
+			     "GIDs of the same kind with -x (or leave -x out on both)",
+			     our_gid, dev->gid_index, peer_gid);
+}
+
 static int move_to_rtr(struct rdma_dev *dev, struct rdma_conn *conn)
 {
 	struct ibv_qp_attr attr = {
@@ -182,6 +216,8 @@ static int move_to_rtr(struct rdma_dev *dev, struct rdma_conn *conn)
 			   IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER);
 	if (rc) {
 		report_verb_error("ibv_modify_qp (INIT -> RTR)", rc);
+		if (rc == EINVAL && dev->gid_index != GID_NONE)
+			explain_rtr_einval(dev, conn);
 		return -1;
 	}
 	if (conn->remote.mtu != MTU_NOT_SENT)
@@ -244,7 +280,8 @@ int connect_qp(struct rdma_dev *dev, const struct cli_common *opts, struct rdma_
 				  : sock_accept_one(opts->tcp_port, opts->timeout_s);
 	if (conn->sock < 0)
 		return -1;
-	show("side channel", "TCP connected: exchanging QPN, PSN, GID, LID, MTU, address and rkey");
+	show("side channel", "TCP connected: exchanging QPN, PSN, GID, LID, MTU, address, rkey "
+	     "and the options both sides must share");
 	exchange_show("local", &conn->local);
 	if (exchange_peer_info(conn->sock, &conn->local, &conn->remote, opts->timeout_s))
 		return -1;

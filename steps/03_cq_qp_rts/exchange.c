@@ -6,6 +6,7 @@
 
 #include <ctype.h>
 #include <endian.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
@@ -34,6 +35,30 @@ void exchange_encode(const struct peer_info *info, uint8_t msg[EXCHANGE_MSG_LEN]
 	put_be64(msg + 24, info->addr);
 	put_be64(msg + 32, info->len);
 	memcpy(msg + 40, info->gid.raw, 16);
+	memset(msg + 56, 0, EXCHANGE_OPTIONS_LEN);
+	memcpy(msg + 56, info->options, strnlen(info->options, EXCHANGE_OPTIONS_LEN - 1));
+}
+
+void exchange_set_options(struct peer_info *info, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(info->options, sizeof(info->options), fmt, ap);
+	va_end(ap);
+}
+
+/* Printable ASCII, then NULs to the end: the peer's text is shown, so it must be safe to show. */
+static bool options_text_valid(const uint8_t *text)
+{
+	size_t len = strnlen((const char *)text, EXCHANGE_OPTIONS_LEN);
+
+	if (len == EXCHANGE_OPTIONS_LEN)
+		return false;
+	for (size_t i = 0; i < EXCHANGE_OPTIONS_LEN; i++)
+		if (i < len ? !isprint(text[i]) : text[i] != 0)
+			return false;
+	return true;
 }
 
 static int bad_field(const char *field, unsigned long long value, const char *why)
@@ -64,7 +89,7 @@ int exchange_decode(const uint8_t msg[EXCHANGE_MSG_LEN], struct peer_info *info)
 		return -1;
 	}
 	if (msg[4] != EXCHANGE_VERSION)
-		return bad_field("version", msg[4], "this program speaks version 1 only");
+		return bad_field("version", msg[4], "this program speaks version 2 only");
 	*info = (struct peer_info){
 		.mtu = (enum ibv_mtu)msg[5],
 		.lid = get_be16(msg + 6),
@@ -77,9 +102,9 @@ int exchange_decode(const uint8_t msg[EXCHANGE_MSG_LEN], struct peer_info *info)
 	memcpy(info->gid.raw, msg + 40, 16);
 	if (info->mtu < IBV_MTU_256 || info->mtu > IBV_MTU_4096)
 		return bad_field("MTU code", info->mtu, "must be 1 (256) to 5 (4096)");
-	/* Version 1 sends zeros here: anything else is not a version 1 message. */
+	/* Version 2 sends zeros here: anything else is not a version 2 message. */
 	if (get_be32(msg + 20))
-		return bad_field("reserved field", get_be32(msg + 20), "must be 0 in version 1");
+		return bad_field("reserved field", get_be32(msg + 20), "must be 0 in version 2");
 	if (info->qpn == 0 || info->qpn > QPN_MASK)
 		return bad_field("QPN", info->qpn, "must be 1 to 0xffffff");
 	if (info->psn > PSN_MASK)
@@ -88,7 +113,24 @@ int exchange_decode(const uint8_t msg[EXCHANGE_MSG_LEN], struct peer_info *info)
 		return bad_field("buffer", info->len, "address and length must be non-zero");
 	if (info->lid == 0 && !memcmp(info->gid.raw, zero_gid, 16))
 		return bad_field("address", 0, "neither a LID nor a GID to reach the peer by");
+	if (!options_text_valid(msg + 56)) {
+		report_error("the peer's exchange message has a bad options text (bytes 56 to %d): "
+			     "must be printable ASCII, then NULs to the end", EXCHANGE_MSG_LEN - 1);
+		return -1;
+	}
+	memcpy(info->options, msg + 56, EXCHANGE_OPTIONS_LEN);
 	return 0;
+}
+
+/* Both sides check; each stops at once, naming both sets, so neither waits on the other. */
+static int check_same_options(const struct peer_info *local, const struct peer_info *remote)
+{
+	if (!strcmp(local->options, remote->options))
+		return 0;
+	report_error("peer: %s; here: %s: give both sides the same options",
+		     remote->options[0] ? remote->options : "(none: a step 03 program)",
+		     local->options[0] ? local->options : "(none: a step 03 program)");
+	return -1;
 }
 
 int exchange_peer_info(int fd, const struct peer_info *local, struct peer_info *remote,
@@ -100,7 +142,9 @@ int exchange_peer_info(int fd, const struct peer_info *local, struct peer_info *
 	if (sock_send_all(fd, out, sizeof(out), timeout_s) ||
 	    sock_recv_all(fd, in, sizeof(in), timeout_s))
 		return -1;
-	return exchange_decode(in, remote);
+	if (exchange_decode(in, remote))
+		return -1;
+	return check_same_options(local, remote);
 }
 
 void exchange_show_qp(const char *who, const struct peer_info *info)
@@ -123,6 +167,10 @@ void exchange_show(const char *who, const struct peer_info *info)
 	snprintf(key, sizeof(key), "%s buffer", who);
 	show(key, "addr 0x%llx, length %llu, rkey 0x%x", (unsigned long long)info->addr,
 	     (unsigned long long)info->len, info->rkey);
+	if (info->options[0]) {
+		snprintf(key, sizeof(key), "%s options", who);
+		show(key, "%s (must be the same on both sides)", info->options);
+	}
 }
 
 int exchange_sync(int fd, char tag, int timeout_s)

@@ -5,7 +5,10 @@
 #include <stdint.h>
 #include <infiniband/verbs.h>
 
-/* Everything the peer needs to reach our QP and our buffer. */
+/* Room for the options text, its NUL included. */
+#define EXCHANGE_OPTIONS_LEN 40
+
+/* Everything the peer needs to reach our QP and our buffer, and what both sides agreed to do. */
 struct peer_info {
 	uint32_t qpn;		/* queue pair number (24 bits) */
 	uint32_t psn;		/* first packet sequence number (24 bits) */
@@ -15,22 +18,31 @@ struct peer_info {
 	uint64_t addr;		/* buffer address, for RDMA READ and WRITE */
 	uint64_t len;		/* buffer length */
 	uint32_t rkey;		/* the key that lets the peer touch that buffer */
+	char options[EXCHANGE_OPTIONS_LEN];	/* what both sides must be given alike, as
+						 * command-line text ("-o send -s 4096"); "" in step 03 */
 };
 
 /* The peer's MTU when its exchange carries none (ibv_rc_pingpong's): the path MTU is then ours. */
 #define MTU_NOT_SENT ((enum ibv_mtu)0)
 
-/* Message version 1: magic, version, MTU, LID, QPN, PSN, rkey, address, length, GID. */
+/* Message version 2: magic, version, MTU, LID, QPN, PSN, rkey, address, length, GID, options. */
 #define EXCHANGE_MAGIC "RDST"
-#define EXCHANGE_VERSION 1
-#define EXCHANGE_MSG_LEN 56
+#define EXCHANGE_VERSION 2
+#define EXCHANGE_MSG_LEN (56 + EXCHANGE_OPTIONS_LEN)
 
 void exchange_encode(const struct peer_info *info, uint8_t msg[EXCHANGE_MSG_LEN]);
 
 /* Decodes and validates every field; returns 0, or -1 after naming the bad field. */
 int exchange_decode(const uint8_t msg[EXCHANGE_MSG_LEN], struct peer_info *info);
 
-/* Sends LOCAL over the side channel FD and receives the peer's into REMOTE. */
+/* Sets the options text that the peer's must equal, printf-style; it must fit in EXCHANGE_OPTIONS_LEN. */
+void exchange_set_options(struct peer_info *info, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/*
+ * Sends LOCAL over the side channel FD and receives the peer's into REMOTE.
+ * Fails, naming both, when the peer was given other options than this side.
+ */
 int exchange_peer_info(int fd, const struct peer_info *local, struct peer_info *remote,
 		       int timeout_s);
 

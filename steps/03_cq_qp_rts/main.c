@@ -52,7 +52,7 @@ int main(int argc, char **argv)
 		return cli_exit_status(outcome);
 
 	if (session_open(&sess, &opts, &step.mr, &step.conn))
-		return EXIT_FAILURE;
+		goto out_close_session;
 	if (connect_qp(&sess.dev, &opts, conn))
 		goto out_close_session;
 	/* Neither side tears down before both have reached RTS. */

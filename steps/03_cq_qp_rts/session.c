@@ -27,22 +27,15 @@ static int check_message_size(const struct rdma_dev *dev, size_t size)
 int session_open(struct session *s, const struct cli_common *opts, const struct reg_mr_opts *mr,
 		 const struct conn_opts *conn)
 {
+	*s = (struct session){ .conn.sock = -1 };
 	show_heading("stage 1: open the device, allocate a PD");
 	if (open_device_pd(opts, &s->dev))
 		return -1;
 	show_heading("stage 2: register memory");
 	if (check_message_size(&s->dev, mr->size) || register_buffer(&s->dev, mr, &s->buf))
-		goto out_close_device;
+		return -1;
 	show_heading("stage 3: create the CQ and QP, connect them to the peer");
-	if (create_cq_qp(&s->dev, &s->buf, conn, &s->conn))
-		goto out_release_buffer;
-	return 0;
-
-out_release_buffer:
-	release_buffer(&s->buf);
-out_close_device:
-	close_device_pd(&s->dev);
-	return -1;
+	return create_cq_qp(&s->dev, &s->buf, conn, &s->conn);
 }
 
 int session_close(struct session *s)

@@ -16,7 +16,8 @@ struct session {
 /*
  * Opens the device and PD, registers the buffer, creates the CQ and QP (in
  * INIT), each under its stage heading.  The caller connects the QP.  Returns
- * 0, or -1 with nothing left open.
+ * 0 or -1; either way the caller ends with session_close, which releases
+ * whatever the stages before the failed one made.
  */
 int session_open(struct session *s, const struct cli_common *opts, const struct reg_mr_opts *mr,
 		 const struct conn_opts *conn);

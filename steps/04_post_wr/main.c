@@ -116,7 +116,8 @@ int main(int argc, char **argv)
 		return cli_exit_status(outcome);
 
 	if (session_open(&sess, &opts, &step.mr, &step.conn))
-		return EXIT_FAILURE;
+		goto out_close_session;
+	exchange_set_options(&sess.conn.local, "-o %s -s %zu", op_name(step.post.op), sess.buf.len);
 	if (connect_qp(&sess.dev, &opts, &sess.conn))
 		goto out_close_session;
 	show_heading("stage 4: post a work request");

@@ -1,5 +1,6 @@
 /* main.c: step 05: run many messages, wait for completions by busy polling or by events, report latency and bandwidth. */
 #include "cq_qp_rts.h"
+#include "exchange.h"
 #include "pause.h"
 #include "poll_destroy.h"
 #include "post_wr.h"
@@ -69,7 +70,9 @@ int main(int argc, char **argv)
 		return 2;
 
 	if (session_open(&sess, &opts, &step.mr, &step.conn))
-		return EXIT_FAILURE;
+		goto out_close_session;
+	exchange_set_options(&sess.conn.local, "-o %s -s %zu -n %d", op_name(step.post.op),
+			     sess.buf.len, step.poll.iters);
 	if (step.poll.rc_pingpong ? connect_qp_rc_pingpong(&sess.dev, &opts, step.poll.mtu, &sess.conn)
 				  : connect_qp(&sess.dev, &opts, &sess.conn))
 		goto out_close_session;

@@ -178,6 +178,9 @@ void poller_report(const struct poller *p)
 		     p->completions);
 }
 
+/* Differs from the target's seed 0 in every byte. */
+#define READ_POISON_SEED 0x80
+
 static double now_us(void)
 {
 	struct timespec t;
@@ -221,8 +224,8 @@ static int initiator_round(struct poller *p, const struct rdma_buf *buf, const s
 	round.imm = (uint32_t)i;
 	if (post->op == OP_SEND && post_receive(p->conn, buf, buf->len))
 		return -1;
-	if (post->op != OP_READ)
-		fill_pattern(buf->addr, buf->len, (uint8_t)i);
+	/* Before a READ, spoil the bytes a previous round fetched: the check must see this round's. */
+	fill_pattern(buf->addr, buf->len, post->op == OP_READ ? READ_POISON_SEED : (uint8_t)i);
 	t0 = now_us();
 	if (post_operation(p->conn, buf, buf->len, &round) || poller_wait(p, &wc, POLL_TIMEOUT_MS) ||
 	    check_received_length(&wc, buf->len))

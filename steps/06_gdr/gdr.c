@@ -19,7 +19,7 @@ int gdr_parse_option(int key, const char *arg, unsigned *paths)
 	if (key != 'P')
 		return 1;
 	if (!strcmp(arg, "all")) {
-		*paths = (1u << N_PATHS) - 1;
+		*paths = ALL_PATHS;
 		return 0;
 	}
 	for (int p = 0; p < N_PATHS; p++) {
@@ -35,6 +35,14 @@ int gdr_parse_option(int key, const char *arg, unsigned *paths)
 const char *path_name(enum data_path path)
 {
 	return path_names[path];
+}
+
+const char *paths_name(unsigned paths)
+{
+	for (int p = 0; p < N_PATHS; p++)
+		if (paths == 1u << p)
+			return path_names[p];
+	return "all";
 }
 
 static const int gpu_access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ;

@@ -20,7 +20,12 @@ enum data_path { PATH_TCP, PATH_RDMA, PATH_GDR, N_PATHS };
 /* Parses --path into a bit mask of (1 << enum data_path); returns 0, -1, or 1 when KEY is not stage 6's. */
 int gdr_parse_option(int key, const char *arg, unsigned *paths);
 
+#define ALL_PATHS ((1u << N_PATHS) - 1)
+
 const char *path_name(enum data_path path);
+
+/* What --path named, for the options text the peer must match: "all", "tcp", "rdma" or "gdr". */
+const char *paths_name(unsigned paths);
 
 /* GPU memory registered for the NIC, and how. */
 struct gpu_mr {

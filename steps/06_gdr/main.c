@@ -1,5 +1,6 @@
 /* main.c: step 06: move a buffer from the server's GPU memory to the client's along TCP, RDMA and GPUDirect RDMA, counting copies. */
 #include "cq_qp_rts.h"
+#include "exchange.h"
 #include "gdr.h"
 #include "gpu_mem.h"
 #include "reg_mr.h"
@@ -81,7 +82,7 @@ static void show_how_to_confirm(const struct gdr_side *side)
 
 int main(int argc, char **argv)
 {
-	struct step_opts step = { .paths = (1u << N_PATHS) - 1 };
+	struct step_opts step = { .paths = ALL_PATHS };
 	struct cli_spec spec = {
 		.program = "06_gdr",
 		.purpose = purpose,
@@ -114,8 +115,9 @@ int main(int argc, char **argv)
 		return EXIT_FAILURE;
 
 	if (session_open(&sess, &opts, &step.mr, &step.conn))
-		goto out_free_gpu;
+		goto out_close_session;
 	show("staging buffer", "the stage 2 buffer is the host staging buffer of the tcp and rdma paths");
+	exchange_set_options(&sess.conn.local, "-P %s -s %zu", paths_name(step.paths), sess.buf.len);
 	if (connect_qp(&sess.dev, &opts, &sess.conn))
 		goto out_close_session;
 	show_heading("stage 6: register GPU memory with the NIC");
@@ -139,7 +141,6 @@ out_release_gpu_mr:
 	failures += release_gpu_memory(&gmr);
 out_close_session:
 	failures += session_close(&sess);
-out_free_gpu:
 	gpu_free(&gpu, gpu_buf);
 	return failures ? EXIT_FAILURE : status;
 }
