@@ -134,7 +134,7 @@ assert_rc_pingpong_agrees() {
 	finish_step srv "$srv_pid"
 	assert_failure 1
 	assert_output --partial "error: the peer's line gives LID 0 and an all-zero GID, nothing to reach it by: run ibv_rc_pingpong with -g INDEX"
-	refute_output --partial 'ibv_modify_qp'
+	refute_output --partial 'INIT -> RTR'
 	# ibv_rc_pingpong's client against our server started without --peer=rc_pingpong.
 	port=$(pick_port)
 	start_step srv 05_poll_destroy -d "$DEV" -p "$port" -t 10
