@@ -54,18 +54,19 @@ int release_comp_channel(struct ibv_comp_channel *channel)
 
 int release_mr(struct ibv_mr *mr)
 {
-	uint32_t rkey;
+	uint32_t lkey;
 	int rc;
 
 	if (!mr)
 		return 0;
-	rkey = mr->rkey;
+	/* The lkey names every MR; the rkey is 0 where no remote access was granted. */
+	lkey = mr->lkey;
 	rc = ibv_dereg_mr(mr);
 	if (rc) {
 		report_verb_error("ibv_dereg_mr", rc);
 		return 1;
 	}
-	show("ibv_dereg_mr", "memory region (rkey 0x%x) deregistered, its pages unpinned", rkey);
+	show("ibv_dereg_mr", "memory region (lkey 0x%x) deregistered, its pages unpinned", lkey);
 	return 0;
 }
 

@@ -21,9 +21,15 @@ setup() {
 	run rdma resource show qp
 	assert_line --regexp "lqpn $((srv_qpn)) rqpn $((cli_qpn)) type RC state RTS .*pid $(paused_pid "$srv") "
 	assert_line --regexp "lqpn $((cli_qpn)) rqpn $((srv_qpn)) type RC state RTS .*pid $(paused_pid "$cli") "
+	# Least privilege: step 03 moves no data, so neither MR nor QP lets the peer in, and no rkey is sent.
+	for f in "$srv" "$cli"; do
+		grep -qE '^access +: local_write: step 03 moves no data' "$f" || fail "no local_write-only access line in $f"
+		grep -qE '^ibv_modify_qp +: RESET -> INIT: .*remote access none ' "$f" || fail "the QP of $f allows remote access"
+		[ "$(field_of "$f" '^local buffer' rkey)" = 0x0 ] || fail "$f sent a non-zero rkey"
+	done
 	run rdma resource show mr
-	assert_line --regexp "rkey $(field_of "$srv" '^local buffer' rkey) .*pid $(paused_pid "$srv") "
-	assert_line --regexp "rkey $(field_of "$cli" '^local buffer' rkey) .*pid $(paused_pid "$cli") "
+	assert_line --regexp "lkey $(field_of "$srv" '^lkey' :) .*pid $(paused_pid "$srv") "
+	assert_line --regexp "lkey $(field_of "$cli" '^lkey' :) .*pid $(paused_pid "$cli") "
 	# A second client while the server serves the first: refused, and told why.
 	run_step 03_cq_qp_rts -d "$DEV" -p "$port" -t 1 127.0.0.1
 	assert_failure 1

@@ -11,6 +11,10 @@ setup() {
 	[ "$srv_status" -eq 0 ] && [ "$cli_status" -eq 0 ] || fail "server $srv_status, client $cli_status: $(cat "$BATS_TEST_TMPDIR"/*.out)"
 	use_output_of srv
 	assert_line --regexp '^operation +: send, we are the target$'
+	# Least privilege: SEND/RECV needs no remote access on either side, so no rkey is sent.
+	assert_line --regexp '^access +: local_write: the NIC writes received messages here; no peer may reach this buffer$'
+	assert_line --regexp '^ibv_modify_qp +: RESET -> INIT: .*remote access none '
+	assert_line --regexp '^local buffer +: .*, rkey 0x0$'
 	assert_line --regexp '^ibv_poll_cq +: completion: opcode RECV, status success, 4096 bytes$'
 	assert_line --regexp '^data check +: 4096 bytes arrived intact$'
 	assert_in_order '^ibv_post_recv ' '^ibv_poll_cq .*RECV' '^data check '
@@ -31,6 +35,8 @@ setup() {
 	run_server_client 04_post_wr -o write
 	[ "$srv_status" -eq 0 ] && [ "$cli_status" -eq 0 ] || fail "write: server $srv_status, client $cli_status: $(cat "$BATS_TEST_TMPDIR"/*.out)"
 	use_output_of srv
+	assert_line --regexp '^access +: local_write,remote_write: the target of RDMA WRITE: the peer writes into this buffer$'
+	assert_line --regexp '^ibv_modify_qp +: RESET -> INIT: .*remote access remote_write '
 	refute_line --partial 'ibv_post_recv'
 	refute_line --regexp '^ibv_poll_cq '
 	assert_line --regexp '^target CQ +: 0 completion\(s\): a one-sided WRITE does not involve the target.s CPU$'
@@ -53,9 +59,13 @@ setup() {
 	run_server_client 04_post_wr -o read -s 64K
 	[ "$srv_status" -eq 0 ] && [ "$cli_status" -eq 0 ] || fail "server $srv_status, client $cli_status: $(cat "$BATS_TEST_TMPDIR"/*.out)"
 	use_output_of cli
+	assert_line --regexp '^access +: local_write: the initiator of RDMA READ: our NIC writes the fetched bytes here; no peer may reach this buffer$'
+	assert_line --regexp '^remote buffer +: .*, rkey 0x[0-9a-f]*[1-9a-f][0-9a-f]*$'
 	assert_line --regexp '^ibv_poll_cq +: completion: opcode RDMA_READ, status success, 65536 bytes$'
 	assert_line --regexp '^data check +: 65536 bytes arrived intact$'
 	use_output_of srv
+	assert_line --regexp '^access +: remote_read: the target of RDMA READ: the peer reads this buffer, and nothing writes it$'
+	assert_line --regexp '^ibv_modify_qp +: RESET -> INIT: .*remote access remote_read '
 	assert_line --regexp '^target CQ +: 0 completion\(s\): a one-sided READ does not involve the target.s CPU$'
 	refute_line --regexp '^data check '
 	assert_back_to_baseline

@@ -26,7 +26,25 @@ static const struct {
 
 void reg_mr_opts_default(struct reg_mr_opts *opts)
 {
-	*opts = (struct reg_mr_opts){ .size = REG_MR_DEFAULT_SIZE, .access = REG_MR_DEFAULT_ACCESS };
+	*opts = (struct reg_mr_opts){
+		.size = REG_MR_DEFAULT_SIZE,
+		.access = REG_MR_DEFAULT_ACCESS,
+		.access_why = "step 02's default, all three rights, so that both keys can be seen; "
+			      "later steps grant only what their role needs",
+	};
+}
+
+void reg_mr_grant(struct reg_mr_opts *opts, int access, const char *why)
+{
+	if (opts->access_given)
+		return;
+	opts->access = access;
+	opts->access_why = why;
+}
+
+bool access_is_remote(int access)
+{
+	return access & (IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC);
 }
 
 /* Parses a comma-separated list of access_names, in place of a copy that could truncate it. */
@@ -64,6 +82,8 @@ int reg_mr_parse_option(int key, const char *arg, struct reg_mr_opts *opts)
 	case 's':
 		return cli_parse_size("--size", arg, 1, MAX_MR_SIZE, &opts->size);
 	case 'a':
+		opts->access_given = true;
+		opts->access_why = "as -a asked";
 		return parse_access(arg, &opts->access);
 	}
 	return 1;
@@ -152,6 +172,9 @@ int register_buffer(struct rdma_dev *dev, const struct reg_mr_opts *opts, struct
 	show("buffer", "%zu bytes at %p, aligned to the %ld-byte page", buf->len, buf->addr, page);
 	show_memlock_limit();
 
+	access_flags_format(opts->access, access, sizeof(access));
+	show("access", "%s: %s", access, opts->access_why);
+
 	/* Registration pins the pages and gives the NIC their translation: they may no longer move. */
 	pin_before = vm_pin_kb();
 	buf->mr = ibv_reg_mr(dev->pd, buf->addr, buf->len, opts->access);
@@ -160,11 +183,14 @@ int register_buffer(struct rdma_dev *dev, const struct reg_mr_opts *opts, struct
 		goto out_free_buffer;
 	}
 	pin_after = vm_pin_kb();
-	access_flags_format(opts->access, access, sizeof(access));
 	show("ibv_reg_mr", "memory region registered: addr %p, length %zu, access %s",
 	     buf->mr->addr, buf->mr->length, access);
 	show("lkey", "0x%x (for our own work requests)", buf->mr->lkey);
-	show("rkey", "0x%x (what a peer needs to read or write this memory)", buf->mr->rkey);
+	if (access_is_remote(opts->access))
+		show("rkey", "0x%x (what a peer needs to read or write this memory)", buf->mr->rkey);
+	else
+		show("rkey", "0x%x, of no use: no remote access was granted, so no peer is given it",
+		     buf->mr->rkey);
 	show("VmPin", "%ld kB before, %ld kB after: %ld kB pinned", pin_before, pin_after,
 	     pin_after - pin_before);
 	return 0;

@@ -2,6 +2,7 @@
 #ifndef RDMA_STEPS_REG_MR_H
 #define RDMA_STEPS_REG_MR_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <infiniband/verbs.h>
 
@@ -14,8 +15,10 @@
 
 /* Stage 2's command-line choices. */
 struct reg_mr_opts {
-	size_t size;	/* -s: bytes to register */
-	int access;	/* -a: IBV_ACCESS_* flags */
+	size_t size;		/* -s: bytes to register */
+	int access;		/* IBV_ACCESS_* flags: -a's, or what the step grants */
+	bool access_given;	/* -a was on the command line */
+	const char *access_why;	/* why this access, shown beside it */
 };
 
 /* The options stage 2 adds, for a step's option table; DEFAULT_SIZE is the text --help shows. */
@@ -26,6 +29,16 @@ struct reg_mr_opts {
 #define REG_MR_CLI_OPTIONS REG_MR_CLI_OPTIONS_SIZED("4096")
 
 void reg_mr_opts_default(struct reg_mr_opts *opts);
+
+/*
+ * Least privilege: unless -a was given, the MR gets ACCESS, what the step's
+ * role needs, shown with the reason WHY.  -a stays, to show what wrong
+ * access does.
+ */
+void reg_mr_grant(struct reg_mr_opts *opts, int access, const char *why);
+
+/* Whether ACCESS lets a peer reach the memory, so that its rkey means something. */
+bool access_is_remote(int access);
 
 /* Parses -s or -a; returns 0, -1 on bad input, or 1 when KEY is not stage 2's. */
 int reg_mr_parse_option(int key, const char *arg, struct reg_mr_opts *opts);

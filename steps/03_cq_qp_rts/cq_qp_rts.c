@@ -122,7 +122,8 @@ int create_cq_qp(struct rdma_dev *dev, const struct rdma_buf *buf, const struct 
 		.gid = dev->gid.gid,
 		.addr = (uintptr_t)buf->addr,
 		.len = buf->len,
-		.rkey = buf->mr->rkey,
+		/* An rkey is a capability: send one only when the MR lets a peer in. */
+		.rkey = access_is_remote(buf->access) ? buf->mr->rkey : 0,
 	};
 	return 0;
 

@@ -50,6 +50,8 @@ int main(int argc, char **argv)
 	outcome = cli_parse(argc, argv, &spec, &opts);
 	if (outcome != CLI_RUN)
 		return cli_exit_status(outcome);
+	reg_mr_grant(&step.mr, IBV_ACCESS_LOCAL_WRITE,
+		     "step 03 moves no data, so no peer may reach this buffer, and it gets no rkey");
 
 	if (session_open(&sess, &opts, &step.mr, &step.conn))
 		goto out_close_session;

@@ -114,6 +114,7 @@ int main(int argc, char **argv)
 	outcome = cli_parse(argc, argv, &spec, &opts);
 	if (outcome != CLI_RUN)
 		return cli_exit_status(outcome);
+	grant_op_access(&step.mr, step.post.op, !opts.host);
 
 	if (session_open(&sess, &opts, &step.mr, &step.conn))
 		goto out_close_session;

@@ -41,6 +41,23 @@ const char *op_name(enum wr_op op)
 	return op_names[op];
 }
 
+void grant_op_access(struct reg_mr_opts *mr, enum wr_op op, bool target)
+{
+	if (target && (op == OP_WRITE || op == OP_WRITE_IMM))
+		reg_mr_grant(mr, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE,
+			     "the target of RDMA WRITE: the peer writes into this buffer");
+	else if (target && op == OP_READ)
+		reg_mr_grant(mr, IBV_ACCESS_REMOTE_READ,
+			     "the target of RDMA READ: the peer reads this buffer, and nothing writes it");
+	else if (op == OP_READ)
+		reg_mr_grant(mr, IBV_ACCESS_LOCAL_WRITE,
+			     "the initiator of RDMA READ: our NIC writes the fetched bytes here; "
+			     "no peer may reach this buffer");
+	else
+		reg_mr_grant(mr, IBV_ACCESS_LOCAL_WRITE,
+			     "the NIC writes received messages here; no peer may reach this buffer");
+}
+
 bool op_needs_recv(enum wr_op op)
 {
 	return op == OP_SEND || op == OP_WRITE_IMM;

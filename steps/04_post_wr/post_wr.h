@@ -35,6 +35,13 @@ int post_wr_parse_option(int key, const char *arg, struct post_opts *opts);
 
 const char *op_name(enum wr_op op);
 
+/*
+ * Least privilege for OP on this side (the target, or the initiator): a
+ * WRITE target gets remote_write, a READ target remote_read, and every other
+ * buffer local_write only.  -a overrides it.
+ */
+void grant_op_access(struct reg_mr_opts *mr, enum wr_op op, bool target);
+
 /* Whether OP consumes a receive on the target (SEND and WRITE with immediate do). */
 bool op_needs_recv(enum wr_op op);
 

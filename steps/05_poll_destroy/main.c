@@ -66,6 +66,7 @@ int main(int argc, char **argv)
 	outcome = cli_parse(argc, argv, &spec, &opts);
 	if (outcome != CLI_RUN)
 		return cli_exit_status(outcome);
+	grant_op_access(&step.mr, step.post.op, !opts.host);
 	if (poll_opts_check(&step.poll, step.post.op))
 		return 2;
 

@@ -45,7 +45,8 @@ const char *paths_name(unsigned paths)
 	return "all";
 }
 
-static const int gpu_access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ;
+/* The gdr path is a SEND into a posted receive: the NIC writes GPU memory locally, and no peer reaches it. */
+static const int gpu_access = IBV_ACCESS_LOCAL_WRITE;
 
 /* DMA-BUF: the GPU driver exports the range as a dma-buf; the NIC driver imports it. */
 static struct ibv_mr *register_dmabuf(struct rdma_dev *dev, struct gpu *g, void *dev_ptr,
@@ -83,9 +84,9 @@ void register_gpu_memory(struct rdma_dev *dev, struct gpu *g, void *dev_ptr, siz
 		gmr->buf.mr = ibv_reg_mr(dev->pd, dev_ptr, len, gpu_access);
 		if (gmr->buf.mr) {
 			gmr->how = "emulated";
-			show("GPU memory MR", "registered the emulated GPU buffer directly (rkey 0x%x): "
+			show("GPU memory MR", "registered the emulated GPU buffer directly (lkey 0x%x): "
 			     "the NIC reads and writes it, as it would real GPU memory under GPUDirect RDMA",
-			     gmr->buf.mr->rkey);
+			     gmr->buf.mr->lkey);
 			return;
 		}
 		snprintf(gmr->why_not, sizeof(gmr->why_not), "ibv_reg_mr: %s", strerror(errno));
@@ -96,8 +97,8 @@ void register_gpu_memory(struct rdma_dev *dev, struct gpu *g, void *dev_ptr, siz
 	gmr->buf.mr = register_dmabuf(dev, g, dev_ptr, len, gmr, dmabuf_why, sizeof(dmabuf_why));
 	if (gmr->buf.mr) {
 		gmr->how = "DMA-BUF";
-		show("ibv_reg_dmabuf_mr", "GPU memory registered through DMA-BUF (rkey 0x%x): GPUDirect RDMA",
-		     gmr->buf.mr->rkey);
+		show("ibv_reg_dmabuf_mr", "GPU memory registered through DMA-BUF (lkey 0x%x): GPUDirect RDMA",
+		     gmr->buf.mr->lkey);
 		return;
 	}
 	show("ibv_reg_dmabuf_mr", "refused: %s", dmabuf_why);
@@ -105,8 +106,8 @@ void register_gpu_memory(struct rdma_dev *dev, struct gpu *g, void *dev_ptr, siz
 	gmr->buf.mr = ibv_reg_mr(dev->pd, dev_ptr, len, gpu_access);
 	if (gmr->buf.mr) {
 		gmr->how = "peer memory (nvidia-peermem)";
-		show("ibv_reg_mr", "GPU memory registered through nvidia-peermem (rkey 0x%x): GPUDirect RDMA",
-		     gmr->buf.mr->rkey);
+		show("ibv_reg_mr", "GPU memory registered through nvidia-peermem (lkey 0x%x): GPUDirect RDMA",
+		     gmr->buf.mr->lkey);
 		return;
 	}
 	err = errno;

@@ -105,6 +105,8 @@ int main(int argc, char **argv)
 	outcome = cli_parse(argc, argv, &spec, &opts);
 	if (outcome != CLI_RUN)
 		return cli_exit_status(outcome);
+	reg_mr_grant(&step.mr, IBV_ACCESS_LOCAL_WRITE, "every path sends, or receives, by SEND or "
+		     "send(): no peer may reach the staging buffer directly");
 
 	show_heading("GPU memory");
 	gpu_open(&gpu);
