@@ -217,28 +217,28 @@ int sock_send_all(int fd, const void *buf, size_t len, int timeout_s)
 	return 0;
 }
 
-int sock_recv_all(int fd, void *buf, size_t len, int timeout_s)
+int sock_recv_more(int fd, void *buf, size_t have, size_t len, int timeout_s)
 {
 	struct timespec deadline = deadline_in(timeout_s);
 	char *p = buf;
 	int rc;
 
-	while (len) {
+	while (have < len) {
 		ssize_t n;
 
 		rc = wait_ready(fd, POLLIN, &deadline);
 		if (rc < 0)
 			return -1;
 		if (rc == 0) {
-			if (p == buf)
+			if (have == 0)
 				report_error("the peer sent nothing for %d s on the side channel", timeout_s);
 			else
-				report_error("the peer sent %zd of the %zu bytes expected, then nothing for "
-					     "%d s: is it speaking the same exchange format?",
-					     p - (char *)buf, (size_t)(p - (char *)buf) + len, timeout_s);
+				report_error("the peer sent only %zu bytes of its message, then nothing "
+					     "for %d s: is it speaking the same exchange format?",
+					     have, timeout_s);
 			return -1;
 		}
-		n = recv(fd, p, len, MSG_DONTWAIT);
+		n = recv(fd, p + have, len - have, MSG_DONTWAIT);
 		if (n < 0 && (errno == EINTR || errno == EAGAIN))
 			continue;
 		if (n < 0 && errno != ECONNRESET) {
@@ -249,10 +249,14 @@ int sock_recv_all(int fd, void *buf, size_t len, int timeout_s)
 			report_error("the peer closed the side channel early (did it fail? see its output)");
 			return -1;
 		}
-		p += n;
-		len -= (size_t)n;
+		have += (size_t)n;
 	}
 	return 0;
+}
+
+int sock_recv_all(int fd, void *buf, size_t len, int timeout_s)
+{
+	return sock_recv_more(fd, buf, 0, len, timeout_s);
 }
 
 void sock_close(int fd)

@@ -14,6 +14,9 @@ int sock_connect(const char *host, int port, int timeout_s);
 int sock_send_all(int fd, const void *buf, size_t len, int timeout_s);
 int sock_recv_all(int fd, void *buf, size_t len, int timeout_s);
 
+/* Receives the rest of a LEN-byte message whose first HAVE bytes are in BUF already. */
+int sock_recv_more(int fd, void *buf, size_t have, size_t len, int timeout_s);
+
 /* Closes FD if it is open. */
 void sock_close(int fd);
 

@@ -124,6 +124,51 @@ send_to_server() {
 	assert_back_to_baseline
 }
 
+# Starts a server with -t 2 and connects to it on fd 5; the caller plays the peer, then calls end_fake_peer.
+start_fake_peer() {
+	port=$(pick_port)
+	start_step srv 03_cq_qp_rts -d "$DEV" -p "$port" -t 2
+	wait_for_line "$BATS_TEST_TMPDIR/srv.out" '^listening '
+	exec 5<>"/dev/tcp/127.0.0.1/$port"
+}
+
+end_fake_peer() {
+	finish_step srv "$srv_pid"
+	exec 5>&- 2>/dev/null
+	assert_failure 1
+	assert_line --regexp '^ibv_close_device +: '
+}
+
+@test "03_cq_qp_rts: a peer that is silent, stops mid-message, hangs up, or sends a wrong barrier byte is named, in bounded time" {
+	record_baseline
+	start=$SECONDS
+	start_fake_peer
+	end_fake_peer
+	assert_output --partial 'error: the peer sent nothing for 2 s on the side channel'
+	start_fake_peer
+	printf 'RDST\002\003\000\000' >&5
+	end_fake_peer
+	assert_output --partial 'error: the peer sent only 8 bytes of its message, then nothing for 2 s: is it speaking the same exchange format?'
+	# More than the start: the rest of the message never comes.
+	start_fake_peer
+	printf 'RDST\002\003%014d' 0 >&5
+	end_fake_peer
+	assert_output --partial 'error: the peer sent only 20 bytes of its message, then nothing for 2 s'
+	start_fake_peer
+	exec 5>&-
+	end_fake_peer
+	assert_output --partial 'error: the peer closed the side channel early (did it fail? see its output)'
+	[ $((SECONDS - start)) -lt 30 ] || fail "four 2-second waits took $((SECONDS - start)) s"
+	# A peer that sends the server's own message back (so RTR succeeds), then 'x' where 'R' belongs.
+	start_fake_peer
+	head -c 96 <&5 >"$BATS_TEST_TMPDIR/own.msg"
+	{ cat "$BATS_TEST_TMPDIR/own.msg"; printf x; } >&5
+	end_fake_peer
+	assert_line --regexp '^ibv_query_qp +: state RTS'
+	assert_output --partial "error: out of step with the peer: expected 'R' on the side channel, got 'x'"
+	assert_back_to_baseline
+}
+
 @test "03_cq_qp_rts --help documents the role, the side channel and the events option" {
 	run_step 03_cq_qp_rts --help
 	assert_success

@@ -124,6 +124,11 @@ assert_rc_pingpong_agrees() {
 	assert_line --regexp '^received line +: "\?\[31m0{46}"$'
 	assert_output --partial "error: the peer's line is not in ibv_rc_pingpong's format"
 	refute_output --partial $'\033'
+	# Our own exchange, sent to a server that expects ibv_rc_pingpong's line.
+	run_two_sides 05_poll_destroy "--peer=rc_pingpong" ""
+	[ "$srv_status" -eq 1 ] && [ "$cli_status" -eq 1 ] || fail "server $srv_status, client $cli_status: $(cat "$BATS_TEST_TMPDIR"/*.out)"
+	use_output_of srv
+	assert_output --regexp "error: the peer's line is not in ibv_rc_pingpong's format .*; got \"RDST\?\?\": that is our own exchange; start this side without --peer=rc_pingpong"
 	# ibv_rc_pingpong without -g sends LID 0 and an all-zero GID: no address at all on RoCE.
 	port=$(pick_port)
 	start_step srv 05_poll_destroy -d "$DEV" -p "$port" -t 10 --peer=rc_pingpong

@@ -76,10 +76,13 @@ static bool looks_like_rc_pingpong(const uint8_t *msg)
 	return msg[11] == ':';
 }
 
-int exchange_decode(const uint8_t msg[EXCHANGE_MSG_LEN], struct peer_info *info)
+/*
+ * The magic and the version, from the first EXCHANGE_START_LEN bytes: a
+ * stranger is named at once, without waiting for a whole message it may
+ * never send.
+ */
+static int check_start(const uint8_t msg[EXCHANGE_START_LEN])
 {
-	static const uint8_t zero_gid[16];
-
 	if (memcmp(msg, EXCHANGE_MAGIC, 4)) {
 		report_error("the peer's exchange message does not start with \"%s\": %s",
 			     EXCHANGE_MAGIC, looks_like_rc_pingpong(msg) ?
@@ -90,6 +93,15 @@ int exchange_decode(const uint8_t msg[EXCHANGE_MSG_LEN], struct peer_info *info)
 	}
 	if (msg[4] != EXCHANGE_VERSION)
 		return bad_field("version", msg[4], "this program speaks version 2 only");
+	return 0;
+}
+
+int exchange_decode(const uint8_t msg[EXCHANGE_MSG_LEN], struct peer_info *info)
+{
+	static const uint8_t zero_gid[16];
+
+	if (check_start(msg))
+		return -1;
 	*info = (struct peer_info){
 		.mtu = (enum ibv_mtu)msg[5],
 		.lid = get_be16(msg + 6),
@@ -140,7 +152,8 @@ int exchange_peer_info(int fd, const struct peer_info *local, struct peer_info *
 
 	exchange_encode(local, out);
 	if (sock_send_all(fd, out, sizeof(out), timeout_s) ||
-	    sock_recv_all(fd, in, sizeof(in), timeout_s))
+	    sock_recv_all(fd, in, EXCHANGE_START_LEN, timeout_s) || check_start(in) ||
+	    sock_recv_more(fd, in, EXCHANGE_START_LEN, sizeof(in), timeout_s))
 		return -1;
 	if (exchange_decode(in, remote))
 		return -1;

@@ -29,6 +29,8 @@ struct peer_info {
 #define EXCHANGE_MAGIC "RDST"
 #define EXCHANGE_VERSION 2
 #define EXCHANGE_MSG_LEN (56 + EXCHANGE_OPTIONS_LEN)
+/* Enough to tell our magic and version, or ibv_rc_pingpong's "LLLL:QQQQQQ:", apart. */
+#define EXCHANGE_START_LEN 12
 
 void exchange_encode(const struct peer_info *info, uint8_t msg[EXCHANGE_MSG_LEN]);
 
