@@ -12,7 +12,7 @@
 
 #define MAX_OPTIONS 32
 
-enum { KEY_HELP = 'h', KEY_PAUSE = 256 };
+enum { KEY_HELP = 'h' };
 
 static const struct cli_option common_options[] = {
 	{ "ib-dev", 'd', "NAME", "RDMA device to use (default: the first one found)" },
@@ -20,7 +20,7 @@ static const struct cli_option common_options[] = {
 	{ "gid-idx", 'x', "N", "GID table index (default: chosen, RoCE v2 IPv4-mapped first)" },
 	{ "port", 'p', "N", "TCP port of the out-of-band exchange (default: 18515)" },
 	{ "timeout", 't', "SECONDS", "how long to wait for the peer (default: 30)" },
-	{ "pause", KEY_PAUSE, NULL, "before teardown, wait for Enter or SIGUSR1 (look with 'rdma resource show')" },
+	{ "pause", CLI_KEY_PAUSE, NULL, "before teardown, wait for Enter or SIGUSR1 (look with 'rdma resource show')" },
 	{ "help", KEY_HELP, NULL, "print this help and exit" },
 	{ 0 },
 };
@@ -29,7 +29,7 @@ static bool option_applies(const struct cli_spec *spec, const struct cli_option 
 {
 	if (opt->key == 'p' || opt->key == 't')
 		return spec->connects;
-	if (opt->key == KEY_PAUSE)
+	if (opt->key == CLI_KEY_PAUSE)
 		return spec->pauses;
 	return true;
 }
@@ -39,7 +39,7 @@ static void print_option(const struct cli_option *opt)
 	char left[64];
 	int n;
 
-	if (opt->key > 0 && opt->key < 256)
+	if (opt->key > 0 && opt->key < CLI_KEY_PAUSE)
 		n = snprintf(left, sizeof(left), "  -%c, --%s", opt->key, opt->name);
 	else
 		n = snprintf(left, sizeof(left), "      --%s", opt->name);
@@ -62,37 +62,55 @@ static void print_usage(const struct cli_spec *spec)
 	for (opt = common_options; opt->name; opt++)
 		if (option_applies(spec, opt))
 			print_option(opt);
-	for (opt = spec->options; opt && opt->name; opt++)
-		print_option(opt);
+	for (const struct cli_stage *st = spec->stages; st && st->options; st++)
+		for (opt = st->options; opt->name; opt++)
+			print_option(opt);
 }
 
-/* Builds the getopt_long tables from the common options and the step's own. */
+static int add_option(const struct cli_option *opt, struct option *longs, size_t *n,
+		      char *shorts, size_t *s)
+{
+	if (*n + 1 >= MAX_OPTIONS)
+		return -1;
+	longs[(*n)++] = (struct option){
+		.name = opt->name,
+		.has_arg = opt->arg_name ? required_argument : no_argument,
+		.val = opt->key,
+	};
+	if (opt->key > 0 && opt->key < CLI_KEY_PAUSE) {
+		shorts[(*s)++] = (char)opt->key;
+		if (opt->arg_name)
+			shorts[(*s)++] = ':';
+	}
+	return 0;
+}
+
+/* Builds the getopt_long tables from the common options and every stage's. */
 static int build_tables(const struct cli_spec *spec, struct option *longs, char *shorts)
 {
-	const struct cli_option *lists[] = { common_options, spec->options };
+	const struct cli_option *opt;
 	size_t n = 0, s = 0;
 
-	for (size_t l = 0; l < 2; l++) {
-		for (const struct cli_option *opt = lists[l]; opt && opt->name; opt++) {
-			if (!option_applies(spec, opt))
-				continue;
-			if (n + 1 >= MAX_OPTIONS)
+	for (opt = common_options; opt->name; opt++)
+		if (option_applies(spec, opt) && add_option(opt, longs, &n, shorts, &s))
+			return -1;
+	for (const struct cli_stage *st = spec->stages; st && st->options; st++)
+		for (opt = st->options; opt->name; opt++)
+			if (add_option(opt, longs, &n, shorts, &s))
 				return -1;
-			longs[n++] = (struct option){
-				.name = opt->name,
-				.has_arg = opt->arg_name ? required_argument : no_argument,
-				.val = opt->key,
-			};
-			if (opt->key > 0 && opt->key < 256) {
-				shorts[s++] = (char)opt->key;
-				if (opt->arg_name)
-					shorts[s++] = ':';
-			}
-		}
-	}
 	longs[n] = (struct option){ 0 };
 	shorts[s] = '\0';
 	return 0;
+}
+
+/* The stage whose table holds KEY. */
+static const struct cli_stage *stage_of(const struct cli_spec *spec, int key)
+{
+	for (const struct cli_stage *st = spec->stages; st && st->options; st++)
+		for (const struct cli_option *opt = st->options; opt->name; opt++)
+			if (opt->key == key)
+				return st;
+	return NULL;
 }
 
 static int parse_common(int key, const char *arg, struct cli_common *common)
@@ -109,7 +127,7 @@ static int parse_common(int key, const char *arg, struct cli_common *common)
 		return cli_parse_int("--port", arg, 1, 65535, &common->tcp_port);
 	case 't':
 		return cli_parse_int("--timeout", arg, 1, 3600, &common->timeout_s);
-	case KEY_PAUSE:
+	case CLI_KEY_PAUSE:
 		common->pause = true;
 		return 0;
 	}
@@ -120,7 +138,7 @@ static void report_bad_option(const struct cli_spec *spec, int key, const char *
 {
 	const char *what = key == '?' ? "unknown option" : "missing value for option";
 
-	if (strncmp(word, "--", 2) && optopt > 0 && optopt < 256)
+	if (strncmp(word, "--", 2) && optopt > 0 && optopt < CLI_KEY_PAUSE)
 		report_error("%s '-%c'; see %s --help", what, optopt, spec->program);
 	else
 		report_error("%s '%s'; see %s --help", what, word, spec->program);
@@ -154,8 +172,11 @@ enum cli_outcome cli_parse(int argc, char **argv, const struct cli_spec *spec,
 			return CLI_BAD_USAGE;
 		}
 		rc = parse_common(key, optarg, common);
-		if (rc > 0 && spec->parse_option)
-			rc = spec->parse_option(key, optarg, spec->ctx);
+		if (rc > 0) {
+			const struct cli_stage *st = stage_of(spec, key);
+
+			rc = st->parse(key, optarg, st->ctx);
+		}
 		if (rc)
 			return CLI_BAD_USAGE;
 	}

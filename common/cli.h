@@ -21,7 +21,14 @@ struct cli_common {
 	const char *host;	/* the server's address (client); NULL means "be the server" */
 };
 
-/* An option a step adds.  key is its short letter, or a value above 255 for long-only options. */
+/* Long-only option keys, above any letter: one list, so that no two stages share a key. */
+enum cli_long_key {
+	CLI_KEY_PAUSE = 256,	/* --pause (every step that pauses) */
+	CLI_KEY_PEER,		/* --peer (stage 5) */
+	CLI_KEY_IMM,		/* --imm (stage 4) */
+};
+
+/* An option a stage adds.  key is its short letter, or a cli_long_key for long-only options. */
 struct cli_option {
 	const char *name;
 	int key;
@@ -29,15 +36,20 @@ struct cli_option {
 	const char *help;
 };
 
+/* One stage's part of the command line: its options, and the parser that fills CTX with them. */
+struct cli_stage {
+	const struct cli_option *options;	/* ended by a zeroed entry */
+	/* Handles one of these options; returns 0, or -1 after reporting bad input. */
+	int (*parse)(int key, const char *arg, void *ctx);
+	void *ctx;
+};
+
 struct cli_spec {
 	const char *program;
 	const char *purpose;		/* one line for --help */
 	bool connects;			/* has server and client roles (takes [HOST], -p and -t) */
 	bool pauses;			/* takes --pause */
-	const struct cli_option *options;	/* the step's own, ended by a zeroed entry */
-	/* Handles one of the step's options; returns 0, or -1 after reporting bad input. */
-	int (*parse_option)(int key, const char *arg, void *ctx);
-	void *ctx;
+	const struct cli_stage *stages;	/* the stages the step stacks, ended by a zeroed entry */
 };
 
 enum cli_outcome {

@@ -6,27 +6,16 @@
 
 #include <stdlib.h>
 
-static const struct cli_option options[] = {
-	REG_MR_CLI_OPTIONS,
-	{ 0 },
-};
-
-static int parse_option(int key, const char *arg, void *ctx)
-{
-	return reg_mr_parse_option(key, arg, ctx);
-}
-
 int main(int argc, char **argv)
 {
 	struct reg_mr_opts mr_opts;
+	const struct cli_stage stages[] = { REG_MR_STAGE(&mr_opts), { 0 } };
 	struct cli_spec spec = {
 		.program = "02_reg_mr",
 		.purpose = "Step 02: on top of step 01, register a page-aligned buffer (ibv_reg_mr):\n"
 			   "pin its pages, get its lkey and rkey, and show VmPin and RLIMIT_MEMLOCK.",
 		.pauses = true,
-		.options = options,
-		.parse_option = parse_option,
-		.ctx = &mr_opts,
+		.stages = stages,
 	};
 	struct cli_common opts;
 	enum cli_outcome outcome;

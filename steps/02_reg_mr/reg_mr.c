@@ -76,17 +76,23 @@ static int parse_access(const char *arg, int *access)
 	}
 }
 
-int reg_mr_parse_option(int key, const char *arg, struct reg_mr_opts *opts)
+const struct cli_option reg_mr_cli_options[] = {
+	{ "size", 's', "BYTES", "buffer size, e.g. 4096, 64K, 1M (default: 4096; step 06: 1M)" },
+	{ "access", 'a', "LIST", "MR access: local_write,remote_write,remote_read,remote_atomic"
+				 " (default: what the step's role needs; step 02: the first three)" },
+	{ 0 },
+};
+
+int reg_mr_parse_option(int key, const char *arg, void *ctx)
 {
-	switch (key) {
-	case 's':
+	struct reg_mr_opts *opts = ctx;
+
+	if (key == 's')
 		return cli_parse_size("--size", arg, 1, MAX_MR_SIZE, &opts->size);
-	case 'a':
-		opts->access_given = true;
-		opts->access_why = "as -a asked";
-		return parse_access(arg, &opts->access);
-	}
-	return 1;
+	/* -a */
+	opts->access_given = true;
+	opts->access_why = "as -a asked";
+	return parse_access(arg, &opts->access);
 }
 
 void access_flags_format(int access, char *buf, size_t len)

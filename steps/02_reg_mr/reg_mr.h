@@ -21,12 +21,10 @@ struct reg_mr_opts {
 	const char *access_why;	/* why this access, shown beside it */
 };
 
-/* The options stage 2 adds, for a step's option table; DEFAULT_SIZE is the text --help shows. */
-#define REG_MR_CLI_OPTIONS_SIZED(default_size) \
-	{ "size", 's', "BYTES", "buffer size, e.g. 4096, 64K, 1M (default: " default_size ")" }, \
-	{ "access", 'a', "LIST", "MR access: local_write,remote_write,remote_read,remote_atomic" \
-				 " (default: the first three)" }
-#define REG_MR_CLI_OPTIONS REG_MR_CLI_OPTIONS_SIZED("4096")
+/* Stage 2's part of the command line, -s and -a, filling a struct reg_mr_opts. */
+extern const struct cli_option reg_mr_cli_options[];
+int reg_mr_parse_option(int key, const char *arg, void *opts);
+#define REG_MR_STAGE(opts) { reg_mr_cli_options, reg_mr_parse_option, (opts) }
 
 void reg_mr_opts_default(struct reg_mr_opts *opts);
 
@@ -40,8 +38,6 @@ void reg_mr_grant(struct reg_mr_opts *opts, int access, const char *why);
 /* Whether ACCESS lets a peer reach the memory, so that its rkey means something. */
 bool access_is_remote(int access);
 
-/* Parses -s or -a; returns 0, -1 on bad input, or 1 when KEY is not stage 2's. */
-int reg_mr_parse_option(int key, const char *arg, struct reg_mr_opts *opts);
 
 /* The access flags as "local_write,remote_read", into BUF. */
 void access_flags_format(int access, char *buf, size_t len);

@@ -22,10 +22,17 @@
 /* As perftest: 1 would keep a GRH inside one subnet, so no router could pass it on. */
 #define QP_HOP_LIMIT 255
 
-int cq_qp_parse_option(int key, struct conn_opts *opts)
+const struct cli_option cq_qp_cli_options[] = {
+	{ "events", 'e', NULL, "create a completion channel: sleep for completions instead of busy polling" },
+	{ 0 },
+};
+
+int cq_qp_parse_option(int key, const char *arg, void *ctx)
 {
-	if (key != 'e')
-		return 1;
+	struct conn_opts *opts = ctx;
+
+	(void)key;
+	(void)arg;
 	opts->events = true;
 	return 0;
 }

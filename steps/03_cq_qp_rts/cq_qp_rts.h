@@ -14,16 +14,14 @@
 #define QUEUE_DEPTH 64
 #define INLINE_WANTED 64
 
-/* The options stage 3 adds, for a step's option table. */
-#define CQ_QP_CLI_OPTIONS \
-	{ "events", 'e', NULL, "create a completion channel: sleep for completions instead of busy polling" }
-
 struct conn_opts {
 	bool events;	/* -e: use a completion channel */
 };
 
-/* Parses -e; returns 0, or 1 when KEY is not stage 3's. */
-int cq_qp_parse_option(int key, struct conn_opts *opts);
+/* Stage 3's part of the command line, -e, filling a struct conn_opts. */
+extern const struct cli_option cq_qp_cli_options[];
+int cq_qp_parse_option(int key, const char *arg, void *opts);
+#define CQ_QP_STAGE(opts) { cq_qp_cli_options, cq_qp_parse_option, (opts) }
 
 struct rdma_conn {
 	struct ibv_comp_channel *channel;	/* only with --events */

@@ -12,23 +12,10 @@ struct step_opts {
 	struct conn_opts conn;
 };
 
-static const struct cli_option options[] = {
-	REG_MR_CLI_OPTIONS,
-	CQ_QP_CLI_OPTIONS,
-	{ 0 },
-};
-
-static int parse_option(int key, const char *arg, void *ctx)
-{
-	struct step_opts *o = ctx;
-	int rc = reg_mr_parse_option(key, arg, &o->mr);
-
-	return rc <= 0 ? rc : cq_qp_parse_option(key, &o->conn);
-}
-
 int main(int argc, char **argv)
 {
 	struct step_opts step = { 0 };
+	const struct cli_stage stages[] = { REG_MR_STAGE(&step.mr), CQ_QP_STAGE(&step.conn), { 0 } };
 	struct cli_spec spec = {
 		.program = "03_cq_qp_rts",
 		.purpose = "Step 03: on top of steps 01-02, create a completion queue and an RC queue pair,\n"
@@ -36,9 +23,7 @@ int main(int argc, char **argv)
 			   "QP from RESET to INIT, RTR and RTS.",
 		.connects = true,
 		.pauses = true,
-		.options = options,
-		.parse_option = parse_option,
-		.ctx = &step,
+		.stages = stages,
 	};
 	struct cli_common opts;
 	enum cli_outcome outcome;

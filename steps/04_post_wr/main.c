@@ -17,24 +17,6 @@ struct step_opts {
 	struct post_opts post;
 };
 
-static const struct cli_option options[] = {
-	REG_MR_CLI_OPTIONS,
-	CQ_QP_CLI_OPTIONS,
-	POST_WR_OP_OPTION,
-	POST_WR_IMM_OPTION,
-	{ 0 },
-};
-
-static int parse_option(int key, const char *arg, void *ctx)
-{
-	struct step_opts *o = ctx;
-	int rc = reg_mr_parse_option(key, arg, &o->mr);
-
-	if (rc > 0)
-		rc = cq_qp_parse_option(key, &o->conn);
-	return rc <= 0 ? rc : post_wr_parse_option(key, arg, &o->post);
-}
-
 /* Where the data lands: the server's buffer for send and writes, the client's for read. */
 static int check_data(const struct rdma_buf *buf)
 {
@@ -57,7 +39,8 @@ static int run_target(struct rdma_conn *conn, const struct rdma_buf *buf,
 		fill_pattern(buf->addr, buf->len, PATTERN_SEED);
 	if (exchange_sync(conn->sock, 'P', timeout_s))
 		return -1;
-	if (op_needs_recv(post->op) && poll_completion(conn, &wc, POLL_TIMEOUT_MS))
+	if (op_needs_recv(post->op) &&
+	    (poll_completion(conn, &wc, POLL_TIMEOUT_MS) || check_received_length(&wc, buf->len)))
 		return -1;
 	/* The initiator says over TCP when its completion arrived: only then is it all in place. */
 	if (exchange_sync(conn->sock, 'D', timeout_s))
@@ -93,6 +76,9 @@ static int run_initiator(struct rdma_conn *conn, const struct rdma_buf *buf,
 int main(int argc, char **argv)
 {
 	struct step_opts step = { 0 };
+	const struct cli_stage stages[] = {
+		REG_MR_STAGE(&step.mr), CQ_QP_STAGE(&step.conn), POST_WR_STAGE(&step.post), { 0 }
+	};
 	struct cli_spec spec = {
 		.program = "04_post_wr",
 		.purpose = "Step 04: on top of steps 01-03, post one work request from the client (the\n"
@@ -100,9 +86,7 @@ int main(int argc, char **argv)
 			   "SEND/RECV (two-sided), RDMA WRITE and READ (one-sided), WRITE with immediate.",
 		.connects = true,
 		.pauses = true,
-		.options = options,
-		.parse_option = parse_option,
-		.ctx = &step,
+		.stages = stages,
 	};
 	struct cli_common opts;
 	enum cli_outcome outcome;

@@ -18,22 +18,34 @@ void post_opts_default(struct post_opts *opts)
 	*opts = (struct post_opts){ .op = OP_SEND, .imm = DEFAULT_IMM };
 }
 
-int post_wr_parse_option(int key, const char *arg, struct post_opts *opts)
+#define OP_OPTION { "op", 'o', "OP", "send, write, write_imm or read (default: send)" }
+
+const struct cli_option post_wr_cli_options[] = {
+	OP_OPTION,
+	{ "imm", CLI_KEY_IMM, "VALUE", "the immediate value of write_imm (default: 0x1234abcd)" },
+	{ 0 },
+};
+
+const struct cli_option post_wr_op_cli_options[] = {
+	OP_OPTION,
+	{ 0 },
+};
+
+int post_wr_parse_option(int key, const char *arg, void *ctx)
 {
-	switch (key) {
-	case 'o':
-		for (size_t i = 0; i < sizeof(op_names) / sizeof(op_names[0]); i++) {
-			if (!strcmp(arg, op_names[i])) {
-				opts->op = (enum wr_op)i;
-				return 0;
-			}
-		}
-		report_error("--op: unknown operation '%s'; use send, write, write_imm or read", arg);
-		return -1;
-	case POST_WR_KEY_IMM:
+	struct post_opts *opts = ctx;
+
+	if (key == CLI_KEY_IMM)
 		return cli_parse_u32("--imm", arg, &opts->imm);
+	/* -o */
+	for (size_t i = 0; i < sizeof(op_names) / sizeof(op_names[0]); i++) {
+		if (!strcmp(arg, op_names[i])) {
+			opts->op = (enum wr_op)i;
+			return 0;
+		}
 	}
-	return 1;
+	report_error("--op: unknown operation '%s'; use send, write, write_imm or read", arg);
+	return -1;
 }
 
 const char *op_name(enum wr_op op)
@@ -210,6 +222,16 @@ int check_completion(const struct ibv_wc *wc)
 		return -1;
 	}
 	show_completion(wc);
+	return 0;
+}
+
+int check_received_length(const struct ibv_wc *wc, size_t len)
+{
+	if ((wc->opcode & IBV_WC_RECV) && wc->byte_len != len) {
+		report_error("the peer sent %u bytes where this side expects %zu: give both sides "
+			     "the same -s", wc->byte_len, len);
+		return -1;
+	}
 	return 0;
 }
 

@@ -15,13 +15,6 @@
 
 enum wr_op { OP_SEND, OP_WRITE, OP_WRITE_IMM, OP_READ };
 
-/* The options stage 4 adds, for a step's option table. */
-#define POST_WR_OP_OPTION \
-	{ "op", 'o', "OP", "send, write, write_imm or read (default: send)" }
-#define POST_WR_KEY_IMM 258
-#define POST_WR_IMM_OPTION \
-	{ "imm", POST_WR_KEY_IMM, "VALUE", "the immediate value of write_imm (default: 0x1234abcd)" }
-
 struct post_opts {
 	enum wr_op op;
 	uint32_t imm;
@@ -30,8 +23,16 @@ struct post_opts {
 
 void post_opts_default(struct post_opts *opts);
 
-/* Parses -o or --imm; returns 0, -1 on bad input, or 1 when KEY is not stage 4's. */
-int post_wr_parse_option(int key, const char *arg, struct post_opts *opts);
+/*
+ * Stage 4's part of the command line, -o and --imm, filling a struct
+ * post_opts; POST_WR_OP_STAGE takes -o alone (step 05 numbers its messages
+ * with the immediate value itself).
+ */
+extern const struct cli_option post_wr_cli_options[];
+extern const struct cli_option post_wr_op_cli_options[];
+int post_wr_parse_option(int key, const char *arg, void *opts);
+#define POST_WR_STAGE(opts) { post_wr_cli_options, post_wr_parse_option, (opts) }
+#define POST_WR_OP_STAGE(opts) { post_wr_op_cli_options, post_wr_parse_option, (opts) }
 
 const char *op_name(enum wr_op op);
 
@@ -63,6 +64,12 @@ int check_completion(const struct ibv_wc *wc);
 
 /* Reports what a completion says: opcode, status, bytes, immediate value. */
 void show_completion(const struct ibv_wc *wc);
+
+/*
+ * A receive completion must carry exactly LEN bytes, what this side expects;
+ * fails, naming both sizes, otherwise.  Other completions pass.
+ */
+int check_received_length(const struct ibv_wc *wc, size_t len);
 
 /* How many completions the CQ holds right now, taking them off it; -1 on error. */
 int drain_completions(struct rdma_conn *conn);

@@ -18,29 +18,13 @@ struct step_opts {
 	struct poll_opts poll;
 };
 
-static const struct cli_option options[] = {
-	REG_MR_CLI_OPTIONS,
-	CQ_QP_CLI_OPTIONS,
-	POST_WR_OP_OPTION,
-	POLL_CLI_OPTIONS,
-	{ 0 },
-};
-
-static int parse_option(int key, const char *arg, void *ctx)
-{
-	struct step_opts *o = ctx;
-	int rc = reg_mr_parse_option(key, arg, &o->mr);
-
-	if (rc > 0)
-		rc = cq_qp_parse_option(key, &o->conn);
-	if (rc > 0)
-		rc = post_wr_parse_option(key, arg, &o->post);
-	return rc <= 0 ? rc : poll_parse_option(key, arg, &o->poll);
-}
-
 int main(int argc, char **argv)
 {
 	struct step_opts step = { 0 };
+	const struct cli_stage stages[] = {
+		REG_MR_STAGE(&step.mr), CQ_QP_STAGE(&step.conn), POST_WR_OP_STAGE(&step.post),
+		POLL_STAGE(&step.poll), { 0 }
+	};
 	struct cli_spec spec = {
 		.program = "05_poll_destroy",
 		.purpose = "Step 05: on top of steps 01-04, move -n messages of -s bytes, wait for each\n"
@@ -50,9 +34,7 @@ int main(int argc, char **argv)
 			   "With --peer=rc_pingpong it runs against rdma-core's ibv_rc_pingpong, either role.",
 		.connects = true,
 		.pauses = true,
-		.options = options,
-		.parse_option = parse_option,
-		.ctx = &step,
+		.stages = stages,
 	};
 	struct cli_common opts;
 	enum cli_outcome outcome;

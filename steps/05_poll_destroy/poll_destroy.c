@@ -34,15 +34,24 @@ static int parse_mtu(const char *arg, enum ibv_mtu *mtu)
 	return -1;
 }
 
-int poll_parse_option(int key, const char *arg, struct poll_opts *opts)
+const struct cli_option poll_cli_options[] = {
+	{ "iters", 'n', "N", "number of messages (default: 1000)" },
+	{ "peer", CLI_KEY_PEER, "rc_pingpong", "speak ibv_rc_pingpong's exchange, to run against it" },
+	{ "mtu", 'm', "BYTES", "with --peer=rc_pingpong: path MTU, 256 to 4096 (default: 1024, as it)" },
+	{ 0 },
+};
+
+int poll_parse_option(int key, const char *arg, void *ctx)
 {
+	struct poll_opts *opts = ctx;
+
 	switch (key) {
 	case 'n':
 		return cli_parse_int("--iters", arg, 1, MAX_ITERS, &opts->iters);
 	case 'm':
 		opts->mtu_given = true;
 		return parse_mtu(arg, &opts->mtu);
-	case POLL_KEY_PEER:
+	default:	/* --peer */
 		if (strcmp(arg, "rc_pingpong")) {
 			report_error("--peer: '%s' is not a peer this program can speak to; the one "
 				     "choice is rc_pingpong (leave --peer out to talk to rdma-steps)", arg);
@@ -51,7 +60,6 @@ int poll_parse_option(int key, const char *arg, struct poll_opts *opts)
 		opts->rc_pingpong = true;
 		return 0;
 	}
-	return 1;
 }
 
 int poll_opts_check(const struct poll_opts *opts, enum wr_op op)
@@ -78,17 +86,6 @@ void poller_init(struct poller *p, struct rdma_conn *conn, bool events, bool rc_
 static int sync_with_peer(const struct poller *p, char tag, int timeout_s)
 {
 	return p->rc_pingpong ? 0 : exchange_sync(p->conn->sock, tag, timeout_s);
-}
-
-/* A receive must carry exactly what this side expects: both sides need the same -s. */
-static int check_received_length(const struct ibv_wc *wc, size_t len)
-{
-	if ((wc->opcode & IBV_WC_RECV) && wc->byte_len != len) {
-		report_error("the peer sent %u bytes where this side expects %zu: give both sides "
-			     "the same -s", wc->byte_len, len);
-		return -1;
-	}
-	return 0;
 }
 
 /* Sleeps until the completion channel reports an event, then acknowledges it. */

@@ -12,14 +12,6 @@
 #define DEFAULT_ITERS 1000
 #define MAX_ITERS 1000000
 
-/* The options stage 5 adds, for a step's option table. */
-/* Long-only option keys are above 255 and unique across all stages. */
-#define POLL_KEY_PEER 257
-#define POLL_CLI_OPTIONS \
-	{ "iters", 'n', "N", "number of messages (default: 1000)" }, \
-	{ "peer", POLL_KEY_PEER, "rc_pingpong", "speak ibv_rc_pingpong's exchange, to run against it" }, \
-	{ "mtu", 'm', "BYTES", "with --peer=rc_pingpong: path MTU, 256 to 4096 (default: 1024, as it)" }
-
 struct poll_opts {
 	int iters;		/* -n */
 	bool rc_pingpong;	/* --peer=rc_pingpong */
@@ -29,8 +21,10 @@ struct poll_opts {
 
 void poll_opts_default(struct poll_opts *opts);
 
-/* Parses -n, --peer or -m; returns 0, -1 on bad input, or 1 when KEY is not stage 5's. */
-int poll_parse_option(int key, const char *arg, struct poll_opts *opts);
+/* Stage 5's part of the command line, -n, --peer and -m, filling a struct poll_opts. */
+extern const struct cli_option poll_cli_options[];
+int poll_parse_option(int key, const char *arg, void *opts);
+#define POLL_STAGE(opts) { poll_cli_options, poll_parse_option, (opts) }
 
 /* Checks that the options make sense together; reports what does not. */
 int poll_opts_check(const struct poll_opts *opts, enum wr_op op);

@@ -14,10 +14,16 @@
 
 static const char *const path_names[N_PATHS] = { "tcp", "rdma", "gdr" };
 
-int gdr_parse_option(int key, const char *arg, unsigned *paths)
+const struct cli_option gdr_cli_options[] = {
+	{ "path", 'P', "PATH", "tcp, rdma, gdr or all (default: all, in that order)" },
+	{ 0 },
+};
+
+int gdr_parse_option(int key, const char *arg, void *ctx)
 {
-	if (key != 'P')
-		return 1;
+	unsigned *paths = ctx;
+
+	(void)key;
 	if (!strcmp(arg, "all")) {
 		*paths = ALL_PATHS;
 		return 0;
@@ -166,8 +172,12 @@ static int rdma_transfer(struct gdr_side *s, const struct rdma_buf *buf, bool gp
 	struct post_opts send = { .op = OP_SEND, .no_inline = gpu_memory };
 	struct ibv_wc wc;
 
-	if (!s->sender)
-		return poll_completion(s->conn, &wc, POLL_TIMEOUT_MS);
+	if (!s->sender) {
+		if (poll_completion(s->conn, &wc, POLL_TIMEOUT_MS) ||
+		    check_received_length(&wc, buf->len))
+			return -1;
+		return 0;
+	}
 	if (post_operation(s->conn, buf, buf->len, &send))
 		return -1;
 	return poll_completion(s->conn, &wc, POLL_TIMEOUT_MS);

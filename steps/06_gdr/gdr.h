@@ -13,12 +13,10 @@
 
 enum data_path { PATH_TCP, PATH_RDMA, PATH_GDR, N_PATHS };
 
-/* The options stage 6 adds, for a step's option table. */
-#define GDR_CLI_OPTIONS \
-	{ "path", 'P', "PATH", "tcp, rdma, gdr or all (default: all, in that order)" }
-
-/* Parses --path into a bit mask of (1 << enum data_path); returns 0, -1, or 1 when KEY is not stage 6's. */
-int gdr_parse_option(int key, const char *arg, unsigned *paths);
+/* Stage 6's part of the command line, --path, into a bit mask (unsigned) of 1 << enum data_path. */
+extern const struct cli_option gdr_cli_options[];
+int gdr_parse_option(int key, const char *arg, void *paths);
+#define GDR_STAGE(paths) { gdr_cli_options, gdr_parse_option, (paths) }
 
 #define ALL_PATHS ((1u << N_PATHS) - 1)
 

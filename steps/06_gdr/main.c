@@ -17,20 +17,6 @@ struct step_opts {
 	unsigned paths;
 };
 
-static const struct cli_option options[] = {
-	REG_MR_CLI_OPTIONS_SIZED("1M"),
-	GDR_CLI_OPTIONS,
-	{ 0 },
-};
-
-static int parse_option(int key, const char *arg, void *ctx)
-{
-	struct step_opts *o = ctx;
-	int rc = reg_mr_parse_option(key, arg, &o->mr);
-
-	return rc <= 0 ? rc : gdr_parse_option(key, arg, &o->paths);
-}
-
 static const char purpose[] =
 	"Step 06: on top of steps 01-05, move -s bytes from the server's GPU memory to the\n"
 	"client's along three paths and count the extra copies each side makes:\n"
@@ -83,13 +69,12 @@ static void show_how_to_confirm(const struct gdr_side *side)
 int main(int argc, char **argv)
 {
 	struct step_opts step = { .paths = ALL_PATHS };
+	const struct cli_stage stages[] = { REG_MR_STAGE(&step.mr), GDR_STAGE(&step.paths), { 0 } };
 	struct cli_spec spec = {
 		.program = "06_gdr",
 		.purpose = purpose,
 		.connects = true,
-		.options = options,
-		.parse_option = parse_option,
-		.ctx = &step,
+		.stages = stages,
 	};
 	struct cli_common opts;
 	enum cli_outcome outcome;
