@@ -59,6 +59,16 @@ static int wait_ready(int fd, short events, const struct timespec *deadline)
 	}
 }
 
+/* Closes FD after a failed call, keeping that call's errno for the caller; returns -1. */
+static int close_keeping_errno(int fd)
+{
+	int err = errno;
+
+	close(fd);
+	errno = err;
+	return -1;
+}
+
 /* A socket bound to every address of FAMILY on PORT, listening; -1 with errno set. */
 static int listen_family(int family, int port)
 {
@@ -66,7 +76,7 @@ static int listen_family(int family, int port)
 				    .sin6_addr = IN6ADDR_ANY_INIT };
 	struct sockaddr_in in4 = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port),
 				   .sin_addr.s_addr = htonl(INADDR_ANY) };
-	int fd, on = 1, off = 0, err;
+	int fd, on = 1, off = 0;
 
 	fd = socket(family, SOCK_STREAM, 0);
 	if (fd < 0)
@@ -83,10 +93,7 @@ static int listen_family(int family, int port)
 	return fd;
 
 out_close:
-	err = errno;
-	close(fd);
-	errno = err;
-	return -1;
+	return close_keeping_errno(fd);
 }
 
 /* IPv6 and IPv4 together where the host has IPv6, IPv4 alone where it is turned off. */
@@ -145,10 +152,7 @@ static int try_connect(const struct addrinfo *ai, const struct timespec *deadlin
 	return fd;
 
 out_close:
-	err = errno;
-	close(fd);
-	errno = err;
-	return -1;
+	return close_keeping_errno(fd);
 }
 
 int sock_connect(const char *host, int port, int timeout_s)
