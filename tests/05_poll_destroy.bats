@@ -60,11 +60,15 @@ assert_latency_ordered() {
 
 @test "05_poll_destroy: WRITE with immediate numbers every message; WRITE and READ leave the target's CQ empty" {
 	record_baseline
+	# The kernel's count of RNR NAKs: a WRITE that found no receive posted and had to be retried.
+	rnr_before=$(rnr_naks)
 	run_server_client 05_poll_destroy -n 100 -o write_imm --events
 	[ "$srv_status" -eq 0 ] && [ "$cli_status" -eq 0 ] || fail "write_imm: server $srv_status, client $cli_status: $(cat "$BATS_TEST_TMPDIR"/*.out)"
 	use_output_of srv
 	assert_line --regexp "^data check +: immediate values 0 to 99 arrived in order; the last message's 4096 bytes are intact$"
 	assert_line --regexp '^completions +: 100, every one success; '
+	[ "$(rnr_naks)" = "$rnr_before" ] || fail "RNR NAKs (sent, received) went from $rnr_before to $(rnr_naks): a WRITE with immediate found no receive posted"
+	assert_line --regexp '^ibv_post_recv +: 64 receives posted in one call, a chain of work requests: each up to 4096 bytes into '
 	run_server_client 05_poll_destroy -n 100 -o write -s 1K
 	[ "$srv_status" -eq 0 ] && [ "$cli_status" -eq 0 ] || fail "write: server $srv_status, client $cli_status"
 	use_output_of srv

@@ -87,3 +87,25 @@ assert_three_paths_emulated() {
 	assert_options_refused 06_gdr "-P tcp" "-P tcp -s 1048576" "-P gdr" "-P gdr -s 1048576"
 	assert_back_to_baseline
 }
+
+@test "06_gdr: a client that takes the exchange and then stops reading cannot hang the TCP sender past -t" {
+	record_baseline
+	port=$(pick_port)
+	start_step srv 06_gdr -d "$DEV" -p "$port" -t 3 -P tcp -s 8M
+	wait_for_line "$BATS_TEST_TMPDIR/srv.out" '^listening '
+	exec 5<>"/dev/tcp/127.0.0.1/$port"
+	# Play a well-formed client: send the server's own message back (so its options match
+	# and RTR succeeds), answer the barrier before the tcp path, then read nothing more.
+	head -c 96 <&5 >"$BATS_TEST_TMPDIR/own.msg"
+	cat "$BATS_TEST_TMPDIR/own.msg" >&5
+	head -c 1 <&5 >"$BATS_TEST_TMPDIR/tag"
+	cat "$BATS_TEST_TMPDIR/tag" >&5
+	start=$SECONDS
+	finish_step srv "$srv_pid"
+	exec 5>&-
+	assert_failure 1
+	assert_output --partial 'error: the peer did not take our message within 3 s'
+	[ $((SECONDS - start)) -lt 15 ] || fail "the sender gave up after $((SECONDS - start)) s, not about 3"
+	assert_in_order '^ibv_destroy_qp ' '^ibv_dereg_mr ' '^ibv_close_device '
+	assert_back_to_baseline
+}

@@ -45,6 +45,13 @@ assert_back_to_baseline() {
 	[ "$now" = "$BASELINE" ] || fail "verbs objects leaked: before the run $BASELINE, after it $now"
 }
 
+# The device's counts of RNR NAKs sent and received, from its hardware counters in sysfs.
+rnr_naks() {
+	local dir=/sys/class/infiniband/$DEV/ports/1/hw_counters
+	[ -r "$dir/send_rnr_err" ] && [ -r "$dir/rcvd_rnr_err" ] || fail "$DEV has no RNR counters in $dir"
+	echo "$(cat "$dir/send_rnr_err") $(cat "$dir/rcvd_rnr_err")"
+}
+
 # "INDEX GID" for every GID in use on port 1, from sysfs (one grep: forks are slow in the VM).
 sysfs_gids_in_use() {
 	grep -H . /sys/class/infiniband/"$DEV"/ports/1/gids/* 2>/dev/null |

@@ -75,30 +75,42 @@ bool op_needs_recv(enum wr_op op)
 	return op == OP_SEND || op == OP_WRITE_IMM;
 }
 
-int post_receive(struct rdma_conn *conn, const struct rdma_buf *buf, size_t len)
+int post_receives(struct rdma_conn *conn, const struct rdma_buf *buf, size_t len, int n)
 {
 	struct ibv_sge sge = {
 		.addr = (uintptr_t)buf->addr,
 		.length = (uint32_t)len,
 		.lkey = buf->mr->lkey,
 	};
-	struct ibv_recv_wr wr = {
-		.wr_id = 1,
-		.sg_list = &sge,
-		.num_sge = 1,
-	};
-	struct ibv_recv_wr *bad;
+	struct ibv_recv_wr wrs[QUEUE_DEPTH], *bad;
 	int rc;
 
+	/* A chain: each WR's next points at the one after it, and one call posts them all. */
+	for (int k = 0; k < n; k++)
+		wrs[k] = (struct ibv_recv_wr){
+			.wr_id = WR_ID_RECV,
+			.next = k + 1 < n ? &wrs[k + 1] : NULL,
+			.sg_list = &sge,
+			.num_sge = 1,
+		};
 	/* A receive must be waiting before the peer's SEND arrives, or the sender gets an RNR NAK. */
-	rc = ibv_post_recv(conn->qp, &wr, &bad);
+	rc = ibv_post_recv(conn->qp, wrs, &bad);
 	if (rc) {
 		report_verb_error("ibv_post_recv", rc);
 		return -1;
 	}
-	show("ibv_post_recv", "receive posted: up to %zu bytes into %p (lkey 0x%x)", len, buf->addr,
-	     buf->mr->lkey);
+	if (n == 1)
+		show("ibv_post_recv", "receive posted: up to %zu bytes into %p (lkey 0x%x)", len,
+		     buf->addr, buf->mr->lkey);
+	else
+		show("ibv_post_recv", "%d receives posted in one call, a chain of work requests: each "
+		     "up to %zu bytes into %p (lkey 0x%x)", n, len, buf->addr, buf->mr->lkey);
 	return 0;
+}
+
+int post_receive(struct rdma_conn *conn, const struct rdma_buf *buf, size_t len)
+{
+	return post_receives(conn, buf, len, 1);
 }
 
 static const enum ibv_wr_opcode wr_opcodes[] = {
@@ -117,7 +129,7 @@ int post_operation(struct rdma_conn *conn, const struct rdma_buf *buf, size_t le
 		.lkey = buf->mr->lkey,
 	};
 	struct ibv_send_wr wr = {
-		.wr_id = 2,
+		.wr_id = WR_ID_SEND,
 		.sg_list = &sge,
 		.num_sge = 1,
 		.opcode = wr_opcodes[opts->op],

@@ -46,8 +46,15 @@ void grant_op_access(struct reg_mr_opts *mr, enum wr_op op, bool target);
 /* Whether OP consumes a receive on the target (SEND and WRITE with immediate do). */
 bool op_needs_recv(enum wr_op op);
 
+/* The wr_id of each kind of work request, which its completion carries back. */
+#define WR_ID_RECV 1
+#define WR_ID_SEND 2
+
 /* Posts one receive of LEN bytes into BUF: the landing place for a SEND, or the slot a WRITE_IMM's notice uses. */
 int post_receive(struct rdma_conn *conn, const struct rdma_buf *buf, size_t len);
+
+/* Posts N receives like post_receive's (N at most QUEUE_DEPTH) in one ibv_post_recv call. */
+int post_receives(struct rdma_conn *conn, const struct rdma_buf *buf, size_t len, int n);
 
 /* Posts OP on LEN bytes of BUF (to the peer's buffer, for the one-sided operations). */
 int post_operation(struct rdma_conn *conn, const struct rdma_buf *buf, size_t len,

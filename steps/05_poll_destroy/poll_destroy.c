@@ -270,9 +270,24 @@ out_free:
 	return rc;
 }
 
+/*
+ * How many receives the target keeps posted.  A SEND ping-pong needs one: the
+ * initiator waits for the reply, and the target posts the next receive before
+ * it replies.  WRITE with immediate does not wait, so the next WRITE can come
+ * before the target has taken the last one: with no receive posted, it would
+ * be refused with an RNR NAK and retried after min_rnr_timer, a delay that no
+ * completion reports.  A queue's worth of receives keeps that from happening.
+ */
+static int receives_ahead(enum wr_op op, int iters)
+{
+	if (op != OP_WRITE_IMM)
+		return 1;
+	return iters < QUEUE_DEPTH ? iters : QUEUE_DEPTH;
+}
+
 /* One message as the target sees it: take it, check it, send it back if it was a SEND. */
 static int target_round(struct poller *p, const struct rdma_buf *buf, const struct post_opts *post,
-			int i)
+			int i, int iters)
 {
 	struct post_opts pong = *post;
 	struct ibv_wc wc;
@@ -283,9 +298,10 @@ static int target_round(struct poller *p, const struct rdma_buf *buf, const stru
 		report_error("immediate value %u arrived as message %d: out of order", ntohl(wc.imm_data), i);
 		return -1;
 	}
-	/* The next WRITE may already be landing in our buffer: only the last one holds still. */
+	/* The next WRITE may already be landing in our buffer: only the last one holds still.
+	 * Replace the receive just used, while messages remain to take one. */
 	if (post->op == OP_WRITE_IMM)
-		return post_receive(p->conn, buf, buf->len);
+		return i + QUEUE_DEPTH < iters ? post_receive(p->conn, buf, buf->len) : 0;
 	/* ibv_rc_pingpong sends filler, not our pattern: only the length can be checked. */
 	if (!p->rc_pingpong && !check_pattern(buf->addr, buf->len, (uint8_t)i))
 		return -1;
@@ -321,14 +337,15 @@ int run_target_loop(struct poller *p, const struct rdma_buf *buf, const struct p
 {
 	int rc = -1, left;
 
-	if (op_needs_recv(post->op) && post_receive(p->conn, buf, buf->len))
+	if (op_needs_recv(post->op) &&
+	    post_receives(p->conn, buf, buf->len, receives_ahead(post->op, iters)))
 		return -1;
 	if (post->op == OP_READ)
 		fill_pattern(buf->addr, buf->len, 0);
 	if (sync_with_peer(p, 'P', timeout_s))
 		return -1;
 	for (int i = 0; op_needs_recv(post->op) && i < iters; i++) {
-		if (target_round(p, buf, post, i))
+		if (target_round(p, buf, post, i, iters))
 			goto out_loud;
 		if (i == 0)
 			show("iterations", "the first shown above; %d more run quietly", iters - 1);
