@@ -25,6 +25,12 @@ static const struct cli_option common_options[] = {
 	{ 0 },
 };
 
+/* Whether KEY is an option's letter (-x) as well as its long name. */
+static bool has_letter(int key)
+{
+	return key > 0 && key < CLI_FIRST_LONG_KEY;
+}
+
 static bool option_applies(const struct cli_spec *spec, const struct cli_option *opt)
 {
 	if (opt->key == 'p' || opt->key == 't')
@@ -39,7 +45,7 @@ static void print_option(const struct cli_option *opt)
 	char left[64];
 	int n;
 
-	if (opt->key > 0 && opt->key < CLI_KEY_PAUSE)
+	if (has_letter(opt->key))
 		n = snprintf(left, sizeof(left), "  -%c, --%s", opt->key, opt->name);
 	else
 		n = snprintf(left, sizeof(left), "      --%s", opt->name);
@@ -77,7 +83,7 @@ static int add_option(const struct cli_option *opt, struct option *longs, size_t
 		.has_arg = opt->arg_name ? required_argument : no_argument,
 		.val = opt->key,
 	};
-	if (opt->key > 0 && opt->key < CLI_KEY_PAUSE) {
+	if (has_letter(opt->key)) {
 		shorts[(*s)++] = (char)opt->key;
 		if (opt->arg_name)
 			shorts[(*s)++] = ':';
@@ -138,7 +144,7 @@ static void report_bad_option(const struct cli_spec *spec, int key, const char *
 {
 	const char *what = key == '?' ? "unknown option" : "missing value for option";
 
-	if (strncmp(word, "--", 2) && optopt > 0 && optopt < CLI_KEY_PAUSE)
+	if (strncmp(word, "--", 2) && has_letter(optopt))
 		report_error("%s '-%c'; see %s --help", what, optopt, spec->program);
 	else
 		report_error("%s '%s'; see %s --help", what, word, spec->program);

@@ -23,7 +23,8 @@ struct cli_common {
 
 /* Long-only option keys, above any letter: one list, so that no two stages share a key. */
 enum cli_long_key {
-	CLI_KEY_PAUSE = 256,	/* --pause (every step that pauses) */
+	CLI_FIRST_LONG_KEY = 256,
+	CLI_KEY_PAUSE = CLI_FIRST_LONG_KEY,	/* --pause (every step that pauses) */
 	CLI_KEY_PEER,		/* --peer (stage 5) */
 	CLI_KEY_IMM,		/* --imm (stage 4) */
 };
