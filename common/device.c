@@ -100,14 +100,14 @@ const char *gid_type_name(uint32_t gid_type)
 	}
 }
 
-static bool gid_is_zero(const union ibv_gid *gid)
+bool gid_is_zero(const union ibv_gid *gid)
 {
 	static const union ibv_gid zero;
 
 	return !memcmp(gid, &zero, sizeof(zero));
 }
 
-static bool gid_is_ipv4_mapped(const union ibv_gid *gid)
+bool gid_is_ipv4_mapped(const union ibv_gid *gid)
 {
 	return IN6_IS_ADDR_V4MAPPED((const struct in6_addr *)gid->raw);
 }

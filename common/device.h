@@ -2,6 +2,7 @@
 #ifndef RDMA_STEPS_DEVICE_H
 #define RDMA_STEPS_DEVICE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <infiniband/verbs.h>
@@ -29,6 +30,12 @@ const char *link_layer_name(uint8_t link_layer);
 int mtu_bytes(enum ibv_mtu mtu);
 
 void gid_format(const union ibv_gid *gid, char *buf, size_t len);
+
+/* An all-zero GID (an empty table entry, or a peer that chose none). */
+bool gid_is_zero(const union ibv_gid *gid);
+
+/* ::ffff:a.b.c.d, a RoCE v2 GID made from an IPv4 address. */
+bool gid_is_ipv4_mapped(const union ibv_gid *gid);
 const char *gid_type_name(uint32_t gid_type);
 
 /*

@@ -8,7 +8,6 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -152,21 +151,6 @@ static enum ibv_mtu path_mtu(const struct rdma_conn *conn)
 	if (conn->remote.mtu == MTU_NOT_SENT || conn->local.mtu < conn->remote.mtu)
 		return conn->local.mtu;
 	return conn->remote.mtu;
-}
-
-static bool gid_is_zero(const union ibv_gid *gid)
-{
-	static const union ibv_gid zero;
-
-	return !memcmp(gid->raw, zero.raw, sizeof(zero.raw));
-}
-
-/* ::ffff:a.b.c.d, a RoCE v2 GID made from an IPv4 address. */
-static bool gid_is_ipv4_mapped(const union ibv_gid *gid)
-{
-	static const uint8_t prefix[12] = { [10] = 0xff, [11] = 0xff };
-
-	return !memcmp(gid->raw, prefix, sizeof(prefix));
 }
 
 /* The causes of an RTR refused with EINVAL that can be read from the two GIDs. */

@@ -98,8 +98,6 @@ static int check_start(const uint8_t msg[EXCHANGE_START_LEN])
 
 int exchange_decode(const uint8_t msg[EXCHANGE_MSG_LEN], struct peer_info *info)
 {
-	static const uint8_t zero_gid[16];
-
 	if (check_start(msg))
 		return -1;
 	*info = (struct peer_info){
@@ -123,7 +121,7 @@ int exchange_decode(const uint8_t msg[EXCHANGE_MSG_LEN], struct peer_info *info)
 		return bad_field("PSN", info->psn, "must fit in 24 bits");
 	if (info->len == 0 || info->addr == 0)
 		return bad_field("buffer", info->len, "address and length must be non-zero");
-	if (info->lid == 0 && !memcmp(info->gid.raw, zero_gid, 16))
+	if (info->lid == 0 && gid_is_zero(&info->gid))
 		return bad_field("address", 0, "neither a LID nor a GID to reach the peer by");
 	if (!options_text_valid(msg + 56)) {
 		report_error("the peer's exchange message has a bad options text (bytes 56 to %d): "

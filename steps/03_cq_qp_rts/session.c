@@ -11,16 +11,13 @@
  */
 static int check_message_size(const struct rdma_dev *dev, size_t size)
 {
-	uint64_t max = dev->port_attr.max_msg_sz;
+	uint32_t max = dev->port_attr.max_msg_sz;	/* 32 bits, like an SGE's length */
 
-	if (max > UINT32_MAX)
-		max = UINT32_MAX;
 	if (size <= max)
 		return 0;
 	report_error("--size: %zu bytes is more than one message can carry here (port %u's "
 		     "max_msg_sz is %u, and a scatter-gather entry's length is 32 bits): give -s "
-		     "at most %llu", size, dev->port, dev->port_attr.max_msg_sz,
-		     (unsigned long long)max);
+		     "at most %u", size, dev->port, max, max);
 	return -1;
 }
 

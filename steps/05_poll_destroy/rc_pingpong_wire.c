@@ -36,7 +36,6 @@ void rc_pingpong_printable(const char msg[RC_PINGPONG_MSG_LEN], char shown[RC_PI
 
 int rc_pingpong_decode(const char msg[RC_PINGPONG_MSG_LEN], struct peer_info *info)
 {
-	static const uint8_t zero_gid[16];
 	unsigned lid, qpn, psn, byte;
 	char shown[RC_PINGPONG_MSG_LEN];
 
@@ -59,7 +58,7 @@ int rc_pingpong_decode(const char msg[RC_PINGPONG_MSG_LEN], struct peer_info *in
 		report_error("the peer's line gives QPN 0, which no RC QP has");
 		return -1;
 	}
-	if (lid == 0 && !memcmp(info->gid.raw, zero_gid, sizeof(zero_gid))) {
+	if (lid == 0 && gid_is_zero(&info->gid)) {
 		report_error("the peer's line gives LID 0 and an all-zero GID, nothing to reach it "
 			     "by: run ibv_rc_pingpong with -g INDEX (its GID index, as 'ibv_devinfo -v' "
 			     "lists them)");
