@@ -98,7 +98,7 @@ setup() {
 	assert_back_to_baseline
 }
 
-@test "04_post_wr rejects an unknown operation, and a size no message can carry before allocating it" {
+@test "04_post_wr rejects an unknown operation, --events it would not use, and a size no message can carry" {
 	run_step 04_post_wr --op=fetch_add
 	assert_failure 2
 	assert_output "error: --op: unknown operation 'fetch_add'; use send, write, write_imm or read"
@@ -116,4 +116,9 @@ setup() {
 	run_step 04_post_wr --help
 	assert_success
 	assert_output --partial "send, write, write_imm or read"
+	# Step 04 busy-polls its one completion: a completion channel would be created and never used.
+	refute_output --partial -- '--events'
+	run_step 04_post_wr -e
+	assert_failure 2
+	assert_output "error: unknown option '-e'; see 04_post_wr --help"
 }

@@ -32,10 +32,13 @@ assert_latency_ordered() {
 	assert_back_to_baseline
 }
 
-@test "05_poll_destroy: event mode completes the same transfers, arming and acknowledging every event" {
+@test "05_poll_destroy: event mode completes the same transfers, arming and acknowledging every event, with no RNR NAK" {
 	record_baseline
+	rnr_before=$(rnr_naks)
 	run_server_client 05_poll_destroy -n 200 --events
 	[ "$srv_status" -eq 0 ] && [ "$cli_status" -eq 0 ] || fail "server $srv_status, client $cli_status: $(cat "$BATS_TEST_TMPDIR"/*.out)"
+	# A sleeping target still posts its next receive before it replies: no SEND is refused.
+	[ "$(rnr_naks)" = "$rnr_before" ] || fail "RNR NAKs (sent, received) went from $rnr_before to $(rnr_naks): a SEND found no receive posted"
 	# Only the first round is shown. A side whose completion was already in the CQ at its
 	# first poll neither arms nor sleeps in that round (on a loaded machine, either side may
 	# be lucky), so the shown arm-and-sleep sequence is required of one side at least; the

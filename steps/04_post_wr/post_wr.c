@@ -237,6 +237,28 @@ int check_completion(const struct ibv_wc *wc)
 	return 0;
 }
 
+const char *wr_id_name(uint64_t wr_id)
+{
+	switch (wr_id) {
+	case WR_ID_RECV:
+		return "receive";
+	case WR_ID_SEND:
+		return "send-queue operation";
+	default:
+		return "unknown";
+	}
+}
+
+int expect_wr_id(const struct ibv_wc *wc, uint64_t wr_id)
+{
+	if (wc->wr_id == wr_id)
+		return 0;
+	report_error("completion of work request %llu (%s) where work request %llu (%s) was expected",
+		     (unsigned long long)wc->wr_id, wr_id_name(wc->wr_id), (unsigned long long)wr_id,
+		     wr_id_name(wr_id));
+	return -1;
+}
+
 int check_received_length(const struct ibv_wc *wc, size_t len)
 {
 	if ((wc->opcode & IBV_WC_RECV) && wc->byte_len != len) {

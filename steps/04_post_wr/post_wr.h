@@ -47,8 +47,14 @@ void grant_op_access(struct reg_mr_opts *mr, enum wr_op op, bool target);
 bool op_needs_recv(enum wr_op op);
 
 /* The wr_id of each kind of work request, which its completion carries back. */
-#define WR_ID_RECV 1
-#define WR_ID_SEND 2
+#define WR_ID_RECV 1	/* a receive */
+#define WR_ID_SEND 2	/* the operation on the send queue: SEND, WRITE or READ */
+
+/* What a wr_id of ours tags: "receive", "send-queue operation" or "unknown". */
+const char *wr_id_name(uint64_t wr_id);
+
+/* Fails, naming both, unless WC is the completion of the work request tagged WR_ID. */
+int expect_wr_id(const struct ibv_wc *wc, uint64_t wr_id);
 
 /* Posts one receive of LEN bytes into BUF: the landing place for a SEND, or the slot a WRITE_IMM's notice uses. */
 int post_receive(struct rdma_conn *conn, const struct rdma_buf *buf, size_t len);

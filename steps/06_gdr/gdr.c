@@ -1,6 +1,7 @@
 /* gdr.c: stage 6: GPUDirect RDMA: register GPU memory with the NIC, and the three data paths of Figure 1. */
 #include "gdr.h"
 #include "exchange.h"
+#include "perf_report.h"
 #include "post_wr.h"
 #include "report.h"
 #include "sock.h"
@@ -9,7 +10,6 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 static const char *const path_names[N_PATHS] = { "tcp", "rdma", "gdr" };
@@ -134,14 +134,6 @@ int release_gpu_memory(struct gpu_mr *gmr)
 	return failures;
 }
 
-static double now_us(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return t.tv_sec * 1e6 + t.tv_nsec / 1e3;
-}
-
 /* Each path gets its own pattern, so stale bytes from an earlier path cannot pass the check. */
 static uint8_t path_seed(enum data_path path)
 {
@@ -173,14 +165,15 @@ static int rdma_transfer(struct gdr_side *s, const struct rdma_buf *buf, bool gp
 	struct ibv_wc wc;
 
 	if (!s->sender) {
-		if (poll_completion(s->conn, &wc, POLL_TIMEOUT_MS) ||
+		if (poll_completion(s->conn, &wc, POLL_TIMEOUT_MS) || expect_wr_id(&wc, WR_ID_RECV) ||
 		    check_received_length(&wc, buf->len))
 			return -1;
 		return 0;
 	}
-	if (post_operation(s->conn, buf, buf->len, &send))
+	if (post_operation(s->conn, buf, buf->len, &send) ||
+	    poll_completion(s->conn, &wc, POLL_TIMEOUT_MS))
 		return -1;
-	return poll_completion(s->conn, &wc, POLL_TIMEOUT_MS);
+	return expect_wr_id(&wc, WR_ID_SEND);
 }
 
 /* RDMA through registered host memory: one copy each side between GPU and host. */

@@ -1,0 +1,185 @@
+/* pingpong.c: stage 5: the loops of both roles, N messages each, the initiator timing every one. */
+#include "pingpong.h"
+#include "exchange.h"
+#include "perf_report.h"
+#include "report.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stdlib.h>
+
+/* Differs from the target's seed 0 in every byte. */
+#define READ_POISON_SEED 0x80
+
+/* Our barriers over the side channel; ibv_rc_pingpong knows none, so there are none then. */
+static int sync_with_peer(const struct poller *p, char tag, int timeout_s)
+{
+	return p->rc_pingpong ? 0 : exchange_sync(p->conn->sock, tag, timeout_s);
+}
+
+/* One message and its completions, as the initiator sees them; *US is the time from post to reply, or to completion. */
+static int initiator_round(struct poller *p, const struct rdma_buf *buf, const struct post_opts *post,
+			   int i, double *us)
+{
+	struct post_opts round = *post;
+	struct ibv_wc wc;
+	double t0;
+
+	round.imm = (uint32_t)i;
+	if (post->op == OP_SEND && post_receive(p->conn, buf, buf->len))
+		return -1;
+	/* Before a READ, spoil the bytes a previous round fetched: the check must see this round's. */
+	fill_pattern(buf->addr, buf->len, post->op == OP_READ ? READ_POISON_SEED : (uint8_t)i);
+	t0 = now_us();
+	if (post_operation(p->conn, buf, buf->len, &round))
+		return -1;
+	/* A ping-pong ends when the target's reply arrives; a one-sided operation, at its completion. */
+	if (poller_wait_for(p, post->op == OP_SEND ? WR_ID_RECV : WR_ID_SEND, &wc) ||
+	    check_received_length(&wc, buf->len))
+		return -1;
+	*us = now_us() - t0;
+	/* Our SEND's own completion, which the reply may have overtaken. */
+	if (post->op == OP_SEND && poller_wait_for(p, WR_ID_SEND, &wc))
+		return -1;
+	if (post->op == OP_SEND && !check_pattern(buf->addr, buf->len, (uint8_t)i))
+		return -1;
+	if (post->op == OP_READ && !check_pattern(buf->addr, buf->len, 0))
+		return -1;
+	return 0;
+}
+
+int run_initiator_loop(struct poller *p, const struct rdma_buf *buf, const struct post_opts *post,
+		       int iters, int timeout_s)
+{
+	double *lat_us, start, us;
+	int rc = -1;
+
+	lat_us = calloc((size_t)iters, sizeof(*lat_us));
+	if (!lat_us) {
+		report_verb_error("calloc (latencies)", ENOMEM);
+		return -1;
+	}
+	if (sync_with_peer(p, 'P', timeout_s))
+		goto out_free;
+	start = now_us();
+	for (int i = 0; i < iters; i++) {
+		if (initiator_round(p, buf, post, i, &us))
+			goto out_free;
+		lat_us[i] = us / (post->op == OP_SEND ? 2 : 1);
+		if (i == 0)
+			show("iterations", "the first shown above; %d more run quietly", iters - 1);
+		show_quiet(i + 1 < iters);
+	}
+	show_perf_report(lat_us, iters, buf->len, now_us() - start, post->op);
+	poller_report(p);
+	rc = sync_with_peer(p, 'D', timeout_s);
+out_free:
+	show_quiet(false);
+	free(lat_us);
+	return rc;
+}
+
+/*
+ * How many receives the target keeps posted.  A SEND ping-pong needs one: the
+ * initiator waits for the reply, and the target posts the next receive before
+ * it replies.  WRITE with immediate does not wait, so the next WRITE can come
+ * before the target has taken the last one: with no receive posted, it would
+ * be refused with an RNR NAK and retried after min_rnr_timer, a delay that no
+ * completion reports.  A queue's worth of receives keeps that from happening.
+ */
+static int receives_ahead(enum wr_op op, int iters)
+{
+	if (op != OP_WRITE_IMM)
+		return 1;
+	return iters < QUEUE_DEPTH ? iters : QUEUE_DEPTH;
+}
+
+/* One message as the target sees it: take it, check it, send it back if it was a SEND. */
+static int target_round(struct poller *p, const struct rdma_buf *buf, const struct post_opts *post,
+			int i, int iters)
+{
+	struct post_opts pong = *post;
+	struct ibv_wc wc;
+
+	if (poller_wait_for(p, WR_ID_RECV, &wc) || check_received_length(&wc, buf->len))
+		return -1;
+	if (post->op == OP_WRITE_IMM && ntohl(wc.imm_data) != (uint32_t)i) {
+		report_error("immediate value %u arrived as message %d: out of order", ntohl(wc.imm_data), i);
+		return -1;
+	}
+	/* The next WRITE may already be landing in our buffer: only the last one holds still.
+	 * Replace the receive just used, while messages remain to take one. */
+	if (post->op == OP_WRITE_IMM)
+		return i + QUEUE_DEPTH < iters ? post_receive(p->conn, buf, buf->len) : 0;
+	/* ibv_rc_pingpong sends filler, not our pattern: only the length can be checked. */
+	if (!p->rc_pingpong && !check_pattern(buf->addr, buf->len, (uint8_t)i))
+		return -1;
+	/* Post the next receive before answering, so the next message always finds one. */
+	pong.op = OP_SEND;
+	if (post_receive(p->conn, buf, buf->len) || post_operation(p->conn, buf, buf->len, &pong))
+		return -1;
+	/* The reply's completion; the initiator's next message may overtake it, and is kept. */
+	return poller_wait_for(p, WR_ID_SEND, &wc);
+}
+
+static void show_target_check(enum wr_op op, int iters, size_t len)
+{
+	switch (op) {
+	case OP_SEND:
+		show("data check", "%d messages of %zu bytes, every one arrived intact", iters, len);
+		break;
+	case OP_WRITE_IMM:
+		show("data check", "immediate values 0 to %d arrived in order; the last message's "
+		     "%zu bytes are intact", iters - 1, len);
+		break;
+	case OP_WRITE:
+		show("data check", "the last of %d writes left %zu intact bytes", iters, len);
+		break;
+	case OP_READ:
+		show("data check", "nothing arrives here: the peer read our %zu bytes %d times", len,
+		     iters);
+		break;
+	}
+}
+
+int run_target_loop(struct poller *p, const struct rdma_buf *buf, const struct post_opts *post,
+		    int iters, int timeout_s)
+{
+	int rc = -1, left;
+
+	if (op_needs_recv(post->op) &&
+	    post_receives(p->conn, buf, buf->len, receives_ahead(post->op, iters)))
+		return -1;
+	if (post->op == OP_READ)
+		fill_pattern(buf->addr, buf->len, 0);
+	if (sync_with_peer(p, 'P', timeout_s))
+		return -1;
+	for (int i = 0; op_needs_recv(post->op) && i < iters; i++) {
+		if (target_round(p, buf, post, i, iters))
+			goto out_loud;
+		if (i == 0)
+			show("iterations", "the first shown above; %d more run quietly", iters - 1);
+		show_quiet(i + 1 < iters);
+	}
+	show_quiet(false);
+	if (sync_with_peer(p, 'D', timeout_s))
+		goto out_loud;
+	if (post->op != OP_READ && post->op != OP_SEND &&
+	    !check_pattern(buf->addr, buf->len, (uint8_t)(iters - 1)))
+		goto out_loud;
+	left = drain_completions(p->conn);
+	if (left < 0)
+		goto out_loud;
+	if (!op_needs_recv(post->op))
+		show("target CQ", "%d completion(s) after %d one-sided operations", left, iters);
+	if (p->rc_pingpong)
+		show("data check", "%d messages of %zu bytes each; ibv_rc_pingpong's payload is filler, "
+		     "so only the length was checked", iters, buf->len);
+	else
+		show_target_check(post->op, iters, buf->len);
+	poller_report(p);
+	rc = 0;
+out_loud:
+	show_quiet(false);
+	return rc;
+}

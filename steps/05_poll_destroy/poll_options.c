@@ -1,0 +1,70 @@
+/* poll_options.c: stage 5's part of the command line: -n, --peer and -m. */
+#include "poll_options.h"
+#include "device.h"
+#include "report.h"
+
+#include <string.h>
+
+void poll_opts_default(struct poll_opts *opts)
+{
+	*opts = (struct poll_opts){ .iters = DEFAULT_ITERS, .mtu = IBV_MTU_1024 };
+}
+
+static int parse_mtu(const char *arg, enum ibv_mtu *mtu)
+{
+	int bytes;
+
+	if (cli_parse_int("--mtu", arg, 256, 4096, &bytes))
+		return -1;
+	for (enum ibv_mtu m = IBV_MTU_256; m <= IBV_MTU_4096; m++) {
+		if (mtu_bytes(m) == bytes) {
+			*mtu = m;
+			return 0;
+		}
+	}
+	report_error("--mtu: %d is not an RDMA MTU; use 256, 512, 1024, 2048 or 4096", bytes);
+	return -1;
+}
+
+const struct cli_option poll_cli_options[] = {
+	{ "iters", 'n', "N", "number of messages (default: 1000)" },
+	{ "peer", CLI_KEY_PEER, "rc_pingpong", "speak ibv_rc_pingpong's exchange, to run against it" },
+	{ "mtu", 'm', "BYTES", "with --peer=rc_pingpong: path MTU, 256 to 4096 (default: 1024, as it)" },
+	{ 0 },
+};
+
+int poll_parse_option(int key, const char *arg, void *ctx)
+{
+	struct poll_opts *opts = ctx;
+
+	switch (key) {
+	case 'n':
+		return cli_parse_int("--iters", arg, 1, MAX_ITERS, &opts->iters);
+	case 'm':
+		opts->mtu_given = true;
+		return parse_mtu(arg, &opts->mtu);
+	default:	/* --peer */
+		if (strcmp(arg, "rc_pingpong")) {
+			report_error("--peer: '%s' is not a peer this program can speak to; the one "
+				     "choice is rc_pingpong (leave --peer out to talk to rdma-steps)", arg);
+			return -1;
+		}
+		opts->rc_pingpong = true;
+		return 0;
+	}
+}
+
+int poll_opts_check(const struct poll_opts *opts, enum wr_op op)
+{
+	if (opts->mtu_given && !opts->rc_pingpong) {
+		report_error("--mtu goes with --peer=rc_pingpong only: between rdma-steps programs "
+			     "the exchange carries each port's MTU");
+		return -1;
+	}
+	if (opts->rc_pingpong && op != OP_SEND) {
+		report_error("--peer=rc_pingpong speaks SEND/RECV only: ibv_rc_pingpong sends no "
+			     "address or rkey, so it never does one-sided operations");
+		return -1;
+	}
+	return 0;
+}

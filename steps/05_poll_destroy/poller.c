@@ -1,0 +1,132 @@
+/* poller.c: stage 5: wait for completions, by busy polling or on the completion channel, and take each by its wr_id. */
+#include "poller.h"
+#include "post_wr.h"
+#include "report.h"
+#include "stop.h"
+
+#include <errno.h>
+#include <poll.h>
+
+void poller_init(struct poller *p, struct rdma_conn *conn, bool events, bool rc_pingpong)
+{
+	*p = (struct poller){ .conn = conn, .events = events, .rc_pingpong = rc_pingpong };
+}
+
+/* Sleeps until the completion channel reports an event, then acknowledges it. */
+static int wait_for_event(struct poller *p, int timeout_ms)
+{
+	struct pollfd pfd = { .fd = p->conn->channel->fd, .events = POLLIN };
+	struct ibv_cq *cq;
+	void *cq_context;
+	int rc;
+
+	do {
+		if (stop_requested())
+			return report_stopped();
+		rc = poll(&pfd, 1, timeout_ms);
+	} while (rc < 0 && errno == EINTR);
+	if (rc <= 0) {
+		report_error("no completion event within %d ms: is the peer running?", timeout_ms);
+		return -1;
+	}
+	if (ibv_get_cq_event(p->conn->channel, &cq, &cq_context)) {
+		report_verb_error("ibv_get_cq_event", errno);
+		return -1;
+	}
+	/* Every event must be acknowledged, or ibv_destroy_cq waits for ever. */
+	ibv_ack_cq_events(cq, 1);
+	p->events_seen++;
+	p->armed = false;
+	show("ibv_get_cq_event", "the CQ reported a completion; acknowledged with ibv_ack_cq_events");
+	return 0;
+}
+
+/* Asks for one event at the next completion: arming is one-shot and must be renewed. */
+static int arm(struct poller *p)
+{
+	int rc = ibv_req_notify_cq(p->conn->cq, 0);
+
+	if (rc) {
+		report_verb_error("ibv_req_notify_cq", rc);
+		return -1;
+	}
+	p->armed = true;
+	show("ibv_req_notify_cq", "CQ armed: the next completion will wake us");
+	return 0;
+}
+
+/* Waits for the next completion, whatever it is, and checks its status. */
+static int wait_next(struct poller *p, struct ibv_wc *wc, int timeout_ms)
+{
+	int n;
+
+	if (!p->events) {
+		if (poll_completion(p->conn, wc, timeout_ms))
+			return -1;
+		p->completions++;
+		return 0;
+	}
+	/* Poll first, arm, then poll again before sleeping: a completion that landed between
+	 * our last poll and the arming would otherwise never raise an event. */
+	for (;;) {
+		n = ibv_poll_cq(p->conn->cq, 1, wc);
+		if (n < 0) {
+			report_error("ibv_poll_cq failed (%d)", n);
+			return -1;
+		}
+		if (n > 0)
+			break;
+		if (!p->armed) {
+			if (arm(p))
+				return -1;
+			continue;
+		}
+		if (wait_for_event(p, timeout_ms))
+			return -1;
+	}
+	if (check_completion(wc))
+		return -1;
+	p->completions++;
+	return 0;
+}
+
+static bool is_ours(uint64_t wr_id)
+{
+	return wr_id == WR_ID_RECV || wr_id == WR_ID_SEND;
+}
+
+int poller_wait_for(struct poller *p, uint64_t wr_id, struct ibv_wc *wc)
+{
+	if (p->has_kept && p->kept.wr_id == wr_id) {
+		*wc = p->kept;
+		p->has_kept = false;
+		return 0;
+	}
+	for (;;) {
+		if (wait_next(p, wc, POLL_TIMEOUT_MS))
+			return -1;
+		if (wc->wr_id == wr_id)
+			return 0;
+		/* The completions a CQ returns match no order between the two queues: a
+		 * reply's receive may overtake our own SEND's completion.  Keep it. */
+		if (!is_ours(wc->wr_id) || p->has_kept) {
+			report_error("completion of work request %llu (%s) while waiting for work request "
+				     "%llu (%s): more completions than work requests posted",
+				     (unsigned long long)wc->wr_id, wr_id_name(wc->wr_id),
+				     (unsigned long long)wr_id, wr_id_name(wr_id));
+			return -1;
+		}
+		p->kept = *wc;
+		p->has_kept = true;
+	}
+}
+
+void poller_report(const struct poller *p)
+{
+	if (p->events)
+		show("completions", "%ld, every one success; %ld completion events, each acknowledged",
+		     p->completions, p->events_seen);
+	else
+		show("completions", "%ld, every one success (busy polling: no events; ibv_poll_cq makes no system call)",
+		     p->completions);
+}
