@@ -124,6 +124,40 @@ send_to_server() {
 	assert_back_to_baseline
 }
 
+# A version 2 exchange message (96 bytes, exchange.h's layout) as a printf format with no
+# conversion: FIELD=HEX arguments replace the valid defaults, each HEX the field's whole width.
+exchange_msg() {
+	local -A f=([mtu]=03 [lid]=0000 [qpn]=00000011 [psn]=00000001 [rkey]=00000000 [reserved]=00000000
+		[addr]=0000000000001000 [len]=0000000000001000 [gid]=00000000000000000000ffffc6120001)
+	local kv hex
+	for kv; do f[${kv%%=*}]=${kv#*=}; done
+	hex=52445354 # "RDST"
+	hex+=02${f[mtu]}${f[lid]}${f[qpn]}${f[psn]}${f[rkey]}${f[reserved]}${f[addr]}${f[len]}${f[gid]}
+	hex+=$(printf '00%.0s' $(seq 40)) # the options text: empty, as step 03's own
+	[ ${#hex} -eq 192 ] || fail "exchange_msg built ${#hex} hex digits, not 192: $*"
+	sed 's/../\\x&/g' <<<"$hex"
+}
+
+@test "03_cq_qp_rts: each field of the exchange message out of range is named, with its value and the rule" {
+	record_baseline
+	send_to_server "$(exchange_msg qpn=00000000)"
+	assert_failure 1
+	assert_output --partial "error: the peer's exchange message has a bad QPN (0): must be 1 to 0xffffff"
+	send_to_server "$(exchange_msg qpn=01000000)"
+	assert_output --partial "error: the peer's exchange message has a bad QPN (16777216): must be 1 to 0xffffff"
+	send_to_server "$(exchange_msg psn=01000000)"
+	assert_output --partial "error: the peer's exchange message has a bad PSN (16777216): must fit in 24 bits"
+	send_to_server "$(exchange_msg addr=0000000000000000)"
+	assert_output --partial "error: the peer's exchange message has a bad buffer address (0): must be non-zero"
+	send_to_server "$(exchange_msg len=0000000000000000)"
+	assert_output --partial "error: the peer's exchange message has a bad buffer length (0): must be non-zero"
+	send_to_server "$(exchange_msg mtu=00)"
+	assert_output --partial "error: the peer's exchange message has a bad MTU code (0): must be 1 (256) to 5 (4096)"
+	send_to_server "$(exchange_msg gid=00000000000000000000000000000000)"
+	assert_output --partial "error: the peer's exchange message has a bad address (0): neither a LID nor a GID to reach the peer by"
+	assert_back_to_baseline
+}
+
 # Starts a server with -t 2 and connects to it on fd 5; the caller plays the peer, then calls end_fake_peer.
 start_fake_peer() {
 	port=$(pick_port)
@@ -139,7 +173,7 @@ end_fake_peer() {
 	assert_line --regexp '^ibv_close_device +: '
 }
 
-@test "03_cq_qp_rts: a peer that is silent, stops mid-message, hangs up, or sends a wrong barrier byte is named, in bounded time" {
+@test "03_cq_qp_rts: a peer that is silent, stops mid-message, hangs up, sends a wrong barrier byte or extra bytes is named, in bounded time" {
 	record_baseline
 	start=$SECONDS
 	start_fake_peer
@@ -166,6 +200,13 @@ end_fake_peer() {
 	end_fake_peer
 	assert_line --regexp '^ibv_query_qp +: state RTS'
 	assert_output --partial "error: out of step with the peer: expected 'R' on the side channel, got 'x'"
+	# Extra bytes after the message, the first a terminal escape: named as a byte, never echoed.
+	start_fake_peer
+	head -c 96 <&5 >"$BATS_TEST_TMPDIR/own.msg"
+	{ cat "$BATS_TEST_TMPDIR/own.msg"; printf '\033[2J'; } >&5
+	end_fake_peer
+	assert_output --partial "error: out of step with the peer: expected 'R' on the side channel, got byte 0x1b"
+	refute_output --partial $'\033'
 	assert_back_to_baseline
 }
 

@@ -8,5 +8,5 @@ tap=${RDMA_STEPS_RESULTS:?RDMA_STEPS_RESULTS must name the results directory}/ta
 cd "$(dirname "${BASH_SOURCE[0]}")/.." || exit 1
 [ $# -gt 0 ] || set -- tests/*.bats
 export BATS_LIB_PATH=${BATS_LIB_PATH:-/usr/lib/bats}
-bats --tap "$@" | tee "$tap"
+bats --tap --timing "$@" | tee "$tap"
 exit "${PIPESTATUS[0]}"

@@ -119,8 +119,10 @@ int exchange_decode(const uint8_t msg[EXCHANGE_MSG_LEN], struct peer_info *info)
 		return bad_field("QPN", info->qpn, "must be 1 to 0xffffff");
 	if (info->psn > PSN_MASK)
 		return bad_field("PSN", info->psn, "must fit in 24 bits");
-	if (info->len == 0 || info->addr == 0)
-		return bad_field("buffer", info->len, "address and length must be non-zero");
+	if (info->addr == 0)
+		return bad_field("buffer address", info->addr, "must be non-zero");
+	if (info->len == 0)
+		return bad_field("buffer length", info->len, "must be non-zero");
 	if (info->lid == 0 && gid_is_zero(&info->gid))
 		return bad_field("address", 0, "neither a LID nor a GID to reach the peer by");
 	if (!options_text_valid(msg + 56)) {
@@ -191,8 +193,13 @@ int exchange_sync(int fd, char tag, int timeout_s)
 	if (sock_send_all(fd, &tag, 1, timeout_s) || sock_recv_all(fd, &got, 1, timeout_s))
 		return -1;
 	if (got != tag) {
-		report_error("out of step with the peer: expected '%c' on the side channel, got '%c'",
-			     tag, got);
+		/* The peer's byte is shown as a character only when it is safe to show. */
+		if (isprint((unsigned char)got))
+			report_error("out of step with the peer: expected '%c' on the side channel, got '%c'",
+				     tag, got);
+		else
+			report_error("out of step with the peer: expected '%c' on the side channel, got "
+				     "byte 0x%02x", tag, (unsigned char)got);
 		return -1;
 	}
 	return 0;
