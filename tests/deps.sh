@@ -22,10 +22,14 @@ all) packages=("${build_packages[@]}" "${run_packages[@]}") ;;
 *) echo "usage: tests/deps.sh build|all" >&2; exit 2 ;;
 esac
 
+# One dpkg-query for every package: in the test VM, where 'make' runs this too, each process costs about 80 ms.
+declare -A installed=()
+while read -r pkg status; do
+	[ "${status:0:2}" = ii ] && installed[$pkg]=1
+done < <(dpkg-query -W -f='${Package} ${db:Status-Abbrev}\n' "${packages[@]}" 2>/dev/null || true)
 missing=()
 for pkg in "${packages[@]}"; do
-	status=$(dpkg-query -W -f='${db:Status-Abbrev}' "$pkg" 2>/dev/null || true)
-	[ "${status:0:2}" = "ii" ] || missing+=("$pkg")
+	[ -n "${installed[$pkg]:-}" ] || missing+=("$pkg")
 done
 
 apt_knows_kernel() {

@@ -14,6 +14,8 @@ for tap in "$@"; do
 		continue
 	fi
 	plan=$(sed -n 's/^1\.\.\([0-9][0-9]*\)$/\1/p' "$tap" | head -n 1)
+	# "1..0": a run that was asked for no test, such as the host's part of TESTS=tests/01_open_pd.bats.
+	[ "$plan" = 0 ] && continue
 	plan=${plan:-0}
 	ok=$(grep -cE '^ok [0-9]+' "$tap")
 	skip=$(grep -cE '^ok [0-9]+ .*# skip' "$tap")
