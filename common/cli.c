@@ -150,8 +150,10 @@ static void report_bad_option(const struct cli_spec *spec, int key, const char *
 		report_error("%s '%s'; see %s --help", what, word, spec->program);
 }
 
-enum cli_outcome cli_parse(int argc, char **argv, const struct cli_spec *spec,
-			   struct cli_common *common)
+/* The exit status after bad usage, as getopt-based tools use. */
+#define CLI_BAD_USAGE 2
+
+int cli_parse(int argc, char **argv, const struct cli_spec *spec, struct cli_common *common)
 {
 	struct option longs[MAX_OPTIONS];
 	char shorts[2 * MAX_OPTIONS + 2] = ":";
@@ -171,7 +173,7 @@ enum cli_outcome cli_parse(int argc, char **argv, const struct cli_spec *spec,
 	while ((key = getopt_long(argc, argv, shorts, longs, NULL)) != -1) {
 		if (key == KEY_HELP) {
 			print_usage(spec);
-			return CLI_HELP;
+			return EXIT_SUCCESS;
 		}
 		if (key == '?' || key == ':') {
 			report_bad_option(spec, key, argv[optind - 1]);
@@ -200,11 +202,6 @@ enum cli_outcome cli_parse(int argc, char **argv, const struct cli_spec *spec,
 	/* The program is about to create verbs objects: a signal must unwind them, not skip that. */
 	stop_on_signals();
 	return CLI_RUN;
-}
-
-int cli_exit_status(enum cli_outcome outcome)
-{
-	return outcome == CLI_HELP ? EXIT_SUCCESS : 2;
 }
 
 /* strtol and strtoull skip leading spaces and take a sign: a number here starts with a digit. */

@@ -53,17 +53,15 @@ struct cli_spec {
 	const struct cli_stage *stages;	/* the stages the step stacks, ended by a zeroed entry */
 };
 
-enum cli_outcome {
-	CLI_RUN,	/* options parsed: run the program */
-	CLI_HELP,	/* --help was printed: exit 0 */
-	CLI_BAD_USAGE,	/* an error was reported: exit 2 */
-};
+/* What cli_parse returns when the program should run; anything else is its exit status. */
+#define CLI_RUN (-1)
 
-enum cli_outcome cli_parse(int argc, char **argv, const struct cli_spec *spec,
-			   struct cli_common *common);
-
-/* The exit status for an outcome other than CLI_RUN: 0 after --help, 2 after bad usage. */
-int cli_exit_status(enum cli_outcome outcome);
+/*
+ * Fills COMMON and each stage's context from the command line.  Returns
+ * CLI_RUN, or the status to exit with: 0 after --help, 2 after bad usage
+ * (reported).
+ */
+int cli_parse(int argc, char **argv, const struct cli_spec *spec, struct cli_common *common);
 
 /*
  * Parses ARG as a whole number in [min, max] for option NAME; on bad input

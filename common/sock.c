@@ -109,9 +109,32 @@ static int listen_on(int port)
 	return fd;
 }
 
+/* Names the client: whoever reached the port first is the peer, as nothing here authenticates it. */
+static void show_client(const struct sockaddr_storage *peer)
+{
+	char addr[INET6_ADDRSTRLEN] = "?";
+	unsigned port = 0;
+
+	if (peer->ss_family == AF_INET6) {
+		const struct sockaddr_in6 *in6 = (const struct sockaddr_in6 *)peer;
+
+		inet_ntop(AF_INET6, &in6->sin6_addr, addr, sizeof(addr));
+		port = ntohs(in6->sin6_port);
+	} else if (peer->ss_family == AF_INET) {
+		const struct sockaddr_in *in4 = (const struct sockaddr_in *)peer;
+
+		inet_ntop(AF_INET, &in4->sin_addr, addr, sizeof(addr));
+		port = ntohs(in4->sin_port);
+	}
+	show("accepted", "the first client to connect, from %s port %u (the side channel has no "
+	     "authentication)", addr, port);
+}
+
 int sock_accept_one(int port, int timeout_s)
 {
 	struct timespec deadline = deadline_in(timeout_s);
+	struct sockaddr_storage peer;
+	socklen_t peer_len = sizeof(peer);
 	int lfd, fd = -1, rc;
 
 	lfd = listen_on(port);
@@ -123,8 +146,10 @@ int sock_accept_one(int port, int timeout_s)
 		report_error("no client connected to TCP port %d within %d s. Start the client "
 			     "with this host's address, or raise the wait with -t SECONDS",
 			     port, timeout_s);
-	else if (rc > 0 && (fd = accept(lfd, NULL, NULL)) < 0)
+	else if (rc > 0 && (fd = accept(lfd, (struct sockaddr *)&peer, &peer_len)) < 0)
 		report_verb_error("accept", errno);
+	else if (rc > 0)
+		show_client(&peer);
 	close(lfd);
 	return fd;
 }

@@ -42,6 +42,8 @@ setup() {
 	finish_step srv "$srv_pid"
 	assert_success
 	assert_line --regexp '^role +: server$'
+	# The server names the client it took, and says that nothing authenticated it.
+	assert_line --regexp '^accepted +: the first client to connect, from (::ffff:)?127\.0\.0\.1 port [0-9]+ \(the side channel has no authentication\)$'
 	assert_line --regexp '^ibv_create_comp_channel *: fd [0-9]+'
 	assert_line --regexp '^ibv_modify_qp +: INIT -> RTR: path MTU 1024 \(the smaller of ours 1024 and the peer.s 1024\), dest QPN '"$cli_qpn"', .*GRH to GID ::ffff:[0-9.]+ from our GID index [0-9]+, hop limit 255, '
 	assert_in_order '^ibv_create_cq ' '^ibv_create_qp ' 'RESET -> INIT' 'INIT -> RTR' 'RTR -> RTS' \

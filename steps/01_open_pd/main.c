@@ -47,13 +47,13 @@ static void show_device(const struct rdma_dev *dev)
 int main(int argc, char **argv)
 {
 	struct cli_common opts;
-	enum cli_outcome outcome;
+	int usage;
 	struct rdma_dev dev;
 	int failures;
 
-	outcome = cli_parse(argc, argv, &spec, &opts);
-	if (outcome != CLI_RUN)
-		return cli_exit_status(outcome);
+	usage = cli_parse(argc, argv, &spec, &opts);
+	if (usage != CLI_RUN)
+		return usage;
 
 	show_heading("stage 1: open the device, allocate a PD");
 	if (open_device_pd(&opts, &dev))

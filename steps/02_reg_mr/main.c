@@ -6,27 +6,26 @@
 
 #include <stdlib.h>
 
+static const char purpose[] =
+	"Step 02: on top of step 01, register a page-aligned buffer (ibv_reg_mr):\n"
+	"pin its pages, get its lkey and rkey, and show VmPin and RLIMIT_MEMLOCK.";
+
 int main(int argc, char **argv)
 {
 	struct reg_mr_opts mr_opts;
 	const struct cli_stage stages[] = { REG_MR_STAGE(&mr_opts), { 0 } };
-	struct cli_spec spec = {
-		.program = "02_reg_mr",
-		.purpose = "Step 02: on top of step 01, register a page-aligned buffer (ibv_reg_mr):\n"
-			   "pin its pages, get its lkey and rkey, and show VmPin and RLIMIT_MEMLOCK.",
-		.pauses = true,
-		.stages = stages,
-	};
+	const struct cli_spec spec = { .program = "02_reg_mr", .purpose = purpose,
+				       .pauses = true, .stages = stages };
 	struct cli_common opts;
-	enum cli_outcome outcome;
+	int usage;
 	struct rdma_dev dev;
 	struct rdma_buf buf;
 	int status = EXIT_FAILURE;
 
 	reg_mr_opts_default(&mr_opts);
-	outcome = cli_parse(argc, argv, &spec, &opts);
-	if (outcome != CLI_RUN)
-		return cli_exit_status(outcome);
+	usage = cli_parse(argc, argv, &spec, &opts);
+	if (usage != CLI_RUN)
+		return usage;
 
 	show_heading("stage 1: open the device, allocate a PD");
 	if (open_device_pd(&opts, &dev))

@@ -7,6 +7,11 @@
 
 #include <stdlib.h>
 
+static const char purpose[] =
+	"Step 03: on top of steps 01-02, create a completion queue and an RC queue pair,\n"
+	"exchange QPN, PSN, GID, LID, MTU, address and rkey over TCP, and drive the\n"
+	"QP from RESET to INIT, RTR and RTS.";
+
 struct step_opts {
 	struct reg_mr_opts mr;
 	struct conn_opts conn;
@@ -16,25 +21,18 @@ int main(int argc, char **argv)
 {
 	struct step_opts step = { 0 };
 	const struct cli_stage stages[] = { REG_MR_STAGE(&step.mr), CQ_QP_STAGE(&step.conn), { 0 } };
-	struct cli_spec spec = {
-		.program = "03_cq_qp_rts",
-		.purpose = "Step 03: on top of steps 01-02, create a completion queue and an RC queue pair,\n"
-			   "exchange QPN, PSN, GID, LID, MTU, address and rkey over TCP, and drive the\n"
-			   "QP from RESET to INIT, RTR and RTS.",
-		.connects = true,
-		.pauses = true,
-		.stages = stages,
-	};
+	const struct cli_spec spec = { .program = "03_cq_qp_rts", .purpose = purpose,
+				       .connects = true, .pauses = true, .stages = stages };
 	struct cli_common opts;
-	enum cli_outcome outcome;
+	int usage;
 	struct session sess;
 	struct rdma_conn *conn = &sess.conn;
 	int status = EXIT_FAILURE;
 
 	reg_mr_opts_default(&step.mr);
-	outcome = cli_parse(argc, argv, &spec, &opts);
-	if (outcome != CLI_RUN)
-		return cli_exit_status(outcome);
+	usage = cli_parse(argc, argv, &spec, &opts);
+	if (usage != CLI_RUN)
+		return usage;
 	reg_mr_grant(&step.mr, IBV_ACCESS_LOCAL_WRITE,
 		     "step 03 moves no data, so no peer may reach this buffer, and it gets no rkey");
 

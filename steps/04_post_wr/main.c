@@ -11,6 +11,11 @@
 
 #define PATTERN_SEED 0x5a
 
+static const char purpose[] =
+	"Step 04: on top of steps 01-03, post one work request from the client (the\n"
+	"initiator) to the server (the target) and check the bytes that arrived:\n"
+	"SEND/RECV (two-sided), RDMA WRITE and READ (one-sided), WRITE with immediate.";
+
 struct step_opts {
 	struct reg_mr_opts mr;
 	struct conn_opts conn;
@@ -79,25 +84,18 @@ int main(int argc, char **argv)
 	struct step_opts step = { 0 };
 	/* Stage 3's one option, --events, waits for step 05: step 04 busy-polls its one completion. */
 	const struct cli_stage stages[] = { REG_MR_STAGE(&step.mr), POST_WR_STAGE(&step.post), { 0 } };
-	struct cli_spec spec = {
-		.program = "04_post_wr",
-		.purpose = "Step 04: on top of steps 01-03, post one work request from the client (the\n"
-			   "initiator) to the server (the target) and check the bytes that arrived:\n"
-			   "SEND/RECV (two-sided), RDMA WRITE and READ (one-sided), WRITE with immediate.",
-		.connects = true,
-		.pauses = true,
-		.stages = stages,
-	};
+	const struct cli_spec spec = { .program = "04_post_wr", .purpose = purpose,
+				       .connects = true, .pauses = true, .stages = stages };
 	struct cli_common opts;
-	enum cli_outcome outcome;
+	int usage;
 	struct session sess;
 	int status = EXIT_FAILURE;
 
 	reg_mr_opts_default(&step.mr);
 	post_opts_default(&step.post);
-	outcome = cli_parse(argc, argv, &spec, &opts);
-	if (outcome != CLI_RUN)
-		return cli_exit_status(outcome);
+	usage = cli_parse(argc, argv, &spec, &opts);
+	if (usage != CLI_RUN)
+		return usage;
 	grant_op_access(&step.mr, step.post.op, !opts.host);
 
 	if (session_open(&sess, &opts, &step.mr, &step.conn))

@@ -13,6 +13,13 @@
 
 #include <stdlib.h>
 
+static const char purpose[] =
+	"Step 05: on top of steps 01-04, move -n messages of -s bytes, wait for each\n"
+	"completion by busy polling or (with --events) on a completion channel, report\n"
+	"latency and bandwidth, then destroy everything in reverse order of creation.\n"
+	"With write_imm the immediate value carries the message number.\n"
+	"With --peer=rc_pingpong it runs against rdma-core's ibv_rc_pingpong, either role.";
+
 struct step_opts {
 	struct reg_mr_opts mr;
 	struct conn_opts conn;
@@ -27,19 +34,10 @@ int main(int argc, char **argv)
 		REG_MR_STAGE(&step.mr), CQ_QP_STAGE(&step.conn), POST_WR_OP_STAGE(&step.post),
 		POLL_STAGE(&step.poll), { 0 }
 	};
-	struct cli_spec spec = {
-		.program = "05_poll_destroy",
-		.purpose = "Step 05: on top of steps 01-04, move -n messages of -s bytes, wait for each\n"
-			   "completion by busy polling or (with --events) on a completion channel, report\n"
-			   "latency and bandwidth, then destroy everything in reverse order of creation.\n"
-			   "With write_imm the immediate value carries the message number.\n"
-			   "With --peer=rc_pingpong it runs against rdma-core's ibv_rc_pingpong, either role.",
-		.connects = true,
-		.pauses = true,
-		.stages = stages,
-	};
+	const struct cli_spec spec = { .program = "05_poll_destroy", .purpose = purpose,
+				       .connects = true, .pauses = true, .stages = stages };
 	struct cli_common opts;
-	enum cli_outcome outcome;
+	int usage;
 	struct session sess;
 	struct poller poller;
 	int status = EXIT_FAILURE, failures;
@@ -47,9 +45,9 @@ int main(int argc, char **argv)
 	reg_mr_opts_default(&step.mr);
 	post_opts_default(&step.post);
 	poll_opts_default(&step.poll);
-	outcome = cli_parse(argc, argv, &spec, &opts);
-	if (outcome != CLI_RUN)
-		return cli_exit_status(outcome);
+	usage = cli_parse(argc, argv, &spec, &opts);
+	if (usage != CLI_RUN)
+		return usage;
 	grant_op_access(&step.mr, step.post.op, !opts.host);
 	if (poll_opts_check(&step.poll, step.post.op))
 		return 2;

@@ -70,14 +70,10 @@ int main(int argc, char **argv)
 {
 	struct step_opts step = { .paths = ALL_PATHS };
 	const struct cli_stage stages[] = { REG_MR_STAGE(&step.mr), GDR_STAGE(&step.paths), { 0 } };
-	struct cli_spec spec = {
-		.program = "06_gdr",
-		.purpose = purpose,
-		.connects = true,
-		.stages = stages,
-	};
+	const struct cli_spec spec = { .program = "06_gdr", .purpose = purpose,
+				       .connects = true, .stages = stages };
 	struct cli_common opts;
-	enum cli_outcome outcome;
+	int usage;
 	struct session sess;
 	struct gpu gpu;
 	struct gpu_mr gmr = { .dmabuf_fd = -1 };
@@ -87,9 +83,9 @@ int main(int argc, char **argv)
 
 	reg_mr_opts_default(&step.mr);
 	step.mr.size = DEFAULT_SIZE;
-	outcome = cli_parse(argc, argv, &spec, &opts);
-	if (outcome != CLI_RUN)
-		return cli_exit_status(outcome);
+	usage = cli_parse(argc, argv, &spec, &opts);
+	if (usage != CLI_RUN)
+		return usage;
 	reg_mr_grant(&step.mr, IBV_ACCESS_LOCAL_WRITE, "every path sends, or receives, by SEND or "
 		     "send(): no peer may reach the staging buffer directly");
 
