@@ -92,6 +92,10 @@ nocuda: deps ## Build 06_gdr without CUDA into build/nocuda/bin (the tests run b
 test: deps all nocuda ## Run the bats suite over soft-RoCE: natively if an RDMA device exists, else in the VM
 	@tests/run.sh test $(TESTS)
 
+.PHONY: test-faults
+test-faults: deps all nocuda ## Run every fault point of RDMA_STEPS_FAIL_AT in every step (slow: about 5 min; .ci/run runs it)
+	@RDMA_STEPS_RESULTS_DIR=build/test-results/faults tests/run.sh test tests/slow/faults.bats
+
 .PHONY: demo
 demo: deps all nocuda ## Run every command block of TUTORIAL.md in order, over soft-RoCE (natively or in the VM)
 	@tests/run.sh demo
@@ -109,7 +113,7 @@ sanitize: deps ## Build every step with ASan and UBSan into build/sanitize/bin
 	@$(MAKE) --no-print-directory BUILD=build/sanitize SANITIZE=1 all
 
 .PHONY: test-sanitize
-test-sanitize: deps sanitize ## Run the bats suite against the sanitizer build
+test-sanitize: deps all nocuda sanitize ## Run the bats suite against the sanitizer build
 	@RDMA_STEPS_BIN=build/sanitize/bin tests/run.sh test $(TESTS)
 
 .PHONY: fresh-machine

@@ -1,5 +1,6 @@
 /* cli.c: the command line every step shares, in the style of ibv_rc_pingpong and perftest. */
 #include "cli.h"
+#include "fault.h"
 #include "report.h"
 #include "stop.h"
 
@@ -199,6 +200,8 @@ int cli_parse(int argc, char **argv, const struct cli_spec *spec, struct cli_com
 		report_error("unexpected argument '%s': give at most one HOST", argv[optind]);
 		return CLI_BAD_USAGE;
 	}
+	if (fault_check_env())
+		return CLI_BAD_USAGE;
 	/* The program is about to create verbs objects: a signal must unwind them, not skip that. */
 	stop_on_signals();
 	return CLI_RUN;

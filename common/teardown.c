@@ -1,5 +1,6 @@
 /* teardown.c: release helpers for verbs objects; each accepts NULL and reports what it did. */
 #include "teardown.h"
+#include "fault.h"
 #include "report.h"
 
 #include <errno.h>
@@ -13,7 +14,7 @@ int release_qp(struct ibv_qp *qp)
 	if (!qp)
 		return 0;
 	qpn = qp->qp_num;
-	rc = ibv_destroy_qp(qp);
+	rc = fault_at("destroy_qp") ? errno : ibv_destroy_qp(qp);
 	if (rc) {
 		report_verb_error("ibv_destroy_qp", rc);
 		return 1;
@@ -28,7 +29,7 @@ int release_cq(struct ibv_cq *cq)
 
 	if (!cq)
 		return 0;
-	rc = ibv_destroy_cq(cq);
+	rc = fault_at("destroy_cq") ? errno : ibv_destroy_cq(cq);
 	if (rc) {
 		report_verb_error("ibv_destroy_cq", rc);
 		return 1;
@@ -43,7 +44,7 @@ int release_comp_channel(struct ibv_comp_channel *channel)
 
 	if (!channel)
 		return 0;
-	rc = ibv_destroy_comp_channel(channel);
+	rc = fault_at("destroy_comp_channel") ? errno : ibv_destroy_comp_channel(channel);
 	if (rc) {
 		report_verb_error("ibv_destroy_comp_channel", rc);
 		return 1;
@@ -61,7 +62,7 @@ int release_mr(struct ibv_mr *mr)
 		return 0;
 	/* The lkey names every MR; the rkey is 0 where no remote access was granted. */
 	lkey = mr->lkey;
-	rc = ibv_dereg_mr(mr);
+	rc = fault_at("dereg_mr") ? errno : ibv_dereg_mr(mr);
 	if (rc) {
 		report_verb_error("ibv_dereg_mr", rc);
 		return 1;
@@ -76,7 +77,7 @@ int release_pd(struct ibv_pd *pd)
 
 	if (!pd)
 		return 0;
-	rc = ibv_dealloc_pd(pd);
+	rc = fault_at("dealloc_pd") ? errno : ibv_dealloc_pd(pd);
 	if (rc) {
 		report_verb_error("ibv_dealloc_pd", rc);
 		return 1;
@@ -93,7 +94,7 @@ int release_context(struct ibv_context *ctx)
 		return 0;
 	snprintf(name, sizeof(name), "%s", ibv_get_device_name(ctx->device));
 	/* Unlike most verbs, ibv_close_device returns -1 and sets errno. */
-	if (ibv_close_device(ctx)) {
+	if (fault_at("close_device") || ibv_close_device(ctx)) {
 		report_verb_error("ibv_close_device", errno);
 		return 1;
 	}

@@ -10,7 +10,8 @@ set -uo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root" || exit 1
-results=$root/build/test-results
+# RDMA_STEPS_RESULTS_DIR keeps a second run (make test-faults) from overwriting the suite's results.
+results=$root/${RDMA_STEPS_RESULTS_DIR:-build/test-results}
 vm_dir=$root/build/vm
 what=${1:?usage: tests/run.sh test [BATS_FILE...] | tests/run.sh demo | tests/run.sh shell}
 shift

@@ -22,7 +22,7 @@ load_bats_library() {
 load_bats_library bats-support
 load_bats_library bats-assert
 
-PROJECT_ROOT=$(cd "$BATS_TEST_DIRNAME/.." && pwd)
+PROJECT_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 BIN=${RDMA_STEPS_BIN:-$PROJECT_ROOT/build/bin}
 DEV=${RDMA_DEV:?RDMA_DEV must name the RDMA device under test; run the suite with make test}
 # A program that has not finished after this many seconds is killed: a hang is a failure.

@@ -1,6 +1,7 @@
 /* open_pd.c: stage 1 of the verbs workflow: open the device and allocate a protection domain. */
 #include "open_pd.h"
 #include "device.h"
+#include "fault.h"
 #include "report.h"
 #include "teardown.h"
 
@@ -51,7 +52,7 @@ int open_device_pd(const struct cli_common *opts, struct rdma_dev *dev)
 		goto out_free_list;
 
 	/* Opening the device creates a user context: the kernel maps the NIC's queues for us. */
-	dev->ctx = ibv_open_device(device);
+	dev->ctx = fault_at("open_device") ? NULL : ibv_open_device(device);
 	if (!dev->ctx) {
 		report_verb_error("ibv_open_device", errno);
 		goto out_free_list;
@@ -78,7 +79,7 @@ int open_device_pd(const struct cli_common *opts, struct rdma_dev *dev)
 	show_gid_choice(dev);
 
 	/* Every MR and QP belongs to one PD; objects of different PDs cannot be used together. */
-	dev->pd = ibv_alloc_pd(dev->ctx);
+	dev->pd = fault_at("alloc_pd") ? NULL : ibv_alloc_pd(dev->ctx);
 	if (!dev->pd) {
 		report_verb_error("ibv_alloc_pd", errno);
 		goto out_close_device;

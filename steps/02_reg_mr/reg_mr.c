@@ -1,5 +1,6 @@
 /* reg_mr.c: stage 2 of the verbs workflow: register memory (pin its pages, get lkey and rkey). */
 #include "reg_mr.h"
+#include "fault.h"
 #include "report.h"
 #include "teardown.h"
 
@@ -183,7 +184,7 @@ int register_buffer(struct rdma_dev *dev, const struct reg_mr_opts *opts, struct
 
 	/* Registration pins the pages and gives the NIC their translation: they may no longer move. */
 	pin_before = vm_pin_kb();
-	buf->mr = ibv_reg_mr(dev->pd, buf->addr, buf->len, opts->access);
+	buf->mr = fault_at("reg_mr") ? NULL : ibv_reg_mr(dev->pd, buf->addr, buf->len, opts->access);
 	if (!buf->mr) {
 		report_reg_mr_failure(errno, opts);
 		goto out_free_buffer;

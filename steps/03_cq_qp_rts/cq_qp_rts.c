@@ -1,6 +1,7 @@
 /* cq_qp_rts.c: stage 3 of the verbs workflow: create the CQ and QP, exchange addresses, drive the QP to RTS. */
 #include "cq_qp_rts.h"
 #include "device.h"
+#include "fault.h"
 #include "report.h"
 #include "sock.h"
 #include "teardown.h"
@@ -58,7 +59,8 @@ static int move_to_init(struct rdma_dev *dev, const struct rdma_buf *buf, struct
 	char access[96];
 	int rc;
 
-	rc = ibv_modify_qp(conn->qp, &attr,
+	rc = fault_at("modify_qp_init") ? errno :
+	     ibv_modify_qp(conn->qp, &attr,
 			   IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
 	if (rc) {
 		report_verb_error("ibv_modify_qp (RESET -> INIT)", rc);
@@ -88,7 +90,8 @@ int create_cq_qp(struct rdma_dev *dev, const struct rdma_buf *buf, const struct 
 	*conn = (struct rdma_conn){ .sock = -1 };
 	if (opts->events) {
 		/* A file descriptor the kernel makes readable when a completion arrives on an armed CQ. */
-		conn->channel = ibv_create_comp_channel(dev->ctx);
+		conn->channel = fault_at("create_comp_channel") ? NULL :
+				ibv_create_comp_channel(dev->ctx);
 		if (!conn->channel) {
 			report_verb_error("ibv_create_comp_channel", errno);
 			return -1;
@@ -97,7 +100,8 @@ int create_cq_qp(struct rdma_dev *dev, const struct rdma_buf *buf, const struct 
 		     conn->channel->fd);
 	}
 	/* One CQ serves both queues, so it must hold a completion for every WR in either. */
-	conn->cq = ibv_create_cq(dev->ctx, 2 * QUEUE_DEPTH, NULL, conn->channel, 0);
+	conn->cq = fault_at("create_cq") ? NULL :
+		   ibv_create_cq(dev->ctx, 2 * QUEUE_DEPTH, NULL, conn->channel, 0);
 	if (!conn->cq) {
 		report_verb_error("ibv_create_cq", errno);
 		goto out_destroy_channel;
@@ -107,7 +111,7 @@ int create_cq_qp(struct rdma_dev *dev, const struct rdma_buf *buf, const struct 
 
 	init.send_cq = conn->cq;
 	init.recv_cq = conn->cq;
-	conn->qp = ibv_create_qp(dev->pd, &init);
+	conn->qp = fault_at("create_qp") ? NULL : ibv_create_qp(dev->pd, &init);
 	if (!conn->qp) {
 		report_verb_error("ibv_create_qp", errno);
 		goto out_destroy_cq;
@@ -203,7 +207,8 @@ static int move_to_rtr(struct rdma_dev *dev, struct rdma_conn *conn)
 	} else {
 		snprintf(route, sizeof(route), "to LID 0x%04x, no GRH", conn->remote.lid);
 	}
-	rc = ibv_modify_qp(conn->qp, &attr,
+	rc = fault_at("modify_qp_rtr") ? errno :
+	     ibv_modify_qp(conn->qp, &attr,
 			   IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
 			   IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER);
 	if (rc) {
@@ -234,7 +239,8 @@ static int move_to_rts(struct rdma_conn *conn)
 	};
 	int rc;
 
-	rc = ibv_modify_qp(conn->qp, &attr,
+	rc = fault_at("modify_qp_rts") ? errno :
+	     ibv_modify_qp(conn->qp, &attr,
 			   IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
 			   IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC);
 	if (rc) {

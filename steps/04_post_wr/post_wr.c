@@ -1,5 +1,6 @@
 /* post_wr.c: stage 4 of the verbs workflow: post work requests (SEND/RECV, RDMA WRITE, WRITE with immediate, READ). */
 #include "post_wr.h"
+#include "fault.h"
 #include "report.h"
 #include "stop.h"
 
@@ -94,7 +95,7 @@ int post_receives(struct rdma_conn *conn, const struct rdma_buf *buf, size_t len
 			.num_sge = 1,
 		};
 	/* A receive must be waiting before the peer's SEND arrives, or the sender gets an RNR NAK. */
-	rc = ibv_post_recv(conn->qp, wrs, &bad);
+	rc = fault_at("post_recv") ? errno : ibv_post_recv(conn->qp, wrs, &bad);
 	if (rc) {
 		report_verb_error("ibv_post_recv", rc);
 		return -1;
@@ -149,7 +150,7 @@ int post_operation(struct rdma_conn *conn, const struct rdma_buf *buf, size_t le
 	/* Inline: the CPU copies small payloads into the WR itself, so the NIC need not read them. */
 	if (inline_data)
 		wr.send_flags |= IBV_SEND_INLINE;
-	rc = ibv_post_send(conn->qp, &wr, &bad);
+	rc = fault_at("post_send") ? errno : ibv_post_send(conn->qp, &wr, &bad);
 	if (rc) {
 		report_verb_error("ibv_post_send", rc);
 		return -1;
@@ -227,9 +228,11 @@ int poll_completion(struct rdma_conn *conn, struct ibv_wc *wc, int timeout_ms)
 
 int check_completion(const struct ibv_wc *wc)
 {
-	if (wc->status != IBV_WC_SUCCESS) {
+	enum ibv_wc_status status = fault_at("completion") ? IBV_WC_RETRY_EXC_ERR : wc->status;
+
+	if (status != IBV_WC_SUCCESS) {
 		report_error("completion of work request %llu failed: %s (status %d, vendor error 0x%x)",
-			     (unsigned long long)wc->wr_id, ibv_wc_status_str(wc->status), wc->status,
+			     (unsigned long long)wc->wr_id, ibv_wc_status_str(status), status,
 			     wc->vendor_err);
 		return -1;
 	}

@@ -1,5 +1,6 @@
 /* poller.c: stage 5: wait for completions, by busy polling or on the completion channel, and take each by its wr_id. */
 #include "poller.h"
+#include "fault.h"
 #include "post_wr.h"
 #include "report.h"
 #include "stop.h"
@@ -29,7 +30,7 @@ static int wait_for_event(struct poller *p, int timeout_ms)
 		report_error("no completion event within %d ms: is the peer running?", timeout_ms);
 		return -1;
 	}
-	if (ibv_get_cq_event(p->conn->channel, &cq, &cq_context)) {
+	if (fault_at("get_cq_event") || ibv_get_cq_event(p->conn->channel, &cq, &cq_context)) {
 		report_verb_error("ibv_get_cq_event", errno);
 		return -1;
 	}
@@ -44,7 +45,7 @@ static int wait_for_event(struct poller *p, int timeout_ms)
 /* Asks for one event at the next completion: arming is one-shot and must be renewed. */
 static int arm(struct poller *p)
 {
-	int rc = ibv_req_notify_cq(p->conn->cq, 0);
+	int rc = fault_at("req_notify_cq") ? errno : ibv_req_notify_cq(p->conn->cq, 0);
 
 	if (rc) {
 		report_verb_error("ibv_req_notify_cq", rc);

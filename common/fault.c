@@ -1,0 +1,79 @@
+/* fault.c: fault injection: RDMA_STEPS_FAIL_AT=POINT makes one named verb fail, to run the failure paths. */
+#include "fault.h"
+#include "report.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Each point, the verb it stands for, and an error that verb can really return. */
+static const struct fault_point {
+	const char *point;
+	const char *verb;
+	int err;
+} points[] = {
+	{ "open_device", "ibv_open_device", ENOMEM },
+	{ "alloc_pd", "ibv_alloc_pd", ENOMEM },
+	{ "reg_mr", "ibv_reg_mr", ENOMEM },
+	{ "create_comp_channel", "ibv_create_comp_channel", EMFILE },
+	{ "create_cq", "ibv_create_cq", ENOMEM },
+	{ "create_qp", "ibv_create_qp", ENOMEM },
+	{ "modify_qp_init", "ibv_modify_qp (RESET -> INIT)", EINVAL },
+	{ "modify_qp_rtr", "ibv_modify_qp (INIT -> RTR)", EINVAL },
+	{ "modify_qp_rts", "ibv_modify_qp (RTR -> RTS)", EINVAL },
+	{ "post_recv", "ibv_post_recv", ENOMEM },
+	{ "post_send", "ibv_post_send", ENOMEM },
+	{ "completion", "a completion (status RETRY_EXC_ERR)", EIO },
+	{ "req_notify_cq", "ibv_req_notify_cq", EINVAL },
+	{ "get_cq_event", "ibv_get_cq_event", EIO },
+	{ "destroy_qp", "ibv_destroy_qp", EBUSY },
+	{ "destroy_cq", "ibv_destroy_cq", EBUSY },
+	{ "destroy_comp_channel", "ibv_destroy_comp_channel", EBUSY },
+	{ "dereg_mr", "ibv_dereg_mr", EBUSY },
+	{ "dealloc_pd", "ibv_dealloc_pd", EBUSY },
+	{ "close_device", "ibv_close_device", EIO },
+};
+
+#define N_POINTS (sizeof(points) / sizeof(points[0]))
+
+static const struct fault_point *find_point(const char *name)
+{
+	for (size_t i = 0; i < N_POINTS; i++)
+		if (!strcmp(points[i].point, name))
+			return &points[i];
+	return NULL;
+}
+
+int fault_check_env(void)
+{
+	const char *name = getenv(FAULT_ENV);
+	char list[512] = "";
+
+	if (!name || find_point(name))
+		return 0;
+	for (size_t i = 0; i < N_POINTS; i++) {
+		strcat(list, points[i].point);
+		strcat(list, i + 1 < N_POINTS ? ", " : "");
+	}
+	report_error("%s: '%s' is not a fault point; use one of %s (or unset it)", FAULT_ENV,
+		     name, list);
+	return -1;
+}
+
+bool fault_at(const char *point)
+{
+	static bool fired;
+	const char *name = getenv(FAULT_ENV);
+	const struct fault_point *fp;
+
+	if (fired || !name || strcmp(name, point))
+		return false;
+	fp = find_point(point);
+	if (!fp)
+		return false;
+	fired = true;
+	show("fault injected", "%s fails here, as if with %s (%s=%s)", fp->verb, strerror(fp->err),
+	     FAULT_ENV, point);
+	errno = fp->err;
+	return true;
+}

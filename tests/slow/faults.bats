@@ -1,0 +1,121 @@
+#!/usr/bin/env bats
+# faults.bats: every fault point of RDMA_STEPS_FAIL_AT, in every step that reaches it: the error names the verb, the exit is non-zero, nothing leaks.
+# Slow (about 80 runs): 'make test-faults' runs it, and .ci/run; 'make test' does not.
+
+setup() {
+	load ../test_helper
+}
+
+# The text of the "fault injected" line and of the error for each point: the verb's name.
+declare -gA VERB=(
+	[open_device]=ibv_open_device [alloc_pd]=ibv_alloc_pd [reg_mr]=ibv_reg_mr
+	[create_comp_channel]=ibv_create_comp_channel [create_cq]=ibv_create_cq [create_qp]=ibv_create_qp
+	[modify_qp_init]='ibv_modify_qp (RESET -> INIT)' [modify_qp_rtr]='ibv_modify_qp (INIT -> RTR)'
+	[modify_qp_rts]='ibv_modify_qp (RTR -> RTS)' [post_recv]=ibv_post_recv [post_send]=ibv_post_send
+	[completion]='completion of work request' [req_notify_cq]=ibv_req_notify_cq
+	[get_cq_event]=ibv_get_cq_event [destroy_qp]=ibv_destroy_qp [destroy_cq]=ibv_destroy_cq
+	[destroy_comp_channel]=ibv_destroy_comp_channel [dereg_mr]=ibv_dereg_mr
+	[dealloc_pd]=ibv_dealloc_pd [close_device]=ibv_close_device
+)
+
+# Fails unless NAME's output shows the fault at POINT and an error naming its verb.
+assert_fault_named() {
+	local name=$1 point=$2 verb=${VERB[$2]}
+	use_output_of "$name"
+	local shown=$verb
+	[ "$2" = completion ] && shown='a completion (status RETRY_EXC_ERR)'
+	assert_output --partial "fault injected      : $shown fails here"
+	assert_output --partial "error: $verb"
+}
+
+# Runs a one-sided STEP with the fault at each POINT in turn.
+assert_faults_alone() {
+	local step=$1 point
+	shift
+	for point in "$@"; do
+		record_baseline
+		RDMA_STEPS_FAIL_AT=$point start_step solo "$step" -d "$DEV"
+		finish_step solo "$solo_pid"
+		[ "$status" -ne 0 ] || fail "$step with the fault at $point exited with 0: $output"
+		[ "$status" -ne 124 ] || fail "$step with the fault at $point hung: $output"
+		assert_fault_named solo "$point"
+		assert_back_to_baseline
+	done
+}
+
+# Runs a two-sided STEP (server and client, both with the fault at POINT, and ARGS) for
+# each point: each side exits non-zero within the timeout, at least one names the fault.
+assert_faults_paired() {
+	local step=$1 args=$2 point side fired tries
+	local -a extra
+	read -ra extra <<<"$args"
+	shift 2
+	for point in "$@"; do
+		record_baseline
+		port=$(pick_port)
+		export RDMA_STEPS_FAIL_AT=$point
+		start_step srv "$step" -d "$DEV" -p "$port" -t 5 "${extra[@]}"
+		# A server that fails before it listens ends at once; otherwise start the client.
+		tries=100
+		until file_has_line "$BATS_TEST_TMPDIR/srv.out" '^listening ' || ! kill -0 "$srv_pid" 2>/dev/null; do
+			tries=$((tries - 1))
+			[ "$tries" -gt 0 ] || fail "$step with the fault at $point: the server neither listened nor ended"
+			sleep 0.1
+		done
+		start_step cli "$step" -d "$DEV" -p "$port" -t 3 "${extra[@]}" 127.0.0.1
+		unset RDMA_STEPS_FAIL_AT
+		fired=0
+		for side in srv cli; do
+			pid_var=${side}_pid
+			finish_step "$side" "${!pid_var}"
+			[ "$status" -ne 0 ] || fail "$step $side with the fault at $point exited with 0: $output"
+			[ "$status" -ne 124 ] || fail "$step $side with the fault at $point hung: $output"
+			if [[ $output == *"fault injected "* ]]; then
+				assert_fault_named "$side" "$point"
+				fired=$((fired + 1))
+			fi
+		done
+		[ "$fired" -gt 0 ] || fail "$step: no side reached the fault point $point"
+		assert_back_to_baseline
+	done
+}
+
+@test "fault points: an unknown one is refused before anything is created" {
+	RDMA_STEPS_FAIL_AT=create_pq run_step 01_open_pd -d "$DEV"
+	assert_failure 2
+	assert_output --partial "error: RDMA_STEPS_FAIL_AT: 'create_pq' is not a fault point; use one of open_device, alloc_pd, "
+	refute_output --partial ibv_open_device
+}
+
+@test "fault points of 01_open_pd" {
+	assert_faults_alone 01_open_pd open_device alloc_pd dealloc_pd close_device
+}
+
+@test "fault points of 02_reg_mr" {
+	assert_faults_alone 02_reg_mr open_device alloc_pd reg_mr dereg_mr dealloc_pd close_device
+}
+
+@test "fault points of 03_cq_qp_rts (with --events)" {
+	assert_faults_paired 03_cq_qp_rts --events open_device alloc_pd reg_mr create_comp_channel \
+		create_cq create_qp modify_qp_init modify_qp_rtr modify_qp_rts destroy_qp destroy_cq \
+		destroy_comp_channel dereg_mr dealloc_pd close_device
+}
+
+@test "fault points of 04_post_wr (SEND)" {
+	assert_faults_paired 04_post_wr "-o send" open_device alloc_pd reg_mr create_cq create_qp \
+		modify_qp_init modify_qp_rtr modify_qp_rts post_recv post_send completion destroy_qp \
+		destroy_cq dereg_mr dealloc_pd close_device
+}
+
+@test "fault points of 05_poll_destroy (with --events)" {
+	assert_faults_paired 05_poll_destroy "-n 20 --events" open_device alloc_pd reg_mr \
+		create_comp_channel create_cq create_qp modify_qp_init modify_qp_rtr modify_qp_rts \
+		post_recv post_send completion req_notify_cq get_cq_event destroy_qp destroy_cq \
+		destroy_comp_channel dereg_mr dealloc_pd close_device
+}
+
+@test "fault points of 06_gdr" {
+	assert_faults_paired 06_gdr "-s 64K" open_device alloc_pd reg_mr create_cq create_qp \
+		modify_qp_init modify_qp_rtr modify_qp_rts post_recv post_send completion destroy_qp \
+		destroy_cq dereg_mr dealloc_pd close_device
+}
