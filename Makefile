@@ -20,6 +20,12 @@ CFLAGS += -std=gnu11 -Wall -Wextra -Werror -Wshadow -Wformat=2 -MMD -MP
 CPPFLAGS += -Icommon $(IBVERBS_CFLAGS)
 LDLIBS += $(IBVERBS_LIBS)
 
+# gcov counters, unoptimised so that every line keeps its own count (make coverage).
+ifeq ($(COVERAGE),1)
+CFLAGS += -O0 --coverage
+LDFLAGS += --coverage
+endif
+
 ifeq ($(SANITIZE),1)
 CFLAGS += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 LDFLAGS += -fsanitize=address,undefined
@@ -77,7 +83,7 @@ $(BIN):
 # Building alone needs the compiler and libibverbs-dev; the demo, the tests and
 # the VM need the rest too.  Every target that runs a sub-make depends on deps,
 # so that one apt-get runs at a time, even under -j.
-BUILD_ONLY_GOALS := all sanitize nocuda clean distclean help build/%
+BUILD_ONLY_GOALS := all sanitize nocuda coverage clean distclean help build/%
 DEPS_SET := $(if $(filter-out $(BUILD_ONLY_GOALS),$(or $(MAKECMDGOALS),all)),all,build)
 
 .PHONY: deps
@@ -93,8 +99,15 @@ test: deps all nocuda ## Run the bats suite over soft-RoCE: natively if an RDMA 
 	@tests/run.sh test $(TESTS)
 
 .PHONY: test-faults
-test-faults: deps all nocuda ## Run every fault point of RDMA_STEPS_FAIL_AT in every step (slow: about 5 min; .ci/run runs it)
-	@RDMA_STEPS_RESULTS_DIR=build/test-results/faults tests/run.sh test tests/slow/faults.bats
+test-faults: deps all nocuda coverage ## Run every fault point of RDMA_STEPS_FAIL_AT in every step, then check that every out_* label ran (slow: about 5 min; .ci/run runs it)
+	@rm -rf build/test-results/faults
+	@RDMA_STEPS_RESULTS_DIR=build/test-results/faults RDMA_STEPS_BIN=build/coverage/bin RDMA_STEPS_GCOV=1 \
+		tests/run.sh test tests/slow/faults.bats; status=$$?; \
+		tests/label-coverage.sh build/coverage build/test-results/faults || status=1; exit $$status
+
+.PHONY: coverage
+coverage: deps ## Build every step with gcov counters into build/coverage/bin (test-faults runs it)
+	@$(MAKE) --no-print-directory BUILD=build/coverage COVERAGE=1 all
 
 .PHONY: demo
 demo: deps all nocuda ## Run every command block of TUTORIAL.md in order, over soft-RoCE (natively or in the VM)
@@ -138,7 +151,7 @@ tutorial-diffs: ## Regenerate the "what changed" diffs in TUTORIAL.md from the s
 
 .PHONY: clean
 clean: ## Remove compiled programs and objects (keeps the VM's kernel cache)
-	rm -rf build/bin build/obj build/sanitize build/nocuda build/test-results
+	rm -rf build/bin build/obj build/sanitize build/nocuda build/coverage build/test-results
 
 .PHONY: distclean
 distclean: ## Remove everything built, the VM's kernel cache included

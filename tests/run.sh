@@ -49,6 +49,8 @@ if [ "$what" = shell ]; then
 fi
 if [ "$mode" = native ]; then
 	export RDMA_DEV=${RDMA_DEV:-$(first_device)} RDMA_STEPS_RESULTS=$results
+	# RDMA_STEPS_GCOV: a coverage build's counts go under the results, as in the VM.
+	[ -n "${RDMA_STEPS_GCOV:-}" ] && export GCOV_PREFIX=$results/gcov
 	echo "$what: running natively on $RDMA_DEV"
 	"${job[@]}"
 	status=$?

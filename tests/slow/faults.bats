@@ -1,6 +1,7 @@
 #!/usr/bin/env bats
 # faults.bats: every fault point of RDMA_STEPS_FAIL_AT, in every step that reaches it: the error names the verb, the exit is non-zero, nothing leaks.
-# Slow (about 80 runs): 'make test-faults' runs it, and .ci/run; 'make test' does not.
+# Slow (about 80 runs): 'make test-faults' runs it against the coverage build (make coverage), then
+# tests/label-coverage.sh checks from the gcov counts that every out_* label ran. 'make test' does not.
 
 setup() {
 	load ../test_helper
@@ -87,35 +88,54 @@ assert_faults_paired() {
 	refute_output --partial ibv_open_device
 }
 
+# The points each stage adds: set-up in the order of creation, release in the reverse order.
+OPEN_PD=(open_device alloc_pd) CLOSE_PD=(dealloc_pd close_device)
+REG_MR=(reg_mr) DEREG_MR=(dereg_mr)
+CREATE_QP=(create_cq create_qp modify_qp_init modify_qp_rtr modify_qp_rts) DESTROY_QP=(destroy_qp destroy_cq)
+POST_WR=(post_recv post_send completion)
+EVENTS=(req_notify_cq get_cq_event)
+
 @test "fault points of 01_open_pd" {
-	assert_faults_alone 01_open_pd open_device alloc_pd dealloc_pd close_device
+	assert_faults_alone 01_open_pd "${OPEN_PD[@]}" "${CLOSE_PD[@]}"
 }
 
 @test "fault points of 02_reg_mr" {
-	assert_faults_alone 02_reg_mr open_device alloc_pd reg_mr dereg_mr dealloc_pd close_device
+	assert_faults_alone 02_reg_mr "${OPEN_PD[@]}" "${REG_MR[@]}" "${DEREG_MR[@]}" "${CLOSE_PD[@]}"
 }
 
-@test "fault points of 03_cq_qp_rts (with --events)" {
-	assert_faults_paired 03_cq_qp_rts --events open_device alloc_pd reg_mr create_comp_channel \
-		create_cq create_qp modify_qp_init modify_qp_rtr modify_qp_rts destroy_qp destroy_cq \
-		destroy_comp_channel dereg_mr dealloc_pd close_device
+@test "fault points of 03_cq_qp_rts (with --events: a completion channel too)" {
+	assert_faults_paired 03_cq_qp_rts --events "${OPEN_PD[@]}" "${REG_MR[@]}" create_comp_channel \
+		"${CREATE_QP[@]}" "${DESTROY_QP[@]}" destroy_comp_channel "${DEREG_MR[@]}" "${CLOSE_PD[@]}"
 }
 
 @test "fault points of 04_post_wr (SEND)" {
-	assert_faults_paired 04_post_wr "-o send" open_device alloc_pd reg_mr create_cq create_qp \
-		modify_qp_init modify_qp_rtr modify_qp_rts post_recv post_send completion destroy_qp \
-		destroy_cq dereg_mr dealloc_pd close_device
+	assert_faults_paired 04_post_wr "-o send" "${OPEN_PD[@]}" "${REG_MR[@]}" "${CREATE_QP[@]}" \
+		"${POST_WR[@]}" "${DESTROY_QP[@]}" "${DEREG_MR[@]}" "${CLOSE_PD[@]}"
 }
 
 @test "fault points of 05_poll_destroy (with --events)" {
-	assert_faults_paired 05_poll_destroy "-n 20 --events" open_device alloc_pd reg_mr \
-		create_comp_channel create_cq create_qp modify_qp_init modify_qp_rtr modify_qp_rts \
-		post_recv post_send completion req_notify_cq get_cq_event destroy_qp destroy_cq \
-		destroy_comp_channel dereg_mr dealloc_pd close_device
+	assert_faults_paired 05_poll_destroy "-n 20 --events" "${OPEN_PD[@]}" "${REG_MR[@]}" \
+		create_comp_channel "${CREATE_QP[@]}" "${POST_WR[@]}" "${EVENTS[@]}" "${DESTROY_QP[@]}" \
+		destroy_comp_channel "${DEREG_MR[@]}" "${CLOSE_PD[@]}"
 }
 
 @test "fault points of 06_gdr" {
-	assert_faults_paired 06_gdr "-s 64K" open_device alloc_pd reg_mr create_cq create_qp \
-		modify_qp_init modify_qp_rtr modify_qp_rts post_recv post_send completion destroy_qp \
-		destroy_cq dereg_mr dealloc_pd close_device
+	assert_faults_paired 06_gdr "-s 64K" "${OPEN_PD[@]}" "${REG_MR[@]}" "${CREATE_QP[@]}" \
+		"${POST_WR[@]}" "${DESTROY_QP[@]}" "${DEREG_MR[@]}" "${CLOSE_PD[@]}"
+}
+
+@test "the side channel's own failures: a port already in use, and no server to connect to" {
+	record_baseline
+	port=$(pick_port)
+	start_step srv 03_cq_qp_rts -d "$DEV" -p "$port" -t 3
+	wait_for_line "$BATS_TEST_TMPDIR/srv.out" '^listening '
+	run_step 03_cq_qp_rts -d "$DEV" -p "$port" -t 3
+	assert_failure 1
+	assert_output --partial "error: cannot listen on TCP port $port: Address already in use. Pick another with -p N"
+	finish_step srv "$srv_pid"
+	assert_failure 1
+	run_step 03_cq_qp_rts -d "$DEV" -p "$port" -t 1 127.0.0.1
+	assert_failure 1
+	assert_output --partial "Connection refused"
+	assert_back_to_baseline
 }
