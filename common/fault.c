@@ -49,7 +49,8 @@ int fault_check_env(void)
 	const char *name = getenv(FAULT_ENV);
 	char list[512] = "";
 
-	if (!name || find_point(name))
+	/* Set but empty, as after RDMA_STEPS_FAIL_AT= on a command line, means no fault. */
+	if (!name || !*name || find_point(name))
 		return 0;
 	for (size_t i = 0; i < N_POINTS; i++) {
 		strcat(list, points[i].point);

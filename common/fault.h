@@ -7,7 +7,7 @@
 #define FAULT_ENV "RDMA_STEPS_FAIL_AT"
 
 /*
- * Checks FAULT_ENV: unset, or one of the points fault_at knows.  Returns 0,
+ * Checks FAULT_ENV: unset, empty, or one of the points fault_at knows.  Returns 0,
  * or -1 after saying which points there are.
  */
 int fault_check_env(void);

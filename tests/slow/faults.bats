@@ -81,11 +81,15 @@ assert_faults_paired() {
 	done
 }
 
-@test "fault points: an unknown one is refused before anything is created" {
+@test "fault points: an unknown one is refused before anything is created; an empty one means none" {
 	RDMA_STEPS_FAIL_AT=create_pq run_step 01_open_pd -d "$DEV"
 	assert_failure 2
 	assert_output --partial "error: RDMA_STEPS_FAIL_AT: 'create_pq' is not a fault point; use one of open_device, alloc_pd, "
 	refute_output --partial ibv_open_device
+	# Set but empty, as after RDMA_STEPS_FAIL_AT= on a command line: no fault at all.
+	RDMA_STEPS_FAIL_AT= run_step 01_open_pd -d "$DEV"
+	assert_success
+	refute_output --partial 'fault injected'
 }
 
 # The points each stage adds: set-up in the order of creation, release in the reverse order.
