@@ -129,6 +129,8 @@ sanitize: deps ## Build every step with ASan and UBSan into build/sanitize/bin
 test-sanitize: deps all nocuda sanitize ## Run the bats suite against the sanitizer build
 	@RDMA_STEPS_BIN=build/sanitize/bin tests/run.sh test $(TESTS)
 
+include tests/fuzz/fuzz.mk
+
 .PHONY: fresh-machine
 fresh-machine: ## As root: run README's quick start in a minimal Debian 12 root, first time (about 5 min)
 	@tests/fresh-machine.sh

@@ -1,0 +1,81 @@
+/* fuzz_cli_number.c: libFuzzer harness for the option-number parsers of common/cli.c. */
+#include "cli.h"
+
+#include <limits.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Longer than any number the parsers accept, so that long inputs still reach their overflow checks. */
+#define ARG_MAX_LEN 128
+
+/* The ranges the steps give (ports, --timeout, --iters, --mtu), and int's widest. */
+static const long int_ranges[][2] = {
+	{ 0, 255 }, { 1, 65535 }, { 1, 3600 }, { 1, 1000000 }, { 256, 4096 }, { 0, INT_MAX },
+};
+
+/* --size's range, a range that needs a suffix, and the widest. */
+static const size_t size_ranges[][2] = {
+	{ 1, (size_t)1 << 34 }, { 4096, 4096 }, { (size_t)1 << 20, (size_t)1 << 30 }, { 0, SIZE_MAX },
+};
+
+static void check_int(const char *arg)
+{
+	int value;
+
+	for (size_t i = 0; i < sizeof(int_ranges) / sizeof(int_ranges[0]); i++) {
+		long min = int_ranges[i][0], max = int_ranges[i][1];
+		int rc = cli_parse_int("--fuzz", arg, min, max, &value);
+
+		if (rc != 0 && rc != -1)
+			abort();
+		if (rc == 0 && (value < min || value > max))
+			abort();
+	}
+}
+
+/* An accepted number, printed in decimal, parses back to itself. */
+static void check_u32(const char *arg)
+{
+	uint32_t value, again;
+	char text[16];
+	int rc = cli_parse_u32("--fuzz", arg, &value);
+
+	if (rc != 0 && rc != -1)
+		abort();
+	if (rc)
+		return;
+	snprintf(text, sizeof(text), "%u", value);
+	if (cli_parse_u32("--fuzz", text, &again) || again != value)
+		abort();
+}
+
+static void check_size(const char *arg)
+{
+	size_t value;
+
+	for (size_t i = 0; i < sizeof(size_ranges) / sizeof(size_ranges[0]); i++) {
+		size_t min = size_ranges[i][0], max = size_ranges[i][1];
+		int rc = cli_parse_size("--fuzz", arg, min, max, &value);
+
+		if (rc != 0 && rc != -1)
+			abort();
+		if (rc == 0 && (value < min || value > max))
+			abort();
+	}
+}
+
+/* The input, cut at ARG_MAX_LEN bytes and NUL-terminated, is the option's argument. */
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	char arg[ARG_MAX_LEN + 1];
+	size_t len = size < ARG_MAX_LEN ? size : ARG_MAX_LEN;
+
+	memcpy(arg, data, len);
+	arg[len] = '\0';
+	check_int(arg);
+	check_u32(arg);
+	check_size(arg);
+	return 0;
+}
