@@ -89,6 +89,118 @@ setup() {
 	assert_back_to_baseline
 }
 
+# The device's counts of retransmission rounds and of QPs that ran out of them.
+retry_counters() {
+	local dir=/sys/class/infiniband/$DEV/ports/1/hw_counters
+	echo "$(<"$dir/completer_retry_err") $(<"$dir/retry_exceeded_err")"
+}
+
+# Runs step 04 with --violate KIND -o OP on both sides, which must both exit 0: the
+# operation failed as it should and the bytes it aimed at are unchanged.
+run_violation() {
+	run_server_client 04_post_wr -V "$1" -o "$2"
+	[ "$srv_status" -eq 0 ] && [ "$cli_status" -eq 0 ] || fail "--violate $1 -o $2: server $srv_status, client $cli_status: $(cat "$BATS_TEST_TMPDIR"/*.out)"
+}
+
+# The initiator's side of a violation that moved its QP to ERR: the failed
+# completion (status STATUS), the state, and the next work request flushed.
+assert_initiator_error() {
+	use_output_of cli
+	assert_line --regexp "^ibv_poll_cq +: completion of work request 2 \(send-queue operation\): status $1, vendor error 0x[0-9a-f]+\$"
+	assert_line --regexp '^ibv_query_qp +: state ERR: '
+	assert_line --regexp '^ibv_poll_cq +: completion of work request 2 \(send-queue operation\): status Work Request Flushed Error \(5\), '
+	assert_in_order "status $1" '^ibv_query_qp +: state ERR' 'status Work Request Flushed Error' '^ibv_destroy_qp '
+}
+
+# The target's side: its QP in STATE (ERR or RTS) and its guarded bytes intact.
+assert_target_unchanged() {
+	use_output_of srv
+	assert_line --regexp "^ibv_query_qp +: state $1: "
+	assert_line --regexp '^data check +: 4096 bytes unchanged: '
+}
+
+@test "04_post_wr -V access: a READ the target's MR and QP do not allow fails, and moves both QPs to ERR" {
+	record_baseline
+	run_violation access read
+	assert_initiator_error 'remote invalid request error \(9\)'
+	assert_line --regexp '^data check +: 4096 bytes unchanged: no byte of the refused READ arrived$'
+	assert_target_unchanged ERR
+	assert_line --regexp '^access +: none: --violate access: the target of RDMA READ, refused remote_read$'
+	assert_line --regexp '^ibv_modify_qp +: RESET -> INIT: .*remote access none '
+	# rxe (Linux 6.1) returns no completion for a receive posted after the error.
+	assert_line --regexp '^ibv_poll_cq +: no completion within 500 ms: this provider does not flush a receive posted after the error'
+	assert_back_to_baseline
+}
+
+@test "04_post_wr -V rkey and -V past_end: a wrong rkey, or a range one byte past the MR, is a remote access error" {
+	record_baseline
+	run_violation rkey write_imm
+	assert_initiator_error 'remote access error \(10\)'
+	assert_target_unchanged ERR
+	# The receive a WRITE with immediate would have consumed is flushed when the QP fails.
+	assert_line --regexp '^ibv_poll_cq +: completion of work request 1 \(receive\): status Work Request Flushed Error \(5\), '
+	assert_line --regexp '^target CQ +: 1 completion\(s\)$'
+	rkey=$(field_of "$BATS_TEST_TMPDIR/srv.out" '^local buffer' rkey)
+	use_output_of cli
+	assert_line --regexp "^ibv_post_send +: RDMA WRITE of 4096 bytes posted: remote addr 0x[0-9a-f]+, rkey 0x$(printf '%x' $((rkey + 1))), with immediate value\$"
+	run_violation past_end write
+	assert_initiator_error 'remote access error \(10\)'
+	assert_target_unchanged ERR
+	addr=$(field_of "$BATS_TEST_TMPDIR/srv.out" '^local buffer' addr)
+	use_output_of cli
+	assert_line --regexp "^ibv_post_send +: RDMA WRITE of 4096 bytes posted: remote addr 0x$(printf '%x' $((addr + 1))), "
+	run_violation access read	assert_back_to_baseline
+}
+
+@test "04_post_wr -V other_pd: a local buffer registered in another PD fails on the initiator alone" {
+	record_baseline
+	run_violation other_pd write
+	# rxe fails the outgoing payload's lkey as a QP operation error, the incoming READ data's as a protection error.
+	assert_initiator_error 'local QP operation error \(2\)'
+	assert_line --regexp '^second PD +: the same 4096 bytes registered again in a second PD: lkey 0x[0-9a-f]+, where the QP.s PD knows lkey 0x[0-9a-f]+$'
+	assert_in_order '^second PD ' '^ibv_post_send ' 'status local QP operation error' '^ibv_dereg_mr ' '^ibv_dealloc_pd ' '^ibv_query_qp '
+	# Nothing left the initiator: the target's QP is still RTS.
+	assert_target_unchanged RTS
+	assert_line --regexp '^target CQ +: 0 completion\(s\)$'
+	run_violation other_pd read
+	assert_initiator_error 'local protection error \(4\)'
+	assert_line --regexp '^data check +: 4096 bytes unchanged: no byte of the refused READ arrived$'
+	assert_back_to_baseline
+}
+
+@test "04_post_wr -V short_recv: a SEND larger than the posted receive fails on both sides" {
+	record_baseline
+	run_violation short_recv send
+	assert_initiator_error 'remote operation error \(11\)'
+	use_output_of srv
+	assert_line --regexp '^ibv_query_qp +: state ERR: '
+	# The receive's own bytes are undefined after the error; the bytes past its end must be intact.
+	assert_line --regexp "^data check +: [0-9]+ of the receive's 2048 bytes were overwritten: after a failed receive, its buffer's content is undefined\$"
+	assert_line --regexp '^data check +: the 2048 bytes past the end of the receive are unchanged: '
+	assert_line --regexp '^ibv_post_recv +: receive posted: up to 2048 bytes into '
+	assert_line --regexp '^ibv_poll_cq +: completion of work request 1 \(receive\): status local QP operation error \(2\), '
+	assert_line --regexp '^target CQ +: 1 completion\(s\)$'
+	assert_back_to_baseline
+}
+
+@test "04_post_wr -V gone: with no QP to answer, the initiator's retries run out: status 12, as NCCL users meet it" {
+	record_baseline
+	read -r retries_before exceeded_before <<<"$(retry_counters)"
+	run_violation gone write
+	assert_initiator_error 'transport retry counter exceeded \(12\)'
+	# rxe takes retry_cnt 7 to mean "for ever", so this run asks for 6: 1 + 6 tries of about 67 ms.
+	assert_line --regexp '^ibv_modify_qp +: RTR -> RTS: send PSN 0x[0-9a-f]+, timeout 14 .*, retry_cnt 6, rnr_retry 7 '
+	ms=$(awk '$1 == "after" { print $3 }' "$BATS_TEST_TMPDIR/cli.out")
+	[ -n "$ms" ] && [ "$ms" -ge 400 ] && [ "$ms" -le 5000 ] || fail "status 12 after '$ms' ms, not within 400 to 5000"
+	# The device's own count: 6 retransmission rounds, then one QP that gave up.
+	read -r retries_after exceeded_after <<<"$(retry_counters)"
+	[ $((retries_after - retries_before)) -eq 6 ] && [ $((exceeded_after - exceeded_before)) -eq 1 ] ||
+		fail "completer_retry_err went from $retries_before to $retries_after, retry_exceeded_err from $exceeded_before to $exceeded_after (want +6 and +1)"
+	use_output_of srv
+	assert_in_order '^ibv_destroy_qp +: QP 0x[0-9a-f]+ destroyed' '^gone +: our QP no longer exists' '^data check +: 4096 bytes unchanged$'
+	assert_back_to_baseline
+}
+
 @test "04_post_wr: sides given a different -s or -o both stop before posting, naming both" {
 	record_baseline
 	# Unchecked, a 4096-byte SEND into a 1024-byte receive fails as 'local QP operation error'.
@@ -121,4 +233,13 @@ setup() {
 	run_step 04_post_wr -e
 	assert_failure 2
 	assert_output "error: unknown option '-e'; see 04_post_wr --help"
+	run_step 04_post_wr -V rkey -o send
+	assert_failure 2
+	assert_output "error: --violate rkey needs a one-sided operation (-o write, write_imm or read): a SEND names no remote address or rkey"
+	run_step 04_post_wr -V short_recv -o read
+	assert_failure 2
+	assert_output "error: --violate short_recv needs -o send: only a SEND's bytes land in the receive buffer"
+	run_step 04_post_wr --violate=nothing
+	assert_failure 2
+	assert_output "error: --violate: unknown kind 'nothing'; use access, rkey, past_end, other_pd, short_recv or gone"
 }

@@ -32,6 +32,37 @@ assert_latency_ordered() {
 	assert_back_to_baseline
 }
 
+@test "05_poll_destroy --recover: a QP in ERR goes back through RESET, INIT, a new exchange, RTR and RTS, and carries on" {
+	record_baseline
+	run_server_client 05_poll_destroy -R -o write_imm -n 50
+	[ "$srv_status" -eq 0 ] && [ "$cli_status" -eq 0 ] || fail "server $srv_status, client $cli_status: $(cat "$BATS_TEST_TMPDIR"/*.out)"
+	use_output_of cli
+	assert_line --regexp '^ibv_post_send +: RDMA WRITE of 1 bytes posted, inline: remote addr 0x[0-9a-f]+, rkey 0x[0-9a-f]+$'
+	assert_line --regexp '^ibv_poll_cq +: completion of work request 2 \(send-queue operation\): status remote access error \(10\), '
+	for side in cli srv; do
+		use_output_of "$side"
+		assert_in_order '^ibv_modify_qp +: RTR -> RTS' '^== recovery drill' '^ibv_query_qp +: state ERR: ' \
+			'^ibv_get_async_event +: ' '^ibv_modify_qp +: ERR -> RESET: ' '^ibv_modify_qp +: RESET -> INIT: ' \
+			'^side channel +: exchanging again: the same QPN, a new PSN$' '^ibv_modify_qp +: INIT -> RTR: ' \
+			'^ibv_modify_qp +: RTR -> RTS: ' '^ibv_query_qp +: state RTS' '^== stages 4 and 5'
+		# The second exchange carries the same QPN and a new PSN, which the peer then uses.
+		f=$BATS_TEST_TMPDIR/$side.out
+		grep -E '^local QP ' "$f" | sed -E 's/.*QPN (0x[0-9a-f]+), PSN (0x[0-9a-f]+).*/\1 \2/' >"$BATS_TEST_TMPDIR/$side.local"
+		mapfile -t local_qp <"$BATS_TEST_TMPDIR/$side.local"
+		[ "${#local_qp[@]}" -eq 2 ] || fail "$side showed ${#local_qp[@]} local QP lines, not 2"
+		[ "${local_qp[0]% *}" = "${local_qp[1]% *}" ] || fail "$side: the QPN changed: ${local_qp[*]}"
+		[ "${local_qp[0]#* }" != "${local_qp[1]#* }" ] || fail "$side: the PSN did not change: ${local_qp[*]}"
+	done
+	use_output_of cli
+	assert_line --regexp '^results +: 50 x write_imm of 4096 bytes$'
+	use_output_of srv
+	assert_line --regexp '^data check +: immediate values 0 to 49 arrived in order; the last message.s 4096 bytes are intact$'
+	assert_back_to_baseline
+	run_step 05_poll_destroy -R --peer=rc_pingpong
+	assert_failure 2
+	assert_output "error: --recover needs an rdma-steps peer: ibv_rc_pingpong cannot exchange addresses a second time"
+}
+
 @test "05_poll_destroy: event mode completes the same transfers, arming and acknowledging every event, with no RNR NAK" {
 	record_baseline
 	rnr_before=$(rnr_naks)

@@ -87,7 +87,10 @@ int create_cq_qp(struct rdma_dev *dev, const struct rdma_buf *buf, const struct 
 		},
 	};
 
-	*conn = (struct rdma_conn){ .sock = -1 };
+	*conn = (struct rdma_conn){
+		.sock = -1,
+		.retry_cnt = opts->retry_cnt_set ? opts->retry_cnt : QP_RETRY_CNT,
+	};
 	if (opts->events) {
 		/* A file descriptor the kernel makes readable when a completion arrives on an armed CQ. */
 		conn->channel = fault_at("create_comp_channel") ? NULL :
@@ -233,7 +236,7 @@ static int move_to_rts(struct rdma_conn *conn)
 		.qp_state = IBV_QPS_RTS,
 		.sq_psn = conn->local.psn,
 		.timeout = QP_TIMEOUT,
-		.retry_cnt = QP_RETRY_CNT,
+		.retry_cnt = conn->retry_cnt,
 		.rnr_retry = QP_RNR_RETRY,
 		.max_rd_atomic = QP_RD_ATOMIC,
 	};
@@ -250,7 +253,22 @@ static int move_to_rts(struct rdma_conn *conn)
 	show("ibv_modify_qp", "RTR -> RTS: send PSN 0x%06x, timeout %d (4.096 us * 2^%d = about "
 	     "67 ms per try), retry_cnt %d, rnr_retry %d (7: retry for ever while the peer has no "
 	     "receive posted), max_rd_atomic %d", attr.sq_psn, QP_TIMEOUT, QP_TIMEOUT,
-	     QP_RETRY_CNT, QP_RNR_RETRY, QP_RD_ATOMIC);
+	     attr.retry_cnt, QP_RNR_RETRY, QP_RD_ATOMIC);
+	return 0;
+}
+
+int query_qp_state(struct rdma_conn *conn, enum ibv_qp_state *state)
+{
+	struct ibv_qp_attr attr;
+	struct ibv_qp_init_attr init;
+	int rc;
+
+	rc = ibv_query_qp(conn->qp, &attr, IBV_QP_STATE, &init);
+	if (rc) {
+		report_verb_error("ibv_query_qp", rc);
+		return -1;
+	}
+	*state = attr.qp_state;
 	return 0;
 }
 
@@ -292,6 +310,26 @@ int bring_up_qp(struct rdma_dev *dev, struct rdma_conn *conn)
 	if (move_to_rtr(dev, conn) || move_to_rts(conn))
 		return -1;
 	return show_qp_state(conn);
+}
+
+int reset_qp(struct rdma_dev *dev, const struct rdma_buf *buf, struct rdma_conn *conn)
+{
+	struct ibv_qp_attr attr = { .qp_state = IBV_QPS_RESET };
+	int rc;
+
+	/* From any state a QP may go to RESET: the one way out of ERR. */
+	rc = ibv_modify_qp(conn->qp, &attr, IBV_QP_STATE);
+	if (rc) {
+		report_verb_error("ibv_modify_qp (ERR -> RESET)", rc);
+		return -1;
+	}
+	show("ibv_modify_qp", "ERR -> RESET: the QP forgets its peer, its PSNs and every work "
+	     "request still queued");
+	if (move_to_init(dev, buf, conn))
+		return -1;
+	/* The old PSNs may still be in flight: start from a fresh one, which the peer must learn. */
+	conn->local.psn = (uint32_t)lrand48() & 0xffffff;
+	return 0;
 }
 
 int destroy_cq_qp(struct rdma_conn *conn)

@@ -15,7 +15,9 @@
 #define INLINE_WANTED 64
 
 struct conn_opts {
-	bool events;	/* -e: use a completion channel */
+	bool events;		/* -e: use a completion channel */
+	bool retry_cnt_set;	/* retry_cnt below, not QP_RETRY_CNT (step 04's --violate gone) */
+	uint8_t retry_cnt;
 };
 
 /* Stage 3's part of the command line, -e, filling a struct conn_opts. */
@@ -28,6 +30,7 @@ struct rdma_conn {
 	struct ibv_cq *cq;			/* completions of both queues */
 	struct ibv_qp *qp;			/* the reliable-connected queue pair */
 	uint32_t max_inline;			/* bytes a send may carry inline */
+	uint8_t retry_cnt;			/* retransmissions before status 12 */
 	int sock;				/* the side channel to the peer, or -1 */
 	struct peer_info local, remote;
 };
@@ -45,8 +48,18 @@ int connect_qp(struct rdma_dev *dev, const struct cli_common *opts, struct rdma_
 /* Moves the QP to RTR and RTS with what conn->remote says of the peer, and reads its state back. */
 int bring_up_qp(struct rdma_dev *dev, struct rdma_conn *conn);
 
+/*
+ * Takes a QP in any state (ERR, after a failed work request) to RESET and
+ * then INIT, and draws a new PSN for it; the caller exchanges with the peer
+ * again and calls bring_up_qp.
+ */
+int reset_qp(struct rdma_dev *dev, const struct rdma_buf *buf, struct rdma_conn *conn);
+
 /* Destroys what create_cq_qp made and closes the side channel; returns how many releases failed. */
 int destroy_cq_qp(struct rdma_conn *conn);
+
+/* The QP's state as the provider reports it (ibv_query_qp), into STATE; 0 or -1. */
+int query_qp_state(struct rdma_conn *conn, enum ibv_qp_state *state);
 
 const char *qp_state_name(enum ibv_qp_state state);
 

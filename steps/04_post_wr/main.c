@@ -6,6 +6,7 @@
 #include "reg_mr.h"
 #include "report.h"
 #include "session.h"
+#include "violation.h"
 
 #include <stdlib.h>
 
@@ -14,12 +15,14 @@
 static const char purpose[] =
 	"Step 04: on top of steps 01-03, post one work request from the client (the\n"
 	"initiator) to the server (the target) and check the bytes that arrived:\n"
-	"SEND/RECV (two-sided), RDMA WRITE and READ (one-sided), WRITE with immediate.";
+	"SEND/RECV (two-sided), RDMA WRITE and READ (one-sided), WRITE with immediate;\n"
+	"or, with --violate, break memory protection and watch the work request fail.";
 
 struct step_opts {
 	struct reg_mr_opts mr;
 	struct conn_opts conn;
 	struct post_opts post;
+	enum violation violation;
 };
 
 /* Where the data lands: the server's buffer for send and writes, the client's for read. */
@@ -79,11 +82,27 @@ static int run_initiator(struct rdma_conn *conn, const struct rdma_buf *buf,
 	return exchange_sync(conn->sock, 'D', timeout_s);
 }
 
+/* This side's part of stage 4: the transfer, or with --violate its refusal. */
+static int run_stage4(struct session *sess, const struct cli_common *opts,
+		      const struct step_opts *step)
+{
+	if (step->violation && opts->host)
+		return violate_as_initiator(&sess->dev, &sess->conn, &sess->buf, &step->post,
+					    step->violation, opts->timeout_s);
+	if (step->violation)
+		return violate_as_target(&sess->conn, &sess->buf, &step->post, step->violation,
+					 opts->timeout_s);
+	if (opts->host)
+		return run_initiator(&sess->conn, &sess->buf, &step->post, opts->timeout_s);
+	return run_target(&sess->conn, &sess->buf, &step->post, opts->timeout_s);
+}
+
 int main(int argc, char **argv)
 {
 	struct step_opts step = { 0 };
 	/* Stage 3's one option, --events, waits for step 05: step 04 busy-polls its one completion. */
-	const struct cli_stage stages[] = { REG_MR_STAGE(&step.mr), POST_WR_STAGE(&step.post), { 0 } };
+	const struct cli_stage stages[] = { REG_MR_STAGE(&step.mr), POST_WR_STAGE(&step.post),
+					    VIOLATION_STAGE(&step.violation), { 0 } };
 	const struct cli_spec spec = { .program = "04_post_wr", .purpose = purpose,
 				       .connects = true, .pauses = true, .stages = stages };
 	struct cli_common opts;
@@ -96,18 +115,21 @@ int main(int argc, char **argv)
 	usage = cli_parse(argc, argv, &spec, &opts);
 	if (usage != CLI_RUN)
 		return usage;
-	grant_op_access(&step.mr, step.post.op, !opts.host);
+	if (violation_check_op(step.violation, step.post.op))
+		return 2;
+	violation_prepare(&step.mr, &step.conn, step.violation, step.post.op, !opts.host);
 
 	if (session_open(&sess, &opts, &step.mr, &step.conn))
 		goto out_close_session;
-	exchange_set_options(&sess.conn.local, "-o %s -s %zu", op_name(step.post.op), sess.buf.len);
+	exchange_set_options(&sess.conn.local, "-o %s -s %zu%s%s", op_name(step.post.op),
+			     sess.buf.len, step.violation ? " -V " : "",
+			     step.violation ? violation_name(step.violation) : "");
 	if (connect_qp(&sess.dev, &opts, &sess.conn))
 		goto out_close_session;
 	show_heading("stage 4: post a work request");
 	show("operation", "%s, %s", op_name(step.post.op),
 	     opts.host ? "we are the initiator" : "we are the target");
-	if (opts.host ? run_initiator(&sess.conn, &sess.buf, &step.post, opts.timeout_s)
-			: run_target(&sess.conn, &sess.buf, &step.post, opts.timeout_s))
+	if (run_stage4(&sess, &opts, &step))
 		goto out_close_session;
 	if (opts.pause)
 		pause_until_told("transfer done (see 'rdma resource show')");

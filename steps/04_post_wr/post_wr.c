@@ -203,7 +203,7 @@ static long elapsed_ms(const struct timespec *since)
 	return (now.tv_sec - since->tv_sec) * 1000 + (now.tv_nsec - since->tv_nsec) / 1000000;
 }
 
-int poll_completion(struct rdma_conn *conn, struct ibv_wc *wc, int timeout_ms)
+int wait_completion(struct rdma_conn *conn, struct ibv_wc *wc, int timeout_ms)
 {
 	struct timespec start;
 	int n;
@@ -213,16 +213,30 @@ int poll_completion(struct rdma_conn *conn, struct ibv_wc *wc, int timeout_ms)
 	while ((n = ibv_poll_cq(conn->cq, 1, wc)) == 0) {
 		if (stop_requested())
 			return report_stopped();
-		if (elapsed_ms(&start) > timeout_ms) {
-			report_error("no completion within %d ms: is the peer running, and did it post "
-				     "what this operation needs?", timeout_ms);
-			return -1;
-		}
+		if (elapsed_ms(&start) > timeout_ms)
+			return 1;
 	}
 	if (n < 0) {
 		report_error("ibv_poll_cq failed (%d)", n);
 		return -1;
 	}
+	return 0;
+}
+
+void report_no_completion(int timeout_ms)
+{
+	report_error("no completion within %d ms: is the peer running, and did it post what this "
+		     "operation needs?", timeout_ms);
+}
+
+int poll_completion(struct rdma_conn *conn, struct ibv_wc *wc, int timeout_ms)
+{
+	int rc = wait_completion(conn, wc, timeout_ms);
+
+	if (rc == 1)
+		report_no_completion(timeout_ms);
+	if (rc)
+		return -1;
 	return check_completion(wc);
 }
 
@@ -286,12 +300,17 @@ int drain_completions(struct rdma_conn *conn)
 	return count;
 }
 
+static uint8_t pattern_byte(size_t i, uint8_t seed)
+{
+	return (uint8_t)(seed + i * 7 + (i >> 8));
+}
+
 void fill_pattern(void *buf, size_t len, uint8_t seed)
 {
 	uint8_t *p = buf;
 
 	for (size_t i = 0; i < len; i++)
-		p[i] = (uint8_t)(seed + i * 7 + (i >> 8));
+		p[i] = pattern_byte(i, seed);
 }
 
 bool check_pattern(const void *buf, size_t len, uint8_t seed)
@@ -299,13 +318,21 @@ bool check_pattern(const void *buf, size_t len, uint8_t seed)
 	const uint8_t *p = buf;
 
 	for (size_t i = 0; i < len; i++) {
-		uint8_t want = (uint8_t)(seed + i * 7 + (i >> 8));
-
-		if (p[i] != want) {
+		if (p[i] != pattern_byte(i, seed)) {
 			report_error("data check: MISMATCH at byte %zu of %zu: expected 0x%02x, got 0x%02x",
-				     i, len, want, p[i]);
+				     i, len, pattern_byte(i, seed), p[i]);
 			return false;
 		}
 	}
 	return true;
+}
+
+size_t count_pattern_changes(const void *buf, size_t from, size_t to, uint8_t seed)
+{
+	const uint8_t *p = buf;
+	size_t changed = 0;
+
+	for (size_t i = from; i < to; i++)
+		changed += p[i] != pattern_byte(i, seed);
+	return changed;
 }

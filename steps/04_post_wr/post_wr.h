@@ -67,9 +67,15 @@ int post_operation(struct rdma_conn *conn, const struct rdma_buf *buf, size_t le
 		   const struct post_opts *opts);
 
 /*
- * Busy-polls the CQ until one completion arrives or TIMEOUT_MS passes;
- * fails on a timeout or on a completion whose status is not success.
+ * Busy-polls the CQ until one completion arrives, whatever its status:
+ * returns 0 then, 1 when TIMEOUT_MS passes first, -1 on an error (reported).
  */
+int wait_completion(struct rdma_conn *conn, struct ibv_wc *wc, int timeout_ms);
+
+/* Reports that no completion came within TIMEOUT_MS, and what to check. */
+void report_no_completion(int timeout_ms);
+
+/* As wait_completion, and fails on a completion whose status is not success. */
 int poll_completion(struct rdma_conn *conn, struct ibv_wc *wc, int timeout_ms);
 
 /* Fails, naming the status, unless WC succeeded; then shows it. */
@@ -90,5 +96,8 @@ int drain_completions(struct rdma_conn *conn);
 /* Fills LEN bytes with a pattern that depends on SEED; check_pattern reports whether they match it. */
 void fill_pattern(void *buf, size_t len, uint8_t seed);
 bool check_pattern(const void *buf, size_t len, uint8_t seed);
+
+/* How many of bytes FROM to TO-1 of BUF no longer hold fill_pattern's pattern for SEED. */
+size_t count_pattern_changes(const void *buf, size_t from, size_t to, uint8_t seed);
 
 #endif

@@ -8,6 +8,7 @@
 #include "post_wr.h"
 #include "reg_mr.h"
 #include "rc_pingpong_wire.h"
+#include "recovery.h"
 #include "report.h"
 #include "session.h"
 
@@ -18,7 +19,8 @@ static const char purpose[] =
 	"completion by busy polling or (with --events) on a completion channel, report\n"
 	"latency and bandwidth, then destroy everything in reverse order of creation.\n"
 	"With write_imm the immediate value carries the message number.\n"
-	"With --peer=rc_pingpong it runs against rdma-core's ibv_rc_pingpong, either role.";
+	"With --peer=rc_pingpong it runs against rdma-core's ibv_rc_pingpong, either role.\n"
+	"With --recover it first breaks the QP on purpose and brings it back to RTS.";
 
 struct step_opts {
 	struct reg_mr_opts mr;
@@ -54,10 +56,12 @@ int main(int argc, char **argv)
 
 	if (session_open(&sess, &opts, &step.mr, &step.conn))
 		goto out_close_session;
-	exchange_set_options(&sess.conn.local, "-o %s -s %zu -n %d", op_name(step.post.op),
-			     sess.buf.len, step.poll.iters);
+	exchange_set_options(&sess.conn.local, "-o %s -s %zu -n %d%s", op_name(step.post.op),
+			     sess.buf.len, step.poll.iters, step.poll.recover ? " -R" : "");
 	if (step.poll.rc_pingpong ? connect_qp_rc_pingpong(&sess.dev, &opts, step.poll.mtu, &sess.conn)
 				  : connect_qp(&sess.dev, &opts, &sess.conn))
+		goto out_close_session;
+	if (step.poll.recover && run_recovery_drill(&sess, &opts))
 		goto out_close_session;
 	show_heading("stages 4 and 5: post work requests, poll for their completions");
 	show("operation", "%d x %s of %zu bytes, %s, %s", step.poll.iters, op_name(step.post.op),

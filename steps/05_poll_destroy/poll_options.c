@@ -1,4 +1,4 @@
-/* poll_options.c: stage 5's part of the command line: -n, --peer and -m. */
+/* poll_options.c: stage 5's part of the command line: -n, --peer, -m and --recover. */
 #include "poll_options.h"
 #include "device.h"
 #include "report.h"
@@ -30,6 +30,8 @@ const struct cli_option poll_cli_options[] = {
 	{ "iters", 'n', "N", "number of messages (default: 1000)" },
 	{ "peer", CLI_KEY_PEER, "rc_pingpong", "speak ibv_rc_pingpong's exchange, to run against it" },
 	{ "mtu", 'm', "BYTES", "with --peer=rc_pingpong: path MTU, 256 to 4096 (default: 1024, as it)" },
+	{ "recover", 'R', NULL, "first break the QP with a bad RDMA WRITE, then bring it back from "
+	  "ERR to RTS (both sides)" },
 	{ 0 },
 };
 
@@ -43,6 +45,9 @@ int poll_parse_option(int key, const char *arg, void *ctx)
 	case 'm':
 		opts->mtu_given = true;
 		return parse_mtu(arg, &opts->mtu);
+	case 'R':
+		opts->recover = true;
+		return 0;
 	default:	/* --peer */
 		if (strcmp(arg, "rc_pingpong")) {
 			report_error("--peer: '%s' is not a peer this program can speak to; the one "
@@ -64,6 +69,11 @@ int poll_opts_check(const struct poll_opts *opts, enum wr_op op)
 	if (opts->rc_pingpong && op != OP_SEND) {
 		report_error("--peer=rc_pingpong speaks SEND/RECV only: ibv_rc_pingpong sends no "
 			     "address or rkey, so it never does one-sided operations");
+		return -1;
+	}
+	if (opts->rc_pingpong && opts->recover) {
+		report_error("--recover needs an rdma-steps peer: ibv_rc_pingpong cannot exchange "
+			     "addresses a second time");
 		return -1;
 	}
 	return 0;

@@ -1,4 +1,4 @@
-/* poll_options.h: stage 5's part of the command line: -n, --peer and -m. */
+/* poll_options.h: stage 5's part of the command line: -n, --peer, -m and --recover. */
 #ifndef RDMA_STEPS_POLL_OPTIONS_H
 #define RDMA_STEPS_POLL_OPTIONS_H
 
@@ -16,6 +16,7 @@ struct poll_opts {
 	bool rc_pingpong;	/* --peer=rc_pingpong */
 	enum ibv_mtu mtu;	/* -m, for --peer=rc_pingpong */
 	bool mtu_given;
+	bool recover;		/* --recover: the recovery drill before the loop */
 };
 
 void poll_opts_default(struct poll_opts *opts);

@@ -1,0 +1,396 @@
+/* violation.c: stage 4 broken on purpose (--violate): memory protection at work, seen from both ends of the wire. */
+#include "violation.h"
+#include "report.h"
+#include "teardown.h"
+
+#include <errno.h>
+#include <string.h>
+#include <time.h>
+
+/* What the initiator sends, and what the target's buffer holds: different, so any write shows. */
+#define SENT_SEED 0x5a
+#define GUARD_SEED 0xa5
+/* rxe, as rnr_retry, takes a retry_cnt of 7 to mean "for ever": it would never give up. */
+#define GONE_RETRY_CNT 6
+/* A work request on a QP in ERR completes (flushed) at once; this is only a bound. */
+#define FLUSH_TIMEOUT_MS 500
+
+static const char *const violation_names[] = {
+	[VIOLATE_NONE] = "none",	   [VIOLATE_ACCESS] = "access",
+	[VIOLATE_RKEY] = "rkey",	   [VIOLATE_PAST_END] = "past_end",
+	[VIOLATE_OTHER_PD] = "other_pd", [VIOLATE_SHORT_RECV] = "short_recv",
+	[VIOLATE_GONE] = "gone",
+};
+
+#define N_VIOLATIONS (sizeof(violation_names) / sizeof(violation_names[0]))
+
+static const char *const violation_plans[] = {
+	[VIOLATE_ACCESS] = "the target registers its buffer without the remote right the operation "
+			   "needs, so its QP lacks it too",
+	[VIOLATE_RKEY] = "the initiator uses the target's rkey plus one, a key the target never "
+			 "handed out",
+	[VIOLATE_PAST_END] = "the initiator aims one byte into the target's buffer, so the last "
+			     "byte falls one past its end",
+	[VIOLATE_OTHER_PD] = "the initiator's local buffer is registered a second time, with a "
+			     "second PD, and its work request uses that lkey",
+	[VIOLATE_SHORT_RECV] = "the target posts a receive half the size of the SEND",
+	[VIOLATE_GONE] = "the target destroys its QP once the addresses are exchanged, as a "
+			 "crashed peer would",
+};
+
+const struct cli_option violation_cli_options[] = {
+	{ "violate", 'V', "KIND", "break memory protection on purpose, the same KIND on "
+	  "both sides: access, rkey, past_end, other_pd, short_recv or gone" },
+	{ 0 },
+};
+
+int violation_parse_option(int key, const char *arg, void *ctx)
+{
+	enum violation *v = ctx;
+
+	(void)key;
+	for (size_t i = VIOLATE_ACCESS; i < N_VIOLATIONS; i++) {
+		if (!strcmp(arg, violation_names[i])) {
+			*v = (enum violation)i;
+			return 0;
+		}
+	}
+	report_error("--violate: unknown kind '%s'; use access, rkey, past_end, other_pd, "
+		     "short_recv or gone", arg);
+	return -1;
+}
+
+const char *violation_name(enum violation v)
+{
+	return violation_names[v];
+}
+
+int violation_check_op(enum violation v, enum wr_op op)
+{
+	bool one_sided = op != OP_SEND;
+
+	if ((v == VIOLATE_ACCESS || v == VIOLATE_RKEY || v == VIOLATE_PAST_END) && !one_sided) {
+		report_error("--violate %s needs a one-sided operation (-o write, write_imm or read): "
+			     "a SEND names no remote address or rkey", violation_name(v));
+		return -1;
+	}
+	if (v == VIOLATE_SHORT_RECV && op != OP_SEND) {
+		report_error("--violate short_recv needs -o send: only a SEND's bytes land in the "
+			     "receive buffer");
+		return -1;
+	}
+	return 0;
+}
+
+void violation_prepare(struct reg_mr_opts *mr, struct conn_opts *conn, enum violation v,
+		       enum wr_op op, bool target)
+{
+	if (v == VIOLATE_GONE && !target) {
+		conn->retry_cnt_set = true;
+		conn->retry_cnt = GONE_RETRY_CNT;
+	}
+	if (v != VIOLATE_ACCESS || !target) {
+		grant_op_access(mr, op, target);
+		return;
+	}
+	if (op == OP_READ)
+		reg_mr_grant(mr, 0, "--violate access: the target of RDMA READ, refused remote_read");
+	else
+		reg_mr_grant(mr, IBV_ACCESS_LOCAL_WRITE,
+			     "--violate access: the target of RDMA WRITE, refused remote_write");
+}
+
+const char *wc_status_cause(enum ibv_wc_status status)
+{
+	switch (status) {
+	case IBV_WC_SUCCESS:
+		return "the work request did what it asked";
+	case IBV_WC_LOC_LEN_ERR:
+		return "the message is longer than the receive buffer posted for it";
+	case IBV_WC_LOC_QP_OP_ERR:
+		return "this QP could not carry the work request out: a malformed one, or on rxe a "
+		       "message longer than the receive, or a local buffer its lkey does not cover";
+	case IBV_WC_LOC_PROT_ERR:
+		return "a local buffer is not covered by the lkey given, or its MR belongs to another PD";
+	case IBV_WC_WR_FLUSH_ERR:
+		return "the QP was in the error state: this work request never ran";
+	case IBV_WC_REM_INV_REQ_ERR:
+		return "the responder refused the request itself: an operation its QP does not allow, "
+		       "or a SEND longer than its receive";
+	case IBV_WC_REM_ACCESS_ERR:
+		return "the responder refused the rkey, the address range or the MR's rights";
+	case IBV_WC_REM_OP_ERR:
+		return "the responder could not carry the operation out: on rxe, a SEND longer than "
+		       "the receive posted for it";
+	case IBV_WC_RETRY_EXC_ERR:
+		return "no ACK came back: every retry (retry_cnt) timed out (timeout); the peer is gone "
+		       "or unreachable";
+	case IBV_WC_RNR_RETRY_EXC_ERR:
+		return "the peer had no receive posted, through every RNR retry (rnr_retry)";
+	default:
+		return "see ibv_poll_cq(3)";
+	}
+}
+
+void show_failed_completion(const struct ibv_wc *wc)
+{
+	/* Only wr_id, status, vendor_err and qp_num are defined in a failed completion: no opcode. */
+	show("ibv_poll_cq", "completion of work request %llu (%s): status %s (%d), vendor error 0x%x",
+	     (unsigned long long)wc->wr_id, wr_id_name(wc->wr_id), ibv_wc_status_str(wc->status),
+	     wc->status, wc->vendor_err);
+	show("  which means", "%s", wc_status_cause(wc->status));
+}
+
+/* Shows the QP's state, and what the error state means for the work requests after it. */
+static int show_qp_after_error(struct rdma_conn *conn, enum ibv_qp_state *state)
+{
+	if (query_qp_state(conn, state))
+		return -1;
+	if (*state == IBV_QPS_ERR)
+		show("ibv_query_qp", "state ERR: an error moved the QP to the error state; every "
+		     "work request still queued, or posted from now on, completes as flushed");
+	else
+		show("ibv_query_qp", "state %s: the error never reached this QP",
+		     qp_state_name(*state));
+	return 0;
+}
+
+/* On a QP in ERR: the send-queue work request just posted must come back flushed, having done nothing. */
+static int expect_flushed_send(struct rdma_conn *conn)
+{
+	struct ibv_wc wc;
+	int rc = wait_completion(conn, &wc, FLUSH_TIMEOUT_MS);
+
+	if (rc == 1)
+		report_no_completion(FLUSH_TIMEOUT_MS);
+	if (rc)
+		return -1;
+	show_failed_completion(&wc);
+	if (wc.status != IBV_WC_WR_FLUSH_ERR) {
+		report_error("a work request posted on a QP in ERR completed with status %s, not as "
+			     "flushed", ibv_wc_status_str(wc.status));
+		return -1;
+	}
+	return 0;
+}
+
+/* On a QP in ERR: the receive just posted should come back flushed; rxe on Linux 6.1 never returns it. */
+static int show_flushed_recv(struct rdma_conn *conn)
+{
+	struct ibv_wc wc;
+	int rc = wait_completion(conn, &wc, FLUSH_TIMEOUT_MS);
+
+	if (rc == 1) {
+		show("ibv_poll_cq", "no completion within %d ms: this provider does not flush a "
+		     "receive posted after the error, as the spec says it should; ibv_destroy_qp "
+		     "discards it", FLUSH_TIMEOUT_MS);
+		return 0;
+	}
+	if (rc)
+		return -1;
+	show_failed_completion(&wc);
+	return 0;
+}
+
+static long ms_since(const struct timespec *start)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (now.tv_sec - start->tv_sec) * 1000 + (now.tv_nsec - start->tv_nsec) / 1000000;
+}
+
+/* The failed operation's completion: a success here means memory protection did not hold. */
+static int expect_failure(struct rdma_conn *conn, const char *what)
+{
+	struct ibv_wc wc;
+	struct timespec start;
+	int rc;
+
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	rc = wait_completion(conn, &wc, POLL_TIMEOUT_MS);
+
+	if (rc == 1)
+		report_no_completion(POLL_TIMEOUT_MS);
+	if (rc)
+		return -1;
+	if (wc.status == IBV_WC_SUCCESS) {
+		show_completion(&wc);
+		report_error("the %s succeeded: memory protection should have refused it", what);
+		return -1;
+	}
+	show_failed_completion(&wc);
+	show("  after", "%ld ms", ms_since(&start));
+	return 0;
+}
+
+/* Posts OP from a second registration of BUF, under a PD of its own; releases both after. */
+static int post_from_other_pd(struct rdma_dev *dev, struct rdma_conn *conn,
+			      const struct rdma_buf *buf, const struct post_opts *post)
+{
+	struct rdma_buf other = *buf;
+	struct ibv_pd *pd;
+	int rc = -1;
+
+	pd = ibv_alloc_pd(dev->ctx);
+	if (!pd) {
+		report_verb_error("ibv_alloc_pd (a second PD)", errno);
+		return -1;
+	}
+	other.mr = ibv_reg_mr(pd, buf->addr, buf->len, buf->access);
+	if (!other.mr) {
+		report_verb_error("ibv_reg_mr (the same buffer, in the second PD)", errno);
+	} else {
+		show("second PD", "the same %zu bytes registered again in a second PD: lkey 0x%x, "
+		     "where the QP's PD knows lkey 0x%x", buf->len, other.mr->lkey, buf->mr->lkey);
+		rc = post_operation(conn, &other, buf->len, post);
+	}
+	/* The completion comes later; the NIC has already checked the lkey, or will fail on it. */
+	if (rc == 0)
+		rc = expect_failure(conn, op_name(post->op));
+	if (release_mr(other.mr))
+		rc = -1;
+	if (release_pd(pd))
+		rc = -1;
+	return rc;
+}
+
+/* Posts OP with the initiator's half of violation V applied. */
+static int post_violating(struct rdma_dev *dev, struct rdma_conn *conn, const struct rdma_buf *buf,
+			  const struct post_opts *post, enum violation v)
+{
+	struct rdma_conn bent = *conn;
+	struct post_opts no_inline = *post;
+
+	switch (v) {
+	case VIOLATE_RKEY:
+		bent.remote.rkey = conn->remote.rkey + 1;
+		break;
+	case VIOLATE_PAST_END:
+		bent.remote.addr = conn->remote.addr + 1;
+		break;
+	case VIOLATE_OTHER_PD:
+		/* Inline data is copied by the CPU at post time, and its lkey never checked. */
+		no_inline.no_inline = true;
+		return post_from_other_pd(dev, conn, buf, &no_inline);
+	default:
+		break;
+	}
+	if (post_operation(&bent, buf, buf->len, post))
+		return -1;
+	return expect_failure(conn, op_name(post->op));
+}
+
+int violate_as_initiator(struct rdma_dev *dev, struct rdma_conn *conn, const struct rdma_buf *buf,
+			 const struct post_opts *post, enum violation v, int timeout_s)
+{
+	enum ibv_qp_state state;
+
+	show("violation", "%s: %s", violation_name(v), violation_plans[v]);
+	/* A READ's bytes land here: the guard pattern shows whether any did. */
+	fill_pattern(buf->addr, buf->len, post->op == OP_READ ? GUARD_SEED : SENT_SEED);
+	if (exchange_sync(conn->sock, 'P', timeout_s))
+		return -1;
+	if (post_violating(dev, conn, buf, post, v) || show_qp_after_error(conn, &state))
+		return -1;
+	if (state == IBV_QPS_ERR &&
+	    (post_operation(conn, buf, buf->len, post) || expect_flushed_send(conn)))
+		return -1;
+	if (post->op == OP_READ) {
+		if (!check_pattern(buf->addr, buf->len, GUARD_SEED))
+			return -1;
+		show("data check", "%zu bytes unchanged: no byte of the refused READ arrived", buf->len);
+	}
+	return exchange_sync(conn->sock, 'D', timeout_s);
+}
+
+/* Shows every completion the target's CQ holds; returns how many, or -1. */
+static int show_target_completions(struct rdma_conn *conn)
+{
+	struct ibv_wc wc;
+	int n, count = 0;
+
+	while ((n = ibv_poll_cq(conn->cq, 1, &wc)) > 0) {
+		if (wc.status == IBV_WC_SUCCESS)
+			show_completion(&wc);
+		else
+			show_failed_completion(&wc);
+		count++;
+	}
+	if (n < 0) {
+		report_error("ibv_poll_cq failed (%d)", n);
+		return -1;
+	}
+	return count;
+}
+
+/*
+ * After a failed receive its buffer holds anything (rxe had written the
+ * SEND's first bytes when it found the SEND too long), but nothing past the
+ * end of the receive may change.
+ */
+static int check_past_receive(const struct rdma_buf *buf, size_t recv_len)
+{
+	size_t inside = count_pattern_changes(buf->addr, 0, recv_len, GUARD_SEED);
+	size_t past = count_pattern_changes(buf->addr, recv_len, buf->len, GUARD_SEED);
+
+	show("data check", "%zu of the receive's %zu bytes were overwritten: after a failed receive, "
+	     "its buffer's content is undefined", inside, recv_len);
+	if (past) {
+		report_error("data check: %zu bytes past the end of the receive were overwritten", past);
+		return -1;
+	}
+	show("data check", "the %zu bytes past the end of the receive are unchanged: the NIC "
+	     "writes only inside a posted buffer", buf->len - recv_len);
+	return 0;
+}
+
+/* The target of VIOLATE_GONE: its QP is destroyed before the initiator posts. */
+static int vanish_as_target(struct rdma_conn *conn, const struct rdma_buf *buf, int timeout_s)
+{
+	int failed = release_qp(conn->qp);
+
+	conn->qp = NULL;
+	if (failed)
+		return -1;
+	show("gone", "our QP no longer exists: the initiator's packets reach no QP, and no ACK "
+	     "or NAK answers them");
+	if (exchange_sync(conn->sock, 'P', timeout_s) || exchange_sync(conn->sock, 'D', timeout_s))
+		return -1;
+	if (!check_pattern(buf->addr, buf->len, GUARD_SEED))
+		return -1;
+	show("data check", "%zu bytes unchanged", buf->len);
+	return 0;
+}
+
+int violate_as_target(struct rdma_conn *conn, const struct rdma_buf *buf,
+		      const struct post_opts *post, enum violation v, int timeout_s)
+{
+	size_t recv_len = v == VIOLATE_SHORT_RECV ? buf->len / 2 : buf->len;
+	enum ibv_qp_state state;
+	int n;
+
+	show("violation", "%s: %s", violation_name(v), violation_plans[v]);
+	fill_pattern(buf->addr, buf->len, GUARD_SEED);
+	show("guard", "%zu bytes filled with a pattern of our own: if it is intact at the end, "
+	     "the peer wrote nothing", buf->len);
+	if (v == VIOLATE_GONE)
+		return vanish_as_target(conn, buf, timeout_s);
+	if (op_needs_recv(post->op) && post_receive(conn, buf, recv_len))
+		return -1;
+	if (exchange_sync(conn->sock, 'P', timeout_s) || exchange_sync(conn->sock, 'D', timeout_s))
+		return -1;
+	n = show_target_completions(conn);
+	if (n < 0 || show_qp_after_error(conn, &state))
+		return -1;
+	show("target CQ", "%d completion(s)", n);
+	if (state == IBV_QPS_ERR && (post_receive(conn, buf, buf->len) || show_flushed_recv(conn)))
+		return -1;
+	if (v == VIOLATE_SHORT_RECV)
+		return check_past_receive(buf, recv_len);
+	if (!check_pattern(buf->addr, buf->len, GUARD_SEED))
+		return -1;
+	show("data check", "%zu bytes unchanged: the refused %s wrote nothing here", buf->len,
+	     op_name(post->op));
+	return 0;
+}
