@@ -44,4 +44,17 @@ tutorial_number() {
 	grep -qF "Over one $nic_gb GB/s NIC, it takes about $nic_ms ms" "$TUTORIAL" || fail "over the NIC it takes $nic_ms ms"
 	words=(zero one two three four five six seven eight nine ten eleven twelve)
 	grep -qF "$nic_ms ms, ${words[$ratio]} times longer" "$TUTORIAL" || fail "the NIC takes ${words[$ratio]} times longer"
+	# The total per training step: all-reduces per layer times layers, each at the cost above.
+	per_layer=$(tutorial_number '.*each transformer layer does ([0-9]+) of these all-reduces per training step.*')
+	layers=$(tutorial_number '.*A model with L = ([0-9]+) layers.*')
+	[ -n "$per_layer" ] && [ -n "$layers" ] ||
+		fail "an input of the per-step total is missing: per_layer=$per_layer layers=$layers"
+	run awk -v b="$b" -v s="$s" -v h="$h" -v t="$t" -v nv="$nvlink" -v nic="$nic_gbit" \
+		-v k="$per_layer" -v l="$layers" 'BEGIN {
+		ring = 2 * (t - 1) / t * sprintf("%.0f", b * s * h * 2 / 1e6); n = k * l
+		printf "%d %.0f %.0f\n", n, n * ring / (nv / 2), n * ring / (nic / 8) }'
+	read -r total nv_step nic_step <<<"$output"
+	grep -qF "$per_layer · $layers = $total per step" "$TUTORIAL" || fail "$per_layer · $layers is $total all-reduces per step"
+	grep -qF "about $nv_step ms of communication per step over NVLink, and about $nic_step ms over one NIC" "$TUTORIAL" ||
+		fail "per step: $nv_step ms over NVLink and $nic_step ms over one NIC"
 }

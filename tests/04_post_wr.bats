@@ -89,6 +89,39 @@ setup() {
 	assert_back_to_baseline
 }
 
+@test "04_post_wr: fetch_add and cmp_swap change the target's 8-byte word in one step and bring its old value back" {
+	record_baseline
+	run_server_client 04_post_wr -o fetch_add
+	[ "$srv_status" -eq 0 ] && [ "$cli_status" -eq 0 ] || fail "fetch_add: server $srv_status, client $cli_status: $(cat "$BATS_TEST_TMPDIR"/*.out)"
+	use_output_of srv
+	assert_line --regexp '^access +: local_write,remote_atomic: the target of an atomic: '
+	assert_line --regexp '^ibv_modify_qp +: RESET -> INIT: .*remote access remote_atomic '
+	assert_line --regexp '^target CQ +: 0 completion\(s\): a one-sided atomic does not involve the target.s CPU$'
+	assert_line --regexp '^atomic check +: the 8 bytes at 0x[0-9a-f]+ went from 0x1000 to 0x1024: '
+	use_output_of cli
+	assert_line --regexp '^ibv_post_send +: ATOMIC fetch_add posted: add 0x24 to the 8 bytes at remote addr 0x[0-9a-f]+, rkey 0x[0-9a-f]*[1-9a-f][0-9a-f]*; '
+	assert_line --regexp '^ibv_poll_cq +: completion: opcode FETCH_ADD, status success, 8 bytes$'
+	assert_line --regexp '^atomic check +: the old value 0x1000 came back into our buffer$'
+	run_server_client 04_post_wr -o cmp_swap -s 8
+	[ "$srv_status" -eq 0 ] && [ "$cli_status" -eq 0 ] || fail "cmp_swap: server $srv_status, client $cli_status: $(cat "$BATS_TEST_TMPDIR"/*.out)"
+	use_output_of srv
+	assert_line --regexp '^atomic check +: the 8 bytes at 0x[0-9a-f]+ went from 0x1000 to 0xcafe: '
+	use_output_of cli
+	assert_line --regexp '^ibv_poll_cq +: completion: opcode COMP_SWAP, status success, 8 bytes$'
+	assert_line --regexp '^atomic check +: the old value 0x1000 came back into our buffer$'
+	assert_back_to_baseline
+	run_step 04_post_wr -d "$DEV" -o fetch_add -s 4
+	assert_failure 1
+	assert_output --partial "error: --size: an atomic works on 8 bytes, more than the 4 registered: give -s 8 or more"
+	run_step 04_post_wr -o cmp_swap -V rkey
+	assert_failure 2
+	assert_output "error: --violate works with -o send, write, write_imm or read, not with the atomics"
+	run_step 05_poll_destroy -o fetch_add
+	assert_failure 2
+	assert_output "error: --op: step 05 loops send, write, write_imm or read; the atomics are step 04's"
+	assert_back_to_baseline
+}
+
 # The device's counts of retransmission rounds and of QPs that ran out of them.
 retry_counters() {
 	local dir=/sys/class/infiniband/$DEV/ports/1/hw_counters
@@ -211,9 +244,9 @@ assert_target_unchanged() {
 }
 
 @test "04_post_wr rejects an unknown operation, --events it would not use, and a size no message can carry" {
-	run_step 04_post_wr --op=fetch_add
+	run_step 04_post_wr --op=fetch_and_add
 	assert_failure 2
-	assert_output "error: --op: unknown operation 'fetch_add'; use send, write, write_imm or read"
+	assert_output "error: --op: unknown operation 'fetch_and_add'; use send, write, write_imm, read, fetch_add or cmp_swap"
 	# One SGE's length is 32 bits and the port caps a message: -s 4G would post zero-length work requests.
 	record_baseline
 	max=$(ibv_devinfo -v -d "$DEV" | awk '$1 == "max_msg_sz:" { print $2 }')
@@ -227,7 +260,7 @@ assert_target_unchanged() {
 	assert_back_to_baseline
 	run_step 04_post_wr --help
 	assert_success
-	assert_output --partial "send, write, write_imm or read"
+	assert_output --partial "send, write, write_imm, read, fetch_add or cmp_swap"
 	# Step 04 busy-polls its one completion: a completion channel would be created and never used.
 	refute_output --partial -- '--events'
 	run_step 04_post_wr -e

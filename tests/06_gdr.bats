@@ -74,7 +74,7 @@ assert_three_paths_emulated() {
 @test "06_gdr --help says how to confirm GPUDirect RDMA; a bad --path, or sides given different options, are refused" {
 	run_step 06_gdr --help
 	assert_success
-	for text in 'lsmod | grep nvidia_peermem' 'NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=NET' 'NCCL_IB_DISABLE=1' \
+	for text in 'DMA-BUF (recommended)' 'lsmod | grep nvidia_peermem' 'NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,NET' 'NCCL_IB_DISABLE=1' \
 		'NCCL_NET_GDR_LEVEL=PIX|PXB|PHB|SYS' 'nvidia-smi topo -m' 'PCIe ACS' '--path'; do
 		assert_output --partial -- "$text"
 	done

@@ -15,7 +15,8 @@
 static const char purpose[] =
 	"Step 04: on top of steps 01-03, post one work request from the client (the\n"
 	"initiator) to the server (the target) and check the bytes that arrived:\n"
-	"SEND/RECV (two-sided), RDMA WRITE and READ (one-sided), WRITE with immediate;\n"
+	"SEND/RECV (two-sided), RDMA WRITE and READ (one-sided), WRITE with immediate,\n"
+	"the atomics fetch_add and cmp_swap;\n"
 	"or, with --violate, break memory protection and watch the work request fail.";
 
 struct step_opts {
@@ -26,8 +27,10 @@ struct step_opts {
 };
 
 /* Where the data lands: the server's buffer for send and writes, the client's for read. */
-static int check_data(const struct rdma_buf *buf)
+static int check_data(const struct rdma_buf *buf, enum wr_op op)
 {
+	if (op_is_atomic(op))
+		return atomic_check_target(buf, op);
 	if (!check_pattern(buf->addr, buf->len, PATTERN_SEED))
 		return -1;
 	show("data check", "%zu bytes arrived intact", buf->len);
@@ -45,6 +48,8 @@ static int run_target(struct rdma_conn *conn, const struct rdma_buf *buf,
 		return -1;
 	if (post->op == OP_READ)
 		fill_pattern(buf->addr, buf->len, PATTERN_SEED);
+	if (op_is_atomic(post->op))
+		atomic_word_set(buf);
 	if (exchange_sync(conn->sock, 'P', timeout_s))
 		return -1;
 	if (op_needs_recv(post->op) &&
@@ -59,8 +64,8 @@ static int run_target(struct rdma_conn *conn, const struct rdma_buf *buf,
 		return -1;
 	if (!op_needs_recv(post->op))
 		show("target CQ", "%d completion(s): a one-sided %s does not involve the target's CPU",
-		     left, post->op == OP_READ ? "READ" : "WRITE");
-	return post->op == OP_READ ? 0 : check_data(buf);
+		     left, post->op == OP_READ ? "READ" : op_is_atomic(post->op) ? "atomic" : "WRITE");
+	return post->op == OP_READ ? 0 : check_data(buf, post->op);
 }
 
 /* The initiator: posts the operation and waits for its own completion. */
@@ -69,15 +74,19 @@ static int run_initiator(struct rdma_conn *conn, const struct rdma_buf *buf,
 {
 	struct ibv_wc wc;
 
+	size_t len = op_is_atomic(post->op) ? ATOMIC_LEN : buf->len;
+
 	if (post->op != OP_READ)
 		fill_pattern(buf->addr, buf->len, PATTERN_SEED);
 	/* Wait until the target has posted its receive. */
 	if (exchange_sync(conn->sock, 'P', timeout_s))
 		return -1;
-	if (post_operation(conn, buf, buf->len, post) ||
+	if (post_operation(conn, buf, len, post) ||
 	    poll_completion(conn, &wc, POLL_TIMEOUT_MS) || expect_wr_id(&wc, WR_ID_SEND))
 		return -1;
-	if (post->op == OP_READ && check_data(buf))
+	if (post->op == OP_READ && check_data(buf, post->op))
+		return -1;
+	if (op_is_atomic(post->op) && atomic_check_fetched(buf))
 		return -1;
 	return exchange_sync(conn->sock, 'D', timeout_s);
 }
@@ -120,6 +129,8 @@ int main(int argc, char **argv)
 	violation_prepare(&step.mr, &step.conn, step.violation, step.post.op, !opts.host);
 
 	if (session_open(&sess, &opts, &step.mr, &step.conn))
+		goto out_close_session;
+	if (op_is_atomic(step.post.op) && check_atomic_support(&sess.dev, sess.buf.len))
 		goto out_close_session;
 	exchange_set_options(&sess.conn.local, "-o %s -s %zu%s%s", op_name(step.post.op),
 			     sess.buf.len, step.violation ? " -V " : "",

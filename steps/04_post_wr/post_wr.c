@@ -11,7 +11,8 @@
 #include <time.h>
 
 static const char *const op_names[] = {
-	[OP_SEND] = "send", [OP_WRITE] = "write", [OP_WRITE_IMM] = "write_imm", [OP_READ] = "read",
+	[OP_SEND] = "send",	  [OP_WRITE] = "write",	       [OP_WRITE_IMM] = "write_imm",
+	[OP_READ] = "read",	  [OP_FETCH_ADD] = "fetch_add", [OP_CMP_SWAP] = "cmp_swap",
 };
 
 void post_opts_default(struct post_opts *opts)
@@ -19,16 +20,14 @@ void post_opts_default(struct post_opts *opts)
 	*opts = (struct post_opts){ .op = OP_SEND, .imm = DEFAULT_IMM };
 }
 
-#define OP_OPTION { "op", 'o', "OP", "send, write, write_imm or read (default: send)" }
-
 const struct cli_option post_wr_cli_options[] = {
-	OP_OPTION,
+	{ "op", 'o', "OP", "send, write, write_imm, read, fetch_add or cmp_swap (default: send)" },
 	{ "imm", CLI_KEY_IMM, "VALUE", "the immediate value of write_imm (default: 0x1234abcd)" },
 	{ 0 },
 };
 
 const struct cli_option post_wr_op_cli_options[] = {
-	OP_OPTION,
+	{ "op", 'o', "OP", "send, write, write_imm or read (default: send)" },
 	{ 0 },
 };
 
@@ -45,7 +44,8 @@ int post_wr_parse_option(int key, const char *arg, void *ctx)
 			return 0;
 		}
 	}
-	report_error("--op: unknown operation '%s'; use send, write, write_imm or read", arg);
+	report_error("--op: unknown operation '%s'; use send, write, write_imm, read, fetch_add or "
+		     "cmp_swap", arg);
 	return -1;
 }
 
@@ -59,16 +59,42 @@ void grant_op_access(struct reg_mr_opts *mr, enum wr_op op, bool target)
 	if (target && (op == OP_WRITE || op == OP_WRITE_IMM))
 		reg_mr_grant(mr, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE,
 			     "the target of RDMA WRITE: the peer writes into this buffer");
+	else if (target && op_is_atomic(op))
+		reg_mr_grant(mr, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_ATOMIC,
+			     "the target of an atomic: the peer's NIC reads and rewrites 8 bytes here "
+			     "(remote_atomic needs local_write too)");
 	else if (target && op == OP_READ)
 		reg_mr_grant(mr, IBV_ACCESS_REMOTE_READ,
 			     "the target of RDMA READ: the peer reads this buffer, and nothing writes it");
-	else if (op == OP_READ)
+	else if (op == OP_READ || op_is_atomic(op))
 		reg_mr_grant(mr, IBV_ACCESS_LOCAL_WRITE,
-			     "the initiator of RDMA READ: our NIC writes the fetched bytes here; "
-			     "no peer may reach this buffer");
+			     op == OP_READ ? "the initiator of RDMA READ: our NIC writes the fetched "
+					     "bytes here; no peer may reach this buffer"
+					   : "the initiator of an atomic: our NIC writes the old value "
+					     "here; no peer may reach this buffer");
 	else
 		reg_mr_grant(mr, IBV_ACCESS_LOCAL_WRITE,
 			     "the NIC writes received messages here; no peer may reach this buffer");
+}
+
+bool op_is_atomic(enum wr_op op)
+{
+	return op == OP_FETCH_ADD || op == OP_CMP_SWAP;
+}
+
+int check_atomic_support(const struct rdma_dev *dev, size_t len)
+{
+	if (dev->attr.atomic_cap == IBV_ATOMIC_NONE) {
+		report_error("this device does no atomics (its atomic_cap is IBV_ATOMIC_NONE, see "
+			     "ibv_devinfo -v): use another operation");
+		return -1;
+	}
+	if (len < ATOMIC_LEN) {
+		report_error("--size: an atomic works on %d bytes, more than the %zu registered: give "
+			     "-s %d or more", ATOMIC_LEN, len, ATOMIC_LEN);
+		return -1;
+	}
+	return 0;
 }
 
 bool op_needs_recv(enum wr_op op)
@@ -119,7 +145,31 @@ static const enum ibv_wr_opcode wr_opcodes[] = {
 	[OP_WRITE] = IBV_WR_RDMA_WRITE,
 	[OP_WRITE_IMM] = IBV_WR_RDMA_WRITE_WITH_IMM,
 	[OP_READ] = IBV_WR_RDMA_READ,
+	[OP_FETCH_ADD] = IBV_WR_ATOMIC_FETCH_AND_ADD,
+	[OP_CMP_SWAP] = IBV_WR_ATOMIC_CMP_AND_SWP,
 };
+
+/* An atomic names the peer's word by address and rkey, and carries its operands. */
+static void set_atomic(struct ibv_send_wr *wr, const struct rdma_conn *conn, enum wr_op op)
+{
+	wr->wr.atomic.remote_addr = conn->remote.addr;
+	wr->wr.atomic.rkey = conn->remote.rkey;
+	wr->wr.atomic.compare_add = op == OP_FETCH_ADD ? ATOMIC_ADD : ATOMIC_BEFORE;
+	wr->wr.atomic.swap = ATOMIC_SWAP;
+}
+
+static void show_atomic_posted(const struct rdma_conn *conn, enum wr_op op)
+{
+	if (op == OP_FETCH_ADD)
+		show("ibv_post_send", "ATOMIC fetch_add posted: add 0x%llx to the 8 bytes at remote "
+		     "addr 0x%llx, rkey 0x%x; their old value comes back here", ATOMIC_ADD,
+		     (unsigned long long)conn->remote.addr, conn->remote.rkey);
+	else
+		show("ibv_post_send", "ATOMIC cmp_swap posted: if the 8 bytes at remote addr 0x%llx, "
+		     "rkey 0x%x hold 0x%llx, make them 0x%llx; their old value comes back here",
+		     (unsigned long long)conn->remote.addr, conn->remote.rkey, ATOMIC_BEFORE,
+		     ATOMIC_SWAP);
+}
 
 int post_operation(struct rdma_conn *conn, const struct rdma_buf *buf, size_t len,
 		   const struct post_opts *opts)
@@ -137,10 +187,13 @@ int post_operation(struct rdma_conn *conn, const struct rdma_buf *buf, size_t le
 		.send_flags = IBV_SEND_SIGNALED,
 	};
 	struct ibv_send_wr *bad;
-	bool inline_data = opts->op != OP_READ && !opts->no_inline && len <= conn->max_inline;
+	bool inline_data = (opts->op == OP_SEND || opts->op == OP_WRITE || opts->op == OP_WRITE_IMM) &&
+			   !opts->no_inline && len <= conn->max_inline;
 	int rc;
 
-	if (opts->op != OP_SEND) {
+	if (op_is_atomic(opts->op)) {
+		set_atomic(&wr, conn, opts->op);
+	} else if (opts->op != OP_SEND) {
 		/* One-sided: the peer's address and rkey, learned in the exchange, name the target. */
 		wr.wr.rdma.remote_addr = conn->remote.addr;
 		wr.wr.rdma.rkey = conn->remote.rkey;
@@ -155,7 +208,9 @@ int post_operation(struct rdma_conn *conn, const struct rdma_buf *buf, size_t le
 		report_verb_error("ibv_post_send", rc);
 		return -1;
 	}
-	if (opts->op == OP_SEND)
+	if (op_is_atomic(opts->op))
+		show_atomic_posted(conn, opts->op);
+	else if (opts->op == OP_SEND)
 		show("ibv_post_send", "SEND of %zu bytes posted%s: the peer's posted receive takes it",
 		     len, inline_data ? ", inline" : "");
 	else
@@ -179,6 +234,10 @@ static const char *wc_opcode_name(enum ibv_wc_opcode opcode)
 		return "RECV";
 	case IBV_WC_RECV_RDMA_WITH_IMM:
 		return "RECV_RDMA_WITH_IMM";
+	case IBV_WC_FETCH_ADD:
+		return "FETCH_ADD";
+	case IBV_WC_COMP_SWAP:
+		return "COMP_SWAP";
 	default:
 		return "other";
 	}
@@ -335,4 +394,42 @@ size_t count_pattern_changes(const void *buf, size_t from, size_t to, uint8_t se
 	for (size_t i = from; i < to; i++)
 		changed += p[i] != pattern_byte(i, seed);
 	return changed;
+}
+
+void atomic_word_set(const struct rdma_buf *buf)
+{
+	uint64_t before = ATOMIC_BEFORE;
+
+	memcpy(buf->addr, &before, sizeof(before));
+}
+
+int atomic_check_target(const struct rdma_buf *buf, enum wr_op op)
+{
+	uint64_t now, want = op == OP_FETCH_ADD ? ATOMIC_BEFORE + ATOMIC_ADD : ATOMIC_SWAP;
+
+	memcpy(&now, buf->addr, sizeof(now));
+	if (now != want) {
+		report_error("atomic check: the word at %p holds 0x%llx, where %s should have left "
+			     "0x%llx", buf->addr, (unsigned long long)now, op_name(op),
+			     (unsigned long long)want);
+		return -1;
+	}
+	show("atomic check", "the 8 bytes at %p went from 0x%llx to 0x%llx: the peer's NIC read, "
+	     "changed and wrote them as one step, and no CPU here took part", buf->addr,
+	     ATOMIC_BEFORE, (unsigned long long)now);
+	return 0;
+}
+
+int atomic_check_fetched(const struct rdma_buf *buf)
+{
+	uint64_t got;
+
+	memcpy(&got, buf->addr, sizeof(got));
+	if (got != ATOMIC_BEFORE) {
+		report_error("atomic check: the old value came back as 0x%llx, not 0x%llx",
+			     (unsigned long long)got, ATOMIC_BEFORE);
+		return -1;
+	}
+	show("atomic check", "the old value 0x%llx came back into our buffer", ATOMIC_BEFORE);
+	return 0;
 }

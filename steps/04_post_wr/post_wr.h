@@ -13,7 +13,13 @@
 #define POLL_TIMEOUT_MS 10000
 #define DEFAULT_IMM 0x1234abcd
 
-enum wr_op { OP_SEND, OP_WRITE, OP_WRITE_IMM, OP_READ };
+enum wr_op { OP_SEND, OP_WRITE, OP_WRITE_IMM, OP_READ, OP_FETCH_ADD, OP_CMP_SWAP };
+
+/* The atomics' operands: the target's word starts at ATOMIC_BEFORE. */
+#define ATOMIC_LEN 8
+#define ATOMIC_BEFORE 0x1000ULL
+#define ATOMIC_ADD 0x24ULL	/* fetch_add: 0x1000 + 0x24 = 0x1024 */
+#define ATOMIC_SWAP 0xcafeULL	/* cmp_swap: 0x1000 becomes 0xcafe */
 
 struct post_opts {
 	enum wr_op op;
@@ -43,6 +49,12 @@ const char *op_name(enum wr_op op);
  */
 void grant_op_access(struct reg_mr_opts *mr, enum wr_op op, bool target);
 
+/* Whether OP is an atomic (fetch_add, cmp_swap), which works on one aligned 8-byte word. */
+bool op_is_atomic(enum wr_op op);
+
+/* Fails, saying why, unless DEV can do atomics and a buffer of LEN bytes holds the word. */
+int check_atomic_support(const struct rdma_dev *dev, size_t len);
+
 /* Whether OP consumes a receive on the target (SEND and WRITE with immediate do). */
 bool op_needs_recv(enum wr_op op);
 
@@ -62,7 +74,11 @@ int post_receive(struct rdma_conn *conn, const struct rdma_buf *buf, size_t len)
 /* Posts N receives like post_receive's (N at most QUEUE_DEPTH) in one ibv_post_recv call. */
 int post_receives(struct rdma_conn *conn, const struct rdma_buf *buf, size_t len, int n);
 
-/* Posts OP on LEN bytes of BUF (to the peer's buffer, for the one-sided operations). */
+/*
+ * Posts OP on LEN bytes of BUF (to the peer's buffer, for the one-sided
+ * operations); an atomic works on the peer's first 8 bytes and brings their
+ * old value back into BUF's first 8.
+ */
 int post_operation(struct rdma_conn *conn, const struct rdma_buf *buf, size_t len,
 		   const struct post_opts *opts);
 
@@ -99,5 +115,14 @@ bool check_pattern(const void *buf, size_t len, uint8_t seed);
 
 /* How many of bytes FROM to TO-1 of BUF no longer hold fill_pattern's pattern for SEED. */
 size_t count_pattern_changes(const void *buf, size_t from, size_t to, uint8_t seed);
+
+/* The target's word before an atomic: ATOMIC_BEFORE, in BUF's first 8 bytes. */
+void atomic_word_set(const struct rdma_buf *buf);
+
+/* Fails, naming both values, unless OP left the target's word as it should. */
+int atomic_check_target(const struct rdma_buf *buf, enum wr_op op);
+
+/* Fails unless the atomic brought ATOMIC_BEFORE back into the initiator's first 8 bytes. */
+int atomic_check_fetched(const struct rdma_buf *buf);
 
 #endif

@@ -69,6 +69,13 @@ int violation_check_op(enum violation v, enum wr_op op)
 {
 	bool one_sided = op != OP_SEND;
 
+	if (v == VIOLATE_NONE)
+		return 0;
+	if (op_is_atomic(op)) {
+		report_error("--violate works with -o send, write, write_imm or read, not with the "
+			     "atomics");
+		return -1;
+	}
 	if ((v == VIOLATE_ACCESS || v == VIOLATE_RKEY || v == VIOLATE_PAST_END) && !one_sided) {
 		report_error("--violate %s needs a one-sided operation (-o write, write_imm or read): "
 			     "a SEND names no remote address or rkey", violation_name(v));

@@ -61,6 +61,11 @@ int poll_parse_option(int key, const char *arg, void *ctx)
 
 int poll_opts_check(const struct poll_opts *opts, enum wr_op op)
 {
+	if (op_is_atomic(op)) {
+		report_error("--op: step 05 loops send, write, write_imm or read; the atomics are "
+			     "step 04's");
+		return -1;
+	}
 	if (opts->mtu_given && !opts->rc_pingpong) {
 		report_error("--mtu goes with --peer=rc_pingpong only: between rdma-steps programs "
 			     "the exchange carries each port's MTU");

@@ -100,8 +100,15 @@ static int copy(struct gpu *g, void *dst, const void *src, size_t len, bool to_g
 		return 0;
 	}
 #ifdef HAVE_CUDA
-	return cuda_failed("cudaMemcpy", cudaMemcpy(dst, src, len, to_gpu ? cudaMemcpyHostToDevice
-									: cudaMemcpyDeviceToHost)) ? -1 : 0;
+	if (cuda_failed("cudaMemcpy", cudaMemcpy(dst, src, len, to_gpu ? cudaMemcpyHostToDevice
+									 : cudaMemcpyDeviceToHost)))
+		return -1;
+	/*
+	 * From pageable host memory, cudaMemcpy may return once the bytes are
+	 * staged, before they land in GPU memory.  CUDA's own later work would
+	 * be ordered after the copy; the NIC is not, so wait for the copy.
+	 */
+	return to_gpu && cuda_failed("cudaDeviceSynchronize", cudaDeviceSynchronize()) ? -1 : 0;
 #else
 	(void)to_gpu;
 	report_error("real GPU memory needs a build with CUDA");

@@ -26,9 +26,10 @@ static const char purpose[] =
 	"Without a CUDA GPU and driver, a separate host buffer emulates GPU memory.\n"
 	"\n"
 	"To confirm GPUDirect RDMA on a real system:\n"
-	"  lsmod | grep nvidia_peermem     the peer-memory module (or use DMA-BUF, kernel 5.12+)\n"
+	"  DMA-BUF (recommended): Linux 5.12+, the open GPU kernel modules, CUDA 11.7+\n"
+	"  lsmod | grep nvidia_peermem     the legacy way: the peer-memory module (MLNX_OFED/DOCA)\n"
 	"  nvidia-smi topo -m              GPU and NIC under one PCIe switch (PIX or PXB) is best\n"
-	"  NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=NET   which transport NCCL chose ('GDRDMA' when in use)\n"
+	"  NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,NET  which transport NCCL chose (GDRDMA when in use)\n"
 	"  NCCL_IB_DISABLE=1               forces NCCL's socket fallback, for comparison\n"
 	"  NCCL_NET_GDR_LEVEL=PIX|PXB|PHB|SYS  how far apart GPU and NIC may be for NCCL to use GDR\n"
 	"  PCIe ACS on the switches redirects peer-to-peer traffic through the root complex:\n"
@@ -62,8 +63,8 @@ static void show_how_to_confirm(const struct gdr_side *side)
 		     "path did not run directly (not chosen with --path, or the peer could not register)",
 		     gmr->how);
 	else
-		show("GPUDirect RDMA", "in use (%s); confirm with: lsmod | grep nvidia_peermem, "
-		     "NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=NET, nvidia-smi topo -m", gmr->how);
+		show("GPUDirect RDMA", "in use (%s); confirm with: NCCL_DEBUG=INFO "
+		     "NCCL_DEBUG_SUBSYS=INIT,NET, nvidia-smi topo -m", gmr->how);
 }
 
 int main(int argc, char **argv)
