@@ -105,6 +105,10 @@ test-faults: deps all nocuda coverage ## Run every fault point of RDMA_STEPS_FAI
 		tests/run.sh test tests/slow/faults.bats; status=$$?; \
 		tests/label-coverage.sh build/coverage build/test-results/faults || status=1; exit $$status
 
+.PHONY: soak
+soak: deps all nocuda ## Run step 05 for SOAK_ITERS round trips (default 100000), busy-polled and event-driven: no failure, flat RSS, no leak (.ci/run runs it)
+	@RDMA_STEPS_RESULTS_DIR=build/test-results/soak tests/run.sh test tests/slow/soak.bats
+
 .PHONY: coverage
 coverage: deps ## Build every step with gcov counters into build/coverage/bin (test-faults runs it)
 	@$(MAKE) --no-print-directory BUILD=build/coverage COVERAGE=1 all

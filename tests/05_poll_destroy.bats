@@ -3,6 +3,7 @@
 
 setup() {
 	load test_helper
+	load soak
 }
 
 # Fails unless the latency line's min <= median <= p99 and all are positive numbers.
@@ -61,6 +62,11 @@ assert_latency_ordered() {
 	run_step 05_poll_destroy -R --peer=rc_pingpong
 	assert_failure 2
 	assert_output "error: --recover needs an rdma-steps peer: ibv_rc_pingpong cannot exchange addresses a second time"
+}
+
+@test "05_poll_destroy soak, small (make soak runs 100,000): 3,000 round trips each way of waiting, flat RSS, nothing leaked" {
+	soak_run 3000 busy
+	soak_run 3000 events
 }
 
 @test "05_poll_destroy: event mode completes the same transfers, arming and acknowledging every event, with no RNR NAK" {

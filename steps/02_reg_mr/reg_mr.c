@@ -1,6 +1,7 @@
 /* reg_mr.c: stage 2 of the verbs workflow: register memory (pin its pages, get lkey and rkey). */
 #include "reg_mr.h"
 #include "fault.h"
+#include "procstat.h"
 #include "report.h"
 #include "teardown.h"
 
@@ -109,22 +110,6 @@ void access_flags_format(int access, char *buf, size_t len)
 		snprintf(buf, len, "none");
 }
 
-/* The process's pinned memory in kB, as the kernel accounts it (VmPin in /proc/self/status). */
-static long vm_pin_kb(void)
-{
-	char line[128];
-	long kb = -1;
-	FILE *f = fopen("/proc/self/status", "r");
-
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "VmPin: %ld kB", &kb) == 1)
-			break;
-	fclose(f);
-	return kb;
-}
-
 static void format_limit(rlim_t limit, char *buf, size_t len)
 {
 	if (limit == RLIM_INFINITY)
@@ -183,13 +168,13 @@ int register_buffer(struct rdma_dev *dev, const struct reg_mr_opts *opts, struct
 	show("access", "%s: %s", access, opts->access_why);
 
 	/* Registration pins the pages and gives the NIC their translation: they may no longer move. */
-	pin_before = vm_pin_kb();
+	pin_before = proc_status_kb("VmPin");
 	buf->mr = fault_at("reg_mr") ? NULL : ibv_reg_mr(dev->pd, buf->addr, buf->len, opts->access);
 	if (!buf->mr) {
 		report_reg_mr_failure(errno, opts);
 		goto out_free_buffer;
 	}
-	pin_after = vm_pin_kb();
+	pin_after = proc_status_kb("VmPin");
 	show("ibv_reg_mr", "memory region registered: addr %p, length %zu, access %s",
 	     buf->mr->addr, buf->mr->length, access);
 	show("lkey", "0x%x (for our own work requests)", buf->mr->lkey);

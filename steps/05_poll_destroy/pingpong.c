@@ -2,14 +2,47 @@
 #include "pingpong.h"
 #include "exchange.h"
 #include "perf_report.h"
+#include "procstat.h"
 #include "report.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 /* Differs from the target's seed 0 in every byte. */
 #define READ_POISON_SEED 0x80
+
+/* RSS is read after this many messages, when the loop has reached its steady state, and at the end. */
+#define RSS_FIRST 1000
+
+/* The resident set after message RSS_FIRST, compared at the end with the last one's. */
+static void note_rss(long *first, int done)
+{
+	if (done == RSS_FIRST)
+		*first = proc_status_kb("VmRSS");
+}
+
+/* A loop that allocates nothing per message keeps its resident set flat. */
+static void show_rss(long first, int iters)
+{
+	if (iters >= 2 * RSS_FIRST)
+		show("memory", "VmRSS %ld kB after message %d, %ld kB after message %d", first,
+		     RSS_FIRST, proc_status_kb("VmRSS"), iters);
+}
+
+/*
+ * A large calloc maps pages that arrive only when first written: a page fault
+ * inside the timed loop would be timed too, and RSS would grow with it.
+ */
+static void touch_pages(void *p, size_t len)
+{
+	volatile char *c = p;
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+
+	for (size_t off = 0; off < len; off += page)
+		c[off] = 0;
+}
 
 /* Our barriers over the side channel; ibv_rc_pingpong knows none, so there are none then. */
 static int sync_with_peer(const struct poller *p, char tag, int timeout_s)
@@ -52,6 +85,7 @@ int run_initiator_loop(struct poller *p, const struct rdma_buf *buf, const struc
 		       int iters, int timeout_s)
 {
 	double *lat_us, start, us;
+	long rss_first = -1;
 	int rc = -1;
 
 	lat_us = calloc((size_t)iters, sizeof(*lat_us));
@@ -59,6 +93,7 @@ int run_initiator_loop(struct poller *p, const struct rdma_buf *buf, const struc
 		report_verb_error("calloc (latencies)", ENOMEM);
 		return -1;
 	}
+	touch_pages(lat_us, (size_t)iters * sizeof(*lat_us));
 	if (sync_with_peer(p, 'P', timeout_s))
 		goto out_free;
 	start = now_us();
@@ -69,7 +104,9 @@ int run_initiator_loop(struct poller *p, const struct rdma_buf *buf, const struc
 		if (i == 0)
 			show("iterations", "the first shown above; %d more run quietly", iters - 1);
 		show_quiet(i + 1 < iters);
+		note_rss(&rss_first, i + 1);
 	}
+	show_rss(rss_first, iters);
 	show_perf_report(lat_us, iters, buf->len, now_us() - start, post->op);
 	poller_report(p);
 	rc = sync_with_peer(p, 'D', timeout_s);
@@ -147,6 +184,7 @@ static void show_target_check(enum wr_op op, int iters, size_t len)
 int run_target_loop(struct poller *p, const struct rdma_buf *buf, const struct post_opts *post,
 		    int iters, int timeout_s)
 {
+	long rss_first = -1;
 	int rc = -1, left;
 
 	if (op_needs_recv(post->op) &&
@@ -162,8 +200,11 @@ int run_target_loop(struct poller *p, const struct rdma_buf *buf, const struct p
 		if (i == 0)
 			show("iterations", "the first shown above; %d more run quietly", iters - 1);
 		show_quiet(i + 1 < iters);
+		note_rss(&rss_first, i + 1);
 	}
 	show_quiet(false);
+	if (op_needs_recv(post->op))
+		show_rss(rss_first, iters);
 	if (sync_with_peer(p, 'D', timeout_s))
 		goto out_loud;
 	if (post->op != OP_READ && post->op != OP_SEND &&

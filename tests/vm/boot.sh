@@ -27,6 +27,7 @@ rm -f "$results"/{status,console.log,job.env}
 	printf 'RDMA_STEPS_VM_DIR=%q\n' "$vm_dir"
 	printf 'RDMA_STEPS_BIN=%q\n' "${RDMA_STEPS_BIN:-}"
 	printf 'RDMA_STEPS_GCOV=%q\n' "${RDMA_STEPS_GCOV:-}"
+	printf 'SOAK_ITERS=%q\n' "${SOAK_ITERS:-}"
 	printf 'RDMA_STEPS_TERM=%q\n' "${TERM:-vt100}"
 	if [ -t 0 ]; then
 		stty size | awk '{ printf "RDMA_STEPS_ROWS=%d\nRDMA_STEPS_COLS=%d\n", $1, $2 }'

@@ -97,6 +97,7 @@ start_rxe || fail "soft-RoCE set-up failed: rxe0 on $RXE_NETDEV ($RXE_ADDR) did 
 say "rxe0 ready on $RXE_NETDEV ($RXE_ADDR) at $(uptime_s) s"
 cd "$RDMA_STEPS_ROOT" || fail "no project at $RDMA_STEPS_ROOT"
 [ -n "$RDMA_STEPS_BIN" ] && export RDMA_STEPS_BIN
+[ -n "${SOAK_ITERS:-}" ] && export SOAK_ITERS
 # A coverage build writes its gcov counts beside its objects, which are read-only
 # here: GCOV_PREFIX sends them to the results share instead (make test-faults).
 [ -n "${RDMA_STEPS_GCOV:-}" ] && export GCOV_PREFIX=/run/results/gcov

@@ -1,0 +1,34 @@
+# soak.bash: step 05 run for many round trips, busy-polled and event-driven: nothing fails, RSS stays flat, nothing leaks.
+# Loaded by tests/slow/soak.bats (make soak: 100,000 round trips) and by tests/05_poll_destroy.bats (a small size).
+
+# Runs ITERS SEND round trips of 05_poll_destroy with the extra options MODE_ARGS
+# (none, or --events) and checks what a long run must keep: every completion a
+# success, every message intact, VmRSS the same after the first and the last
+# thousand messages on both sides, and the kernel's counts back at the baseline.
+# Prints one line of figures: "soak MODE: N round trips in S s, R round trips/s, RSS a -> b kB".
+soak_run() {
+	local iters=$1 mode=${2:-busy} started elapsed side rss_first rss_last line
+	local -a extra=()
+	[ "$mode" = events ] && extra=(--events)
+	record_baseline
+	started=$EPOCHREALTIME
+	run_server_client 05_poll_destroy -n "$iters" "${extra[@]}"
+	elapsed=$(awk -v a="$started" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f", b - a }')
+	[ "$srv_status" -eq 0 ] && [ "$cli_status" -eq 0 ] ||
+		fail "soak $mode, $iters round trips: server $srv_status, client $cli_status: $(tail -n 20 "$BATS_TEST_TMPDIR"/*.out)"
+	for side in cli srv; do
+		use_output_of "$side"
+		assert_line --regexp "^completions +: $((2 * iters)), every one success"
+		refute_output --partial 'error:'
+		line=$(grep -E '^memory +: VmRSS ' <<<"$output") || fail "$side printed no memory line"
+		[[ $line =~ VmRSS\ ([0-9]+)\ kB\ after\ message\ 1000,\ ([0-9]+)\ kB\ after\ message\ $iters$ ]] ||
+			fail "$side: unexpected memory line: $line"
+		rss_first=${BASH_REMATCH[1]} rss_last=${BASH_REMATCH[2]}
+		[ "$rss_last" -le "$rss_first" ] ||
+			fail "$side: VmRSS grew from $rss_first kB after message 1000 to $rss_last kB after message $iters"
+	done
+	use_output_of srv
+	assert_line --regexp "^data check +: $iters messages of 4096 bytes, every one arrived intact$"
+	assert_back_to_baseline
+	echo "# soak $mode: $iters round trips in $elapsed s ($(awk -v n="$iters" -v s="$elapsed" 'BEGIN { printf "%.0f", n / s }') round trips/s, both programs' start and teardown included), client VmRSS $rss_first -> $rss_last kB, counts back to $BASELINE" >&3
+}
