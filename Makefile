@@ -109,6 +109,12 @@ test-faults: deps all nocuda coverage ## Run every fault point of RDMA_STEPS_FAI
 soak: deps all nocuda ## Run step 05 for SOAK_ITERS round trips (default 100000), busy-polled and event-driven: no failure, flat RSS, no leak (.ci/run runs it)
 	@RDMA_STEPS_RESULTS_DIR=build/test-results/soak tests/run.sh test tests/slow/soak.bats
 
+# memcheck runs in the VM, from this machine's own valgrind.
+valgrind: DEPS_SET := valgrind
+.PHONY: valgrind
+valgrind: deps all nocuda ## Run every step under valgrind's memcheck over rxe: no error, no leak (tests/slow/valgrind.bats; .ci/run runs it)
+	@RDMA_STEPS_RESULTS_DIR=build/test-results/valgrind tests/run.sh test tests/slow/valgrind.bats
+
 .PHONY: coverage
 coverage: deps ## Build every step with gcov counters into build/coverage/bin (test-faults runs it)
 	@$(MAKE) --no-print-directory BUILD=build/coverage COVERAGE=1 all

@@ -208,6 +208,14 @@ int cli_parse(int argc, char **argv, const struct cli_spec *spec, struct cli_com
 }
 
 /* strtol and strtoull skip leading spaces and take a sign: a number here starts with a digit. */
+int cli_pick(const char *arg, const char *const *names, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (names[i] && !strcmp(arg, names[i]))
+			return (int)i;
+	return -1;
+}
+
 static bool starts_with_digit(const char *arg)
 {
 	return isdigit((unsigned char)arg[0]);

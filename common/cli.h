@@ -72,6 +72,9 @@ int cli_parse_int(const char *name, const char *arg, long min, long max, int *ou
 /* Parses ARG as an unsigned 32-bit number (decimal, or hex with 0x). */
 int cli_parse_u32(const char *name, const char *arg, uint32_t *out);
 
+/* The index of ARG among the N words of NAMES, or -1 if it is none of them. */
+int cli_pick(const char *arg, const char *const *names, size_t n);
+
 /* Parses a byte count such as 4096, 64K, 1M or 1G (powers of 1024) in [min, max]. */
 int cli_parse_size(const char *name, const char *arg, size_t min, size_t max, size_t *out);
 

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # deps.sh: install the Debian packages that the build, the demo and the tests need ('make deps').
 #
-# Usage: tests/deps.sh build|all
-#   build: what compiling needs (make, make sanitize, make nocuda);
-#   all:   that, plus what the demo, the tests, the VM and the checks need.
+# Usage: tests/deps.sh build|all|valgrind
+#   build:    what compiling needs (make, make sanitize, make nocuda);
+#   all:      that, plus what the demo, the tests, the VM and the checks need;
+#   valgrind: all, plus valgrind ('make valgrind').
 # As root it installs what is missing; otherwise it prints the one apt-get line
 # to run and fails, before anything compiles.  For 'all' it also makes sure apt
 # knows the kernel package the test VM boots, since the VM fetches it with
@@ -19,7 +20,8 @@ run_packages=(rdma-core ibverbs-providers ibverbs-utils perftest iproute2 kmod p
 case ${1:-all} in
 build) packages=("${build_packages[@]}") ;;
 all) packages=("${build_packages[@]}" "${run_packages[@]}") ;;
-*) echo "usage: tests/deps.sh build|all" >&2; exit 2 ;;
+valgrind) packages=("${build_packages[@]}" "${run_packages[@]}" valgrind) ;;
+*) echo "usage: tests/deps.sh build|all|valgrind" >&2; exit 2 ;;
 esac
 
 # One dpkg-query for every package: in the test VM, where 'make' runs this too, each process costs about 80 ms.

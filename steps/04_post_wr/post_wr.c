@@ -34,15 +34,15 @@ const struct cli_option post_wr_op_cli_options[] = {
 int post_wr_parse_option(int key, const char *arg, void *ctx)
 {
 	struct post_opts *opts = ctx;
+	int i;
 
 	if (key == CLI_KEY_IMM)
 		return cli_parse_u32("--imm", arg, &opts->imm);
 	/* -o */
-	for (size_t i = 0; i < sizeof(op_names) / sizeof(op_names[0]); i++) {
-		if (!strcmp(arg, op_names[i])) {
-			opts->op = (enum wr_op)i;
-			return 0;
-		}
+	i = cli_pick(arg, op_names, sizeof(op_names) / sizeof(op_names[0]));
+	if (i >= 0) {
+		opts->op = (enum wr_op)i;
+		return 0;
 	}
 	report_error("--op: unknown operation '%s'; use send, write, write_imm, read, fetch_add or "
 		     "cmp_swap", arg);
@@ -282,19 +282,19 @@ int wait_completion(struct rdma_conn *conn, struct ibv_wc *wc, int timeout_ms)
 	return 0;
 }
 
-void report_no_completion(int timeout_ms)
-{
-	report_error("no completion within %d ms: is the peer running, and did it post what this "
-		     "operation needs?", timeout_ms);
-}
-
-int poll_completion(struct rdma_conn *conn, struct ibv_wc *wc, int timeout_ms)
+int take_completion(struct rdma_conn *conn, struct ibv_wc *wc, int timeout_ms)
 {
 	int rc = wait_completion(conn, wc, timeout_ms);
 
 	if (rc == 1)
-		report_no_completion(timeout_ms);
-	if (rc)
+		report_error("no completion within %d ms: is the peer running, and did it post what "
+			     "this operation needs?", timeout_ms);
+	return rc ? -1 : 0;
+}
+
+int poll_completion(struct rdma_conn *conn, struct ibv_wc *wc, int timeout_ms)
+{
+	if (take_completion(conn, wc, timeout_ms))
 		return -1;
 	return check_completion(wc);
 }

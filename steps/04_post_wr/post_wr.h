@@ -88,10 +88,10 @@ int post_operation(struct rdma_conn *conn, const struct rdma_buf *buf, size_t le
  */
 int wait_completion(struct rdma_conn *conn, struct ibv_wc *wc, int timeout_ms);
 
-/* Reports that no completion came within TIMEOUT_MS, and what to check. */
-void report_no_completion(int timeout_ms);
+/* As wait_completion, but a timeout is an error too, reported with what to check: 0 or -1. */
+int take_completion(struct rdma_conn *conn, struct ibv_wc *wc, int timeout_ms);
 
-/* As wait_completion, and fails on a completion whose status is not success. */
+/* As take_completion, and fails on a completion whose status is not success. */
 int poll_completion(struct rdma_conn *conn, struct ibv_wc *wc, int timeout_ms);
 
 /* Fails, naming the status, unless WC succeeded; then shows it. */

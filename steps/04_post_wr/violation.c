@@ -48,12 +48,13 @@ int violation_parse_option(int key, const char *arg, void *ctx)
 {
 	enum violation *v = ctx;
 
+	int i;
+
 	(void)key;
-	for (size_t i = VIOLATE_ACCESS; i < N_VIOLATIONS; i++) {
-		if (!strcmp(arg, violation_names[i])) {
-			*v = (enum violation)i;
-			return 0;
-		}
+	i = cli_pick(arg, violation_names, N_VIOLATIONS);
+	if (i > VIOLATE_NONE) {
+		*v = (enum violation)i;
+		return 0;
 	}
 	report_error("--violate: unknown kind '%s'; use access, rkey, past_end, other_pd, "
 		     "short_recv or gone", arg);
@@ -166,11 +167,8 @@ static int show_qp_after_error(struct rdma_conn *conn, enum ibv_qp_state *state)
 static int expect_flushed_send(struct rdma_conn *conn)
 {
 	struct ibv_wc wc;
-	int rc = wait_completion(conn, &wc, FLUSH_TIMEOUT_MS);
 
-	if (rc == 1)
-		report_no_completion(FLUSH_TIMEOUT_MS);
-	if (rc)
+	if (take_completion(conn, &wc, FLUSH_TIMEOUT_MS))
 		return -1;
 	show_failed_completion(&wc);
 	if (wc.status != IBV_WC_WR_FLUSH_ERR) {
@@ -207,19 +205,13 @@ static long ms_since(const struct timespec *start)
 	return (now.tv_sec - start->tv_sec) * 1000 + (now.tv_nsec - start->tv_nsec) / 1000000;
 }
 
-/* The failed operation's completion: a success here means memory protection did not hold. */
-static int expect_failure(struct rdma_conn *conn, const char *what)
+int expect_failed_completion(struct rdma_conn *conn, const char *what)
 {
 	struct ibv_wc wc;
 	struct timespec start;
-	int rc;
 
 	clock_gettime(CLOCK_MONOTONIC, &start);
-	rc = wait_completion(conn, &wc, POLL_TIMEOUT_MS);
-
-	if (rc == 1)
-		report_no_completion(POLL_TIMEOUT_MS);
-	if (rc)
+	if (take_completion(conn, &wc, POLL_TIMEOUT_MS))
 		return -1;
 	if (wc.status == IBV_WC_SUCCESS) {
 		show_completion(&wc);
@@ -254,7 +246,7 @@ static int post_from_other_pd(struct rdma_dev *dev, struct rdma_conn *conn,
 	}
 	/* The completion comes later; the NIC has already checked the lkey, or will fail on it. */
 	if (rc == 0)
-		rc = expect_failure(conn, op_name(post->op));
+		rc = expect_failed_completion(conn, op_name(post->op));
 	if (release_mr(other.mr))
 		rc = -1;
 	if (release_pd(pd))
@@ -285,7 +277,7 @@ static int post_violating(struct rdma_dev *dev, struct rdma_conn *conn, const st
 	}
 	if (post_operation(&bent, buf, buf->len, post))
 		return -1;
-	return expect_failure(conn, op_name(post->op));
+	return expect_failed_completion(conn, op_name(post->op));
 }
 
 int violate_as_initiator(struct rdma_dev *dev, struct rdma_conn *conn, const struct rdma_buf *buf,

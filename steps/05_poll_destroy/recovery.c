@@ -16,23 +16,11 @@ static int break_qp(struct rdma_conn *conn, const struct rdma_buf *buf)
 {
 	const struct post_opts write = { .op = OP_WRITE };
 	struct rdma_conn bent = *conn;
-	struct ibv_wc wc;
-	int rc;
 
 	bent.remote.rkey = conn->remote.rkey + 1;
 	if (post_operation(&bent, buf, 1, &write))
 		return -1;
-	rc = wait_completion(conn, &wc, POLL_TIMEOUT_MS);
-	if (rc == 1)
-		report_no_completion(POLL_TIMEOUT_MS);
-	if (rc)
-		return -1;
-	if (wc.status == IBV_WC_SUCCESS) {
-		report_error("the RDMA WRITE with a wrong rkey succeeded: the peer should have refused it");
-		return -1;
-	}
-	show_failed_completion(&wc);
-	return 0;
+	return expect_failed_completion(conn, "RDMA WRITE with a wrong rkey");
 }
 
 /* Shows, and takes off the CQ, whatever completions the error left there. */

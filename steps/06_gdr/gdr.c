@@ -22,17 +22,16 @@ const struct cli_option gdr_cli_options[] = {
 int gdr_parse_option(int key, const char *arg, void *ctx)
 {
 	unsigned *paths = ctx;
+	int p = cli_pick(arg, path_names, N_PATHS);
 
 	(void)key;
 	if (!strcmp(arg, "all")) {
 		*paths = ALL_PATHS;
 		return 0;
 	}
-	for (int p = 0; p < N_PATHS; p++) {
-		if (!strcmp(arg, path_names[p])) {
-			*paths = 1u << p;
-			return 0;
-		}
+	if (p >= 0) {
+		*paths = 1u << p;
+		return 0;
 	}
 	report_error("--path: unknown path '%s'; use tcp, rdma, gdr or all", arg);
 	return -1;

@@ -5,6 +5,15 @@
 
 setup() {
 	load ../test_helper
+	# A coverage run (make test-faults) keeps each fault point's counts apart, under
+	# by-point/POINT, so that tests/label-coverage.sh can list what each point reached.
+	GCOV_ROOT=${GCOV_PREFIX:-}
+}
+
+# Sends the gcov counts of the programs started next to POINT's own directory (coverage runs only).
+count_for_point() {
+	[ -n "$GCOV_ROOT" ] && export GCOV_PREFIX=$GCOV_ROOT/by-point/$1
+	return 0
 }
 
 # The text of the "fault injected" line and of the error for each point: the verb's name.
@@ -35,6 +44,7 @@ assert_faults_alone() {
 	shift
 	for point in "$@"; do
 		record_baseline
+		count_for_point "$point"
 		RDMA_STEPS_FAIL_AT=$point start_step solo "$step" -d "$DEV"
 		finish_step solo "$solo_pid"
 		[ "$status" -ne 0 ] || fail "$step with the fault at $point exited with 0: $output"
@@ -54,6 +64,7 @@ assert_faults_paired() {
 	for point in "$@"; do
 		record_baseline
 		port=$(pick_port)
+		count_for_point "$point"
 		export RDMA_STEPS_FAIL_AT=$point
 		start_step srv "$step" -d "$DEV" -p "$port" -t 5 "${extra[@]}"
 		# A server that fails before it listens ends at once; otherwise start the client.

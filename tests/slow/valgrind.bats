@@ -1,0 +1,87 @@
+#!/usr/bin/env bats
+# valgrind.bats: every step under valgrind's memcheck over rxe: no invalid access, no uninitialised read, no leak ('make valgrind').
+# Slow (each program starts in about 10 s under valgrind in the VM): 'make test' does not run it; .ci/run does.
+# tests/valgrind.supp holds the suppressions, all of them for libibverbs, each with its reason.
+
+setup() {
+	load ../test_helper
+	# valgrind's start-up alone takes seconds in the VM.
+	STEP_TIMEOUT=180
+	VG_DIR=$BATS_TEST_TMPDIR/vg
+	mkdir -p "$VG_DIR"
+}
+
+# A wrapper that runs STEP (from BIN, or the build folder given) under memcheck: any error,
+# or any leak but those suppressed, makes it exit 99. Each process writes its own report.
+memcheck_wrapper() {
+	local step=$1 bin=${2:-$BIN}
+	cat >"$VG_DIR/$step" <<WRAPPER
+#!/bin/sh
+exec valgrind --quiet --leak-check=full --show-leak-kinds=definite,indirect,possible \\
+	--errors-for-leak-kinds=definite,indirect,possible --error-exitcode=99 \\
+	--suppressions="$PROJECT_ROOT/tests/valgrind.supp" --log-file="$VG_DIR/%p.memcheck" \\
+	"$bin/$step" "\$@"
+WRAPPER
+	chmod +x "$VG_DIR/$step"
+	echo "$VG_DIR/$step"
+}
+
+# Fails unless every memcheck report of this test is empty (--quiet prints only errors).
+assert_memcheck_clean() {
+	local report n=0
+	for report in "$VG_DIR"/*.memcheck; do
+		[ -e "$report" ] || fail "no memcheck report was written"
+		[ -s "$report" ] && fail "memcheck found errors: $(cat "$report")"
+		n=$((n + 1))
+	done
+	echo "# $n processes under memcheck, no error, no leak" >&3
+}
+
+# Runs STEP under memcheck as server and client with ARGS; both must exit 0.
+memcheck_pair() {
+	local program
+	program=$(memcheck_wrapper "$1")
+	shift
+	run_server_client "$program" "$@"
+	[ "$srv_status" -eq 0 ] && [ "$cli_status" -eq 0 ] ||
+		fail "under memcheck, $*: server $srv_status, client $cli_status: $(grep -h -B3 '^error' "$BATS_TEST_TMPDIR"/*.out; cat "$VG_DIR"/*.memcheck)"
+}
+
+@test "valgrind: 01_open_pd and 02_reg_mr" {
+	run "$(memcheck_wrapper 01_open_pd)" -d "$DEV"
+	assert_success
+	run "$(memcheck_wrapper 02_reg_mr)" -d "$DEV"
+	assert_success
+	assert_memcheck_clean
+}
+
+@test "valgrind: 03_cq_qp_rts, with a completion channel" {
+	memcheck_pair 03_cq_qp_rts -e
+	assert_memcheck_clean
+}
+
+@test "valgrind: 04_post_wr: send, write_imm, read, fetch_add, and a WRITE refused (-V rkey)" {
+	local op
+	for op in send write_imm read fetch_add; do
+		memcheck_pair 04_post_wr -o "$op"
+	done
+	memcheck_pair 04_post_wr -o write -V rkey
+	assert_memcheck_clean
+}
+
+@test "valgrind: 05_poll_destroy: busy polling, events, and the recovery drill" {
+	memcheck_pair 05_poll_destroy -n 200
+	memcheck_pair 05_poll_destroy -n 200 -e
+	memcheck_pair 05_poll_destroy -o write_imm -n 50 -R
+	assert_memcheck_clean
+}
+
+@test "valgrind: 06_gdr, every path, built with and without CUDA" {
+	memcheck_pair 06_gdr --path all
+	local program
+	program=$(memcheck_wrapper 06_gdr "$PROJECT_ROOT/build/nocuda/bin")
+	run_server_client "$program" --path all
+	[ "$srv_status" -eq 0 ] && [ "$cli_status" -eq 0 ] ||
+		fail "nocuda under memcheck: server $srv_status, client $cli_status: $(cat "$VG_DIR"/*.memcheck)"
+	assert_memcheck_clean
+}
