@@ -158,7 +158,7 @@ diagrams: deps ## Re-render the SVGs in diagrams/ from their .dot sources (needs
 	done
 
 .PHONY: tutorial-diffs
-tutorial-diffs: ## Regenerate the "what changed" diffs in TUTORIAL.md from the step sources
+tutorial-diffs: ## Regenerate the code TUTORIAL.md quotes from the step sources: each "what changed" diff and "The verbs code"
 	@tests/tutorial-diffs.sh
 
 .PHONY: clean

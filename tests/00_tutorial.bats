@@ -8,7 +8,7 @@ setup() {
 	TUTORIAL=$PROJECT_ROOT/TUTORIAL.md
 }
 
-@test "TUTORIAL.md: the 'what changed' diffs match the step sources (make tutorial-diffs)" {
+@test "TUTORIAL.md: the 'what changed' diffs and the quoted verbs code match the step sources (make tutorial-diffs)" {
 	run "$PROJECT_ROOT/tests/tutorial-diffs.sh" --check
 	assert_success
 	for step in 02_reg_mr 03_cq_qp_rts 04_post_wr 05_poll_destroy 06_gdr; do

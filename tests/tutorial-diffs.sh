@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
-# tutorial-diffs.sh: regenerate (or, with --check, verify) the "what changed" diffs that TUTORIAL.md carries for steps 02-06.
+# tutorial-diffs.sh: regenerate (or, with --check, verify) the code that TUTORIAL.md quotes: each step's "what changed" diff and its verbs code.
 #
-# Each step section holds a block between the lines
+# Each step section from 02 on holds a block between the lines
 #   <!-- BEGIN generated diff NN_name -->  and  <!-- END generated diff NN_name -->
 # with the diff of main.c from the previous step and the list of the step's own stage files.
+# Each step's "The verbs code" holds one or more blocks between
+#   <!-- BEGIN generated code FILE FUNCTION -->  and  <!-- END generated code -->
+# with FUNCTION's definition, copied from FILE.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -31,6 +34,22 @@ render_block() {
 	echo '</details>'
 }
 
+# FUNCTION's definition in FILE: from its first line, at the left margin, to its closing brace.
+render_code() {
+	local file=$1 fn=$2
+	[ -f "$file" ] || { echo "tutorial-diffs: $tutorial quotes $file, which does not exist" >&2; return 1; }
+	echo "From \`$file\` (copied by <code>make tutorial-diffs</code>):"
+	echo
+	echo '```c'
+	awk -v fn="$fn" '
+		!found && $0 ~ "^[a-z].*[ *]" fn "\\(" && $0 !~ /;$/ { found = 1 }
+		found { print }
+		found && /^}$/ { exit }
+		END { if (!found) exit 1 }' "$file" ||
+		{ echo "tutorial-diffs: no function $fn in $file" >&2; return 1; }
+	echo '```'
+}
+
 prev=
 for dir in steps/[0-9][0-9]_*; do
 	step=${dir#steps/}
@@ -38,18 +57,26 @@ for dir in steps/[0-9][0-9]_*; do
 	prev=$step
 done
 
+n=0
+while read -r _ _ _ _ file fn _; do
+	n=$((n + 1))
+	render_code "$file" "$fn" >"$blocks/code-$n" || exit 1
+done < <(grep '^<!-- BEGIN generated code ' "$tutorial")
+
 # Replace what stands between each BEGIN/END pair by the fresh block.
 awk -v dir="$blocks" '
-	/^<!-- BEGIN generated diff [0-9][0-9]_[a-z_]+ -->$/ {
-		print; step = $5; file = dir "/" step
+	/^<!-- BEGIN generated diff [0-9][0-9]_[a-z_]+ -->$/ { file = dir "/" $5 }
+	/^<!-- BEGIN generated code / { file = dir "/code-" ++code }
+	/^<!-- BEGIN generated (diff|code) / {
+		print
 		while ((getline line < file) > 0) print line
 		close(file); skipping = 1; next
 	}
-	/^<!-- END generated diff / { skipping = 0 }
+	/^<!-- END generated (diff|code)/ { skipping = 0 }
 	!skipping { print }
 ' "$tutorial" >"$blocks/TUTORIAL.md"
 
-for f in "$blocks"/[0-9]*; do
+for f in "$blocks"/[0-9][0-9]_*; do
 	grep -qx "<!-- BEGIN generated diff $(basename "$f") -->" "$tutorial" ||
 		{ echo "tutorial-diffs: $tutorial has no block for $(basename "$f"): add its BEGIN and END lines in its 'What changed' section" >&2; exit 1; }
 done
