@@ -8,6 +8,8 @@
 setup_file() {
 	local root
 	root=$(cd "$BATS_TEST_DIRNAME/.." && pwd)
+	# A build or replay that fails is not ignored: each test then finds no harness, or
+	# its own replay fails, and reports it with make's output.
 	make -s --no-print-directory -C "$root" fuzz-replay >"$BATS_FILE_TMPDIR/make.out" 2>&1 || true
 }
 
