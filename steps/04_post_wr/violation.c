@@ -244,7 +244,7 @@ static int post_from_other_pd(struct rdma_dev *dev, struct rdma_conn *conn,
 		     "where the QP's PD knows lkey 0x%x", buf->len, other.mr->lkey, buf->mr->lkey);
 		rc = post_operation(conn, &other, buf->len, post);
 	}
-	/* The completion comes later; the NIC has already checked the lkey, or will fail on it. */
+	/* The NIC checks the lkey when it reads the buffer, after the post: wait, then release. */
 	if (rc == 0)
 		rc = expect_failed_completion(conn, op_name(post->op));
 	if (release_mr(other.mr))

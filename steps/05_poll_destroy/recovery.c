@@ -98,6 +98,9 @@ static int bring_back(struct session *s, const struct cli_common *opts)
 int run_recovery_drill(struct session *s, const struct cli_common *opts)
 {
 	show_heading("recovery drill: break the QP, then bring it back to RTS");
+	/* A target not yet in RTS would take the bad WRITE in RTR and then fail its own RTS. */
+	if (exchange_sync(s->conn.sock, 'B', opts->timeout_s))
+		return -1;
 	if (opts->host && break_qp(&s->conn, &s->buf))
 		return -1;
 	/* The target looks only once the initiator has its failed completion. */
