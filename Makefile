@@ -115,6 +115,10 @@ valgrind: DEPS_SET := valgrind
 valgrind: deps all nocuda ## Run every step under valgrind's memcheck over rxe: no error, no leak (tests/slow/valgrind.bats; .ci/run runs it)
 	@RDMA_STEPS_RESULTS_DIR=build/test-results/valgrind tests/run.sh test tests/slow/valgrind.bats
 
+.PHONY: bench
+bench: deps all ## Run step 05 beside perftest (BENCH_REPS times, default 5), count system calls, compare TCP and RDMA: table, build/bench/bench.json and bench.svg (about 15 min)
+	@RDMA_STEPS_RESULTS_DIR=build/bench tests/run.sh bench && tests/bench/report.sh build/bench
+
 .PHONY: coverage
 coverage: deps ## Build every step with gcov counters into build/coverage/bin (test-faults runs it)
 	@$(MAKE) --no-print-directory BUILD=build/coverage COVERAGE=1 all

@@ -136,31 +136,41 @@ static const char *gid_note(const struct ibv_gid_entry *e)
 	return "";
 }
 
-/* Reads PORT's GIDs in use into a new array; returns their count, or -1. */
+/*
+ * Reads PORT's GIDs in use into a new array; returns their count, or -1.
+ * ibv_query_gid_table returns every valid entry of every port in one call:
+ * asking entry by entry costs a system call per slot, and on rxe all but a
+ * few of its 1024 slots are empty.
+ */
 static int gid_table_read(struct ibv_context *ctx, uint8_t port, const struct ibv_port_attr *pa,
 			  struct ibv_gid_entry **out)
 {
+	struct ibv_device_attr attr;
 	struct ibv_gid_entry *entries;
-	int n = 0;
+	size_t max;
+	ssize_t got;
+	int rc, n = 0;
 
-	entries = calloc(pa->gid_tbl_len ? pa->gid_tbl_len : 1, sizeof(*entries));
+	rc = ibv_query_device(ctx, &attr);
+	if (rc) {
+		report_verb_error("ibv_query_device", rc);
+		return -1;
+	}
+	max = (size_t)(pa->gid_tbl_len ? pa->gid_tbl_len : 1) * (attr.phys_port_cnt ? attr.phys_port_cnt : 1);
+	entries = calloc(max, sizeof(*entries));
 	if (!entries) {
 		report_verb_error("calloc (GID table)", ENOMEM);
 		return -1;
 	}
-	for (int i = 0; i < pa->gid_tbl_len; i++) {
-		int rc = ibv_query_gid_ex(ctx, port, i, &entries[n], 0);
-
-		if (rc == ENODATA)
-			continue;
-		if (rc) {
-			report_verb_error("ibv_query_gid_ex", rc);
-			free(entries);
-			return -1;
-		}
-		if (!gid_is_zero(&entries[n].gid))
-			n++;
+	got = ibv_query_gid_table(ctx, entries, max, 0);
+	if (got < 0) {
+		report_verb_error("ibv_query_gid_table", (int)-got);
+		free(entries);
+		return -1;
 	}
+	for (ssize_t i = 0; i < got; i++)
+		if (entries[i].port_num == port && !gid_is_zero(&entries[i].gid))
+			entries[n++] = entries[i];
 	*out = entries;
 	return n;
 }
@@ -196,7 +206,9 @@ int gid_choose(struct ibv_context *ctx, uint8_t port, const struct ibv_port_attr
 		if (requested != CLI_GID_AUTO) {
 			if ((int)entries[i].gid_index == requested)
 				best = i;
-		} else if (best < 0 || gid_score(&entries[i]) > gid_score(&entries[best])) {
+		} else if (best < 0 || gid_score(&entries[i]) > gid_score(&entries[best]) ||
+			   (gid_score(&entries[i]) == gid_score(&entries[best]) &&
+			    entries[i].gid_index < entries[best].gid_index)) {
 			best = i;
 		}
 	}

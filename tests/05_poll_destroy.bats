@@ -20,15 +20,17 @@ assert_latency_ordered() {
 	run_server_client 05_poll_destroy -n 200
 	[ "$srv_status" -eq 0 ] && [ "$cli_status" -eq 0 ] || fail "server $srv_status, client $cli_status: $(cat "$BATS_TEST_TMPDIR"/*.out)"
 	use_output_of cli
+	# Each side: 200 receives, and its SENDs of messages 0, 32, ..., 192 and 199, the
+	# only ones that ask for a completion: 208.
 	assert_line --regexp '^results +: 200 x send of 4096 bytes$'
 	assert_line --regexp '^latency \(us\) +: min [0-9.]+, median [0-9.]+, average [0-9.]+, p99 [0-9.]+ \(half the round trip\)$'
 	assert_latency_ordered
 	assert_line --regexp '^bandwidth +: [0-9.]+ MB/s, [0-9]+ messages/s$'
-	assert_line --regexp '^completions +: 400, every one success \(busy polling: no events; ibv_poll_cq makes no system call\)$'
+	assert_line --regexp '^completions +: 208, every one success \(busy polling: no events; ibv_poll_cq makes no system call\)$'
 	assert_line --regexp '^iterations +: the first shown above; 199 more run quietly$'
 	use_output_of srv
 	assert_line --regexp '^data check +: 200 messages of 4096 bytes, every one arrived intact$'
-	assert_line --regexp '^completions +: 400, every one success'
+	assert_line --regexp '^completions +: 208, every one success'
 	assert_in_order '^ibv_destroy_qp ' '^ibv_destroy_cq ' '^ibv_dereg_mr ' '^ibv_dealloc_pd ' '^ibv_close_device ' '^teardown +: every object released$'
 	assert_back_to_baseline
 }
@@ -83,7 +85,7 @@ assert_latency_ordered() {
 	shown_sleeping=0
 	for side in cli srv; do
 		use_output_of "$side"
-		assert_line --regexp '^completions +: 400, every one success; [1-9][0-9]* completion events, each acknowledged$'
+		assert_line --regexp '^completions +: 208, every one success; [1-9][0-9]* completion events, each acknowledged$'
 		assert_in_order '^ibv_create_comp_channel *:' '^ibv_destroy_cq ' '^ibv_destroy_comp_channel *:' '^ibv_close_device '
 		if grep -qE '^ibv_req_notify_cq +: CQ armed' <<<"$output"; then
 			assert_in_order '^ibv_create_comp_channel *:' '^ibv_req_notify_cq +: CQ armed' '^ibv_get_cq_event +: ' '^ibv_destroy_cq '
@@ -174,4 +176,55 @@ assert_latency_ordered() {
 	record_baseline
 	assert_options_refused 05_poll_destroy "-n 100" "-o send -s 4096 -n 100" "-n 200" "-o send -s 4096 -n 200"
 	assert_back_to_baseline
+}
+
+@test "05_poll_destroy --depth: WRs stay in flight, one in every N/2 signalled, no other completion, the data intact" {
+	record_baseline
+	rnr_before=$(rnr_naks)
+	run_server_client 05_poll_destroy -o write -s 64K -n 200 -D 16
+	[ "$srv_status" -eq 0 ] && [ "$cli_status" -eq 0 ] || fail "write: server $srv_status, client $cli_status: $(cat "$BATS_TEST_TMPDIR"/*.out)"
+	use_output_of cli
+	assert_line --regexp '^pipeline +: up to 16 work requests in flight; a completion asked for once in every 8 and on the last, the rest unsignalled$'
+	assert_line --regexp '^results +: 200 x write of 65536 bytes, up to 16 in flight$'
+	assert_line --regexp '^signalling +: 25 completions for 200 work requests: '
+	assert_line --regexp '^bandwidth +: [0-9.]+ MB/s, [0-9]+ messages/s$'
+	assert_line --regexp '^initiator CQ +: 0 completion\(s\) left after the last signalled one'
+	assert_line --regexp '^completions +: 25, every one success'
+	refute_line --regexp '^latency '
+	use_output_of srv
+	assert_line --regexp '^data check +: the last of 200 writes left 65536 intact bytes$'
+	# An odd depth, the last WR signalled on its own, a SEND stream the target takes without
+	# answering, and 64 in flight (the whole send queue) of inline WRITEs with immediate.
+	run_server_client 05_poll_destroy -o send -s 2K -n 101 -D 3 --events
+	[ "$srv_status" -eq 0 ] && [ "$cli_status" -eq 0 ] || fail "send: server $srv_status, client $cli_status: $(cat "$BATS_TEST_TMPDIR"/*.out)"
+	use_output_of cli
+	assert_line --regexp '^signalling +: 51 completions for 101 work requests: '
+	use_output_of srv
+	assert_line --regexp "^data check +: 101 messages of 2048 bytes arrived; the last one's bytes are intact$"
+	assert_line --regexp '^completions +: 101, every one success; '
+	run_server_client 05_poll_destroy -o write_imm -s 32 -n 1000 -D 64
+	[ "$srv_status" -eq 0 ] && [ "$cli_status" -eq 0 ] || fail "write_imm: server $srv_status, client $cli_status: $(cat "$BATS_TEST_TMPDIR"/*.out)"
+	use_output_of cli
+	assert_line --regexp '^ibv_post_send +: RDMA WRITE of 32 bytes posted, inline: '
+	assert_line --regexp '^signalling +: 32 completions for 1000 work requests: '
+	use_output_of srv
+	assert_line --regexp "^data check +: immediate values 0 to 999 arrived in order; the last message's 32 bytes are intact$"
+	run_server_client 05_poll_destroy -o read -s 8K -n 50 -D 4
+	[ "$srv_status" -eq 0 ] && [ "$cli_status" -eq 0 ] || fail "read: server $srv_status, client $cli_status: $(cat "$BATS_TEST_TMPDIR"/*.out)"
+	use_output_of cli
+	assert_line --regexp '^signalling +: 25 completions for 50 work requests: '
+	[ "$(rnr_naks)" = "$rnr_before" ] || fail "RNR NAKs (sent, received) went from $rnr_before to $(rnr_naks): a message found no receive posted"
+	assert_back_to_baseline
+}
+
+@test "05_poll_destroy --depth: out of range, or with ibv_rc_pingpong, is refused before any verb" {
+	run "$BIN/05_poll_destroy" -D 65
+	assert_failure 2
+	assert_output --partial '--depth'
+	assert_output --partial '65'
+	run "$BIN/05_poll_destroy" -D 0
+	assert_failure 2
+	run "$BIN/05_poll_destroy" -D 4 --peer=rc_pingpong
+	assert_failure 2
+	assert_output 'error: --depth goes with an rdma-steps peer: ibv_rc_pingpong answers each message before the next, one at a time'
 }

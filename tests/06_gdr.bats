@@ -20,6 +20,9 @@ assert_three_paths_emulated() {
 	assert_line --regexp "^path gdr +: receiver, 0 extra copies; $size bytes in [0-9]+ us, data intact \[emulated GPU memory\]$"
 	for side in srv cli; do
 		use_output_of "$side"
+		for path in tcp rdma gdr; do
+			assert_line --regexp "^cpu $path +: (sender|receiver), user [0-9]+ us, system [0-9]+ us in those [0-9]+ us \(getrusage: this process\)$"
+		done
 		assert_line --regexp '^GPU memory MR +: registered the emulated GPU buffer directly \(lkey 0x[0-9a-f]+\)'
 		assert_line --regexp '^GPUDirect RDMA +: not shown here: GPU memory is emulated'
 		refute_output --partial 'GPUDirect RDMA       : in use'

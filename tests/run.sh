@@ -13,7 +13,7 @@ cd "$root" || exit 1
 # RDMA_STEPS_RESULTS_DIR keeps a second run (make test-faults) from overwriting the suite's results.
 results=$root/${RDMA_STEPS_RESULTS_DIR:-build/test-results}
 vm_dir=$root/build/vm
-what=${1:?usage: tests/run.sh test [BATS_FILE...] | tests/run.sh demo | tests/run.sh shell}
+what=${1:?usage: tests/run.sh test [BATS_FILE...] | tests/run.sh demo | tests/run.sh bench | tests/run.sh shell}
 shift
 
 die() { echo "$what: $*" >&2; exit 1; }
@@ -34,8 +34,9 @@ choose_mode() {
 case $what in
 test) job=(tests/run-bats.sh "$@") ;; # in the VM: tests/run-bats.sh --device "$@"
 demo) job=(tests/demo.sh) ;;
+bench) job=(tests/bench/bench.sh) ;;
 shell) job=(tests/vm/shell.sh) ;;
-*) die "unknown action '$what' (test, demo or shell)" ;;
+*) die "unknown action '$what' (test, demo, bench or shell)" ;;
 esac
 
 start=$SECONDS

@@ -25,6 +25,7 @@ struct post_opts {
 	enum wr_op op;
 	uint32_t imm;
 	bool no_inline;	/* the CPU must not read the payload (GPU memory): never inline */
+	bool unsignaled;	/* no completion for this WR: a later signalled one retires it */
 };
 
 void post_opts_default(struct post_opts *opts);

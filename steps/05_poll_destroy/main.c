@@ -3,6 +3,7 @@
 #include "exchange.h"
 #include "pause.h"
 #include "pingpong.h"
+#include "pipeline.h"
 #include "poll_options.h"
 #include "poller.h"
 #include "post_wr.h"
@@ -19,6 +20,7 @@ static const char purpose[] =
 	"completion by busy polling or (with --events) on a completion channel, report\n"
 	"latency and bandwidth, then destroy everything in reverse order of creation.\n"
 	"With write_imm the immediate value carries the message number.\n"
+	"With --depth N it keeps N in flight and reports bandwidth, as ib_write_bw does.\n"
 	"With --peer=rc_pingpong it runs against rdma-core's ibv_rc_pingpong, either role.\n"
 	"With --recover it first breaks the QP on purpose and brings it back to RTS.";
 
@@ -28,6 +30,15 @@ struct step_opts {
 	struct post_opts post;
 	struct poll_opts poll;
 };
+
+/* One message at a time, each timed; or --depth of them in flight, for bandwidth. */
+static int run_initiator(struct poller *p, const struct rdma_buf *buf, const struct post_opts *post,
+			 const struct poll_opts *poll, int timeout_s)
+{
+	if (poll->depth > 1)
+		return run_pipelined_loop(p, buf, post, poll->iters, poll->depth, timeout_s);
+	return run_initiator_loop(p, buf, post, poll->iters, timeout_s);
+}
 
 int main(int argc, char **argv)
 {
@@ -56,8 +67,9 @@ int main(int argc, char **argv)
 
 	if (session_open(&sess, &opts, &step.mr, &step.conn))
 		goto out_close_session;
-	exchange_set_options(&sess.conn.local, "-o %s -s %zu -n %d%s", op_name(step.post.op),
-			     sess.buf.len, step.poll.iters, step.poll.recover ? " -R" : "");
+	exchange_set_options(&sess.conn.local, "-o %s -s %zu -n %d%s%.0d%s", op_name(step.post.op),
+			     sess.buf.len, step.poll.iters, step.poll.depth > 1 ? " -D " : "",
+			     step.poll.depth > 1 ? step.poll.depth : 0, step.poll.recover ? " -R" : "");
 	if (step.poll.rc_pingpong ? connect_qp_rc_pingpong(&sess.dev, &opts, step.poll.mtu, &sess.conn)
 				  : connect_qp(&sess.dev, &opts, &sess.conn))
 		goto out_close_session;
@@ -68,8 +80,9 @@ int main(int argc, char **argv)
 	     sess.buf.len, opts.host ? "we are the initiator" : "we are the target",
 	     step.conn.events ? "event-driven (completion channel)" : "busy polling");
 	poller_init(&poller, &sess.conn, step.conn.events, step.poll.rc_pingpong);
-	if (opts.host ? run_initiator_loop(&poller, &sess.buf, &step.post, step.poll.iters, opts.timeout_s)
-			: run_target_loop(&poller, &sess.buf, &step.post, step.poll.iters, opts.timeout_s))
+	if (opts.host ? run_initiator(&poller, &sess.buf, &step.post, &step.poll, opts.timeout_s)
+			: run_target_loop(&poller, &sess.buf, &step.post, step.poll.iters,
+					  step.poll.depth > 1, opts.timeout_s))
 		goto out_close_session;
 	if (opts.pause)
 		pause_until_told("transfers done (see 'rdma resource show')");

@@ -1,4 +1,4 @@
-/* perf_report.c: stage 5: the perftest-style report of latency percentiles and bandwidth. */
+/* perf_report.c: stage 5: the perftest-style reports: latency percentiles and bandwidth, or a pipeline's bandwidth. */
 #include "perf_report.h"
 #include "report.h"
 
@@ -11,6 +11,12 @@ double now_us(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &t);
 	return t.tv_sec * 1e6 + t.tv_nsec / 1e3;
+}
+
+static void show_bandwidth(size_t size, int iters, double total_us)
+{
+	show("bandwidth", "%.2f MB/s, %.0f messages/s", (double)size * iters / total_us,
+	     iters / (total_us / 1e6));
 }
 
 static int compare_double(const void *a, const void *b)
@@ -32,6 +38,14 @@ void show_perf_report(double *lat_us, int iters, size_t size, double total_us, e
 	show("latency (us)", "min %.2f, median %.2f, average %.2f, p99 %.2f%s", lat_us[0],
 	     lat_us[iters / 2], sum / iters, lat_us[p99],
 	     op == OP_SEND ? " (half the round trip)" : " (post to completion)");
-	show("bandwidth", "%.2f MB/s, %.0f messages/s", (double)size * iters / total_us,
-	     iters / (total_us / 1e6));
+	show_bandwidth(size, iters, total_us);
+}
+
+void show_pipeline_report(int iters, size_t size, double total_us, enum wr_op op, int depth,
+			  long completions)
+{
+	show("results", "%d x %s of %zu bytes, up to %d in flight", iters, op_name(op), size, depth);
+	show("signalling", "%ld completions for %d work requests: each signalled one also retired "
+	     "the unsignalled ones before it", completions, iters);
+	show_bandwidth(size, iters, total_us);
 }

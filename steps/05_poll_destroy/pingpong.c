@@ -10,8 +10,15 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-/* Differs from the target's seed 0 in every byte. */
-#define READ_POISON_SEED 0x80
+/*
+ * In a SEND ping-pong the reply already proves that our SEND arrived, so its
+ * completion tells nothing new, and each one costs a CQE that the NIC writes
+ * and that we poll for.  A SEND asks for one only on every SIGNAL_EVERYth
+ * message, starting with the first (the one shown), and on the last.  The
+ * send queue frees an unsignalled WR's slot only when a later signalled one
+ * completes, so SIGNAL_EVERY must stay below the queue's QUEUE_DEPTH entries.
+ */
+#define SIGNAL_EVERY 32
 
 /* RSS is read after this many messages, when the loop has reached its steady state, and at the end. */
 #define RSS_FIRST 1000
@@ -44,21 +51,22 @@ static void touch_pages(void *p, size_t len)
 		c[off] = 0;
 }
 
-/* Our barriers over the side channel; ibv_rc_pingpong knows none, so there are none then. */
-static int sync_with_peer(const struct poller *p, char tag, int timeout_s)
+/* Whether the SEND of message I (of ITERS) asks for a completion. */
+static bool send_signalled(int i, int iters)
 {
-	return p->rc_pingpong ? 0 : exchange_sync(p->conn->sock, tag, timeout_s);
+	return i % SIGNAL_EVERY == 0 || i == iters - 1;
 }
 
 /* One message and its completions, as the initiator sees them; *US is the time from post to reply, or to completion. */
 static int initiator_round(struct poller *p, const struct rdma_buf *buf, const struct post_opts *post,
-			   int i, double *us)
+			   int i, int iters, double *us)
 {
 	struct post_opts round = *post;
 	struct ibv_wc wc;
 	double t0;
 
 	round.imm = (uint32_t)i;
+	round.unsignaled = post->op == OP_SEND && !send_signalled(i, iters);
 	if (post->op == OP_SEND && post_receive(p->conn, buf, buf->len))
 		return -1;
 	/* Before a READ, spoil the bytes a previous round fetched: the check must see this round's. */
@@ -71,8 +79,8 @@ static int initiator_round(struct poller *p, const struct rdma_buf *buf, const s
 	    check_received_length(&wc, buf->len))
 		return -1;
 	*us = now_us() - t0;
-	/* Our SEND's own completion, which the reply may have overtaken. */
-	if (post->op == OP_SEND && poller_wait_for(p, WR_ID_SEND, &wc))
+	/* Our SEND's own completion, if it asked for one; the reply may have overtaken it. */
+	if (post->op == OP_SEND && !round.unsignaled && poller_wait_for(p, WR_ID_SEND, &wc))
 		return -1;
 	if (post->op == OP_SEND && !check_pattern(buf->addr, buf->len, (uint8_t)i))
 		return -1;
@@ -94,11 +102,11 @@ int run_initiator_loop(struct poller *p, const struct rdma_buf *buf, const struc
 		return -1;
 	}
 	touch_pages(lat_us, (size_t)iters * sizeof(*lat_us));
-	if (sync_with_peer(p, 'P', timeout_s))
+	if (poller_sync(p, 'P', timeout_s))
 		goto out_free;
 	start = now_us();
 	for (int i = 0; i < iters; i++) {
-		if (initiator_round(p, buf, post, i, &us))
+		if (initiator_round(p, buf, post, i, iters, &us))
 			goto out_free;
 		lat_us[i] = us / (post->op == OP_SEND ? 2 : 1);
 		if (i == 0)
@@ -109,7 +117,7 @@ int run_initiator_loop(struct poller *p, const struct rdma_buf *buf, const struc
 	show_rss(rss_first, iters);
 	show_perf_report(lat_us, iters, buf->len, now_us() - start, post->op);
 	poller_report(p);
-	rc = sync_with_peer(p, 'D', timeout_s);
+	rc = poller_sync(p, 'D', timeout_s);
 out_free:
 	show_quiet(false);
 	free(lat_us);
@@ -119,21 +127,22 @@ out_free:
 /*
  * How many receives the target keeps posted.  A SEND ping-pong needs one: the
  * initiator waits for the reply, and the target posts the next receive before
- * it replies.  WRITE with immediate does not wait, so the next WRITE can come
- * before the target has taken the last one: with no receive posted, it would
- * be refused with an RNR NAK and retried after min_rnr_timer, a delay that no
- * completion reports.  A queue's worth of receives keeps that from happening.
+ * it replies.  WRITE with immediate, and any pipelined run, does not wait, so
+ * the next message can come before the target has taken the last one: with no
+ * receive posted, it would be refused with an RNR NAK and retried after
+ * min_rnr_timer, a delay that no completion reports.  A queue's worth of
+ * receives keeps that from happening.
  */
-static int receives_ahead(enum wr_op op, int iters)
+static int receives_ahead(bool answers, int iters)
 {
-	if (op != OP_WRITE_IMM)
+	if (answers)
 		return 1;
 	return iters < QUEUE_DEPTH ? iters : QUEUE_DEPTH;
 }
 
 /* One message as the target sees it: take it, check it, send it back if it was a SEND. */
 static int target_round(struct poller *p, const struct rdma_buf *buf, const struct post_opts *post,
-			int i, int iters)
+			int i, int iters, bool answers)
 {
 	struct post_opts pong = *post;
 	struct ibv_wc wc;
@@ -146,23 +155,29 @@ static int target_round(struct poller *p, const struct rdma_buf *buf, const stru
 	}
 	/* The next WRITE may already be landing in our buffer: only the last one holds still.
 	 * Replace the receive just used, while messages remain to take one. */
-	if (post->op == OP_WRITE_IMM)
+	if (!answers)
 		return i + QUEUE_DEPTH < iters ? post_receive(p->conn, buf, buf->len) : 0;
 	/* ibv_rc_pingpong sends filler, not our pattern: only the length can be checked. */
 	if (!p->rc_pingpong && !check_pattern(buf->addr, buf->len, (uint8_t)i))
 		return -1;
 	/* Post the next receive before answering, so the next message always finds one. */
 	pong.op = OP_SEND;
+	pong.unsignaled = !send_signalled(i, iters);
 	if (post_receive(p->conn, buf, buf->len) || post_operation(p->conn, buf, buf->len, &pong))
 		return -1;
-	/* The reply's completion; the initiator's next message may overtake it, and is kept. */
-	return poller_wait_for(p, WR_ID_SEND, &wc);
+	/* The reply's completion, if it asked for one; the initiator's next message may overtake it, and is kept. */
+	return pong.unsignaled ? 0 : poller_wait_for(p, WR_ID_SEND, &wc);
 }
 
-static void show_target_check(enum wr_op op, int iters, size_t len)
+static void show_target_check(enum wr_op op, int iters, size_t len, bool answers)
 {
 	switch (op) {
 	case OP_SEND:
+		if (!answers) {
+			show("data check", "%d messages of %zu bytes arrived; the last one's bytes are "
+			     "intact", iters, len);
+			break;
+		}
 		show("data check", "%d messages of %zu bytes, every one arrived intact", iters, len);
 		break;
 	case OP_WRITE_IMM:
@@ -182,20 +197,21 @@ static void show_target_check(enum wr_op op, int iters, size_t len)
 }
 
 int run_target_loop(struct poller *p, const struct rdma_buf *buf, const struct post_opts *post,
-		    int iters, int timeout_s)
+		    int iters, bool pipelined, int timeout_s)
 {
+	bool answers = post->op == OP_SEND && !pipelined;
 	long rss_first = -1;
 	int rc = -1, left;
 
 	if (op_needs_recv(post->op) &&
-	    post_receives(p->conn, buf, buf->len, receives_ahead(post->op, iters)))
+	    post_receives(p->conn, buf, buf->len, receives_ahead(answers, iters)))
 		return -1;
 	if (post->op == OP_READ)
 		fill_pattern(buf->addr, buf->len, 0);
-	if (sync_with_peer(p, 'P', timeout_s))
+	if (poller_sync(p, 'P', timeout_s))
 		return -1;
 	for (int i = 0; op_needs_recv(post->op) && i < iters; i++) {
-		if (target_round(p, buf, post, i, iters))
+		if (target_round(p, buf, post, i, iters, answers))
 			goto out_loud;
 		if (i == 0)
 			show("iterations", "the first shown above; %d more run quietly", iters - 1);
@@ -205,9 +221,9 @@ int run_target_loop(struct poller *p, const struct rdma_buf *buf, const struct p
 	show_quiet(false);
 	if (op_needs_recv(post->op))
 		show_rss(rss_first, iters);
-	if (sync_with_peer(p, 'D', timeout_s))
+	if (poller_sync(p, 'D', timeout_s))
 		goto out_loud;
-	if (post->op != OP_READ && post->op != OP_SEND &&
+	if (post->op != OP_READ && !answers &&
 	    !check_pattern(buf->addr, buf->len, (uint8_t)(iters - 1)))
 		goto out_loud;
 	left = drain_completions(p->conn);
@@ -219,7 +235,7 @@ int run_target_loop(struct poller *p, const struct rdma_buf *buf, const struct p
 		show("data check", "%d messages of %zu bytes each; ibv_rc_pingpong's payload is filler, "
 		     "so only the length was checked", iters, buf->len);
 	else
-		show_target_check(post->op, iters, buf->len);
+		show_target_check(post->op, iters, buf->len, answers);
 	poller_report(p);
 	rc = 0;
 out_loud:

@@ -6,14 +6,18 @@
 #include "post_wr.h"
 #include "reg_mr.h"
 
+/* What a READ's initiator fills its buffer with first; it differs from the target's seed 0 in every byte. */
+#define READ_POISON_SEED 0x80
+
 /*
  * The initiator posts ITERS operations (a SEND is answered by the target,
  * a ping-pong), checks the bytes, and reports latency and bandwidth; the
- * target takes what arrives and checks it.
+ * target takes what arrives and checks it.  With PIPELINED the initiator
+ * runs run_pipelined_loop, and the target answers no SEND.
  */
 int run_initiator_loop(struct poller *p, const struct rdma_buf *buf, const struct post_opts *post,
 		       int iters, int timeout_s);
 int run_target_loop(struct poller *p, const struct rdma_buf *buf, const struct post_opts *post,
-		    int iters, int timeout_s);
+		    int iters, bool pipelined, int timeout_s);
 
 #endif

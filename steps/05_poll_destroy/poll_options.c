@@ -1,4 +1,4 @@
-/* poll_options.c: stage 5's part of the command line: -n, --peer, -m and --recover. */
+/* poll_options.c: stage 5's part of the command line: -n, --depth, --peer, -m and --recover. */
 #include "poll_options.h"
 #include "device.h"
 #include "report.h"
@@ -7,7 +7,7 @@
 
 void poll_opts_default(struct poll_opts *opts)
 {
-	*opts = (struct poll_opts){ .iters = DEFAULT_ITERS, .mtu = IBV_MTU_1024 };
+	*opts = (struct poll_opts){ .iters = DEFAULT_ITERS, .depth = 1, .mtu = IBV_MTU_1024 };
 }
 
 static int parse_mtu(const char *arg, enum ibv_mtu *mtu)
@@ -28,6 +28,8 @@ static int parse_mtu(const char *arg, enum ibv_mtu *mtu)
 
 const struct cli_option poll_cli_options[] = {
 	{ "iters", 'n', "N", "number of messages (default: 1000)" },
+	{ "depth", 'D', "N", "work requests in flight, 1 to 64 (default: 1, one at a time, each "
+	  "timed); above 1 a completion is asked for on every N/2th, for bandwidth" },
 	{ "peer", CLI_KEY_PEER, "rc_pingpong", "speak ibv_rc_pingpong's exchange, to run against it" },
 	{ "mtu", 'm', "BYTES", "with --peer=rc_pingpong: path MTU, 256 to 4096 (default: 1024, as it)" },
 	{ "recover", 'R', NULL, "first break the QP with a bad RDMA WRITE, then bring it back from "
@@ -42,6 +44,8 @@ int poll_parse_option(int key, const char *arg, void *ctx)
 	switch (key) {
 	case 'n':
 		return cli_parse_int("--iters", arg, 1, MAX_ITERS, &opts->iters);
+	case 'D':
+		return cli_parse_int("--depth", arg, 1, QUEUE_DEPTH, &opts->depth);
 	case 'm':
 		opts->mtu_given = true;
 		return parse_mtu(arg, &opts->mtu);
@@ -74,6 +78,11 @@ int poll_opts_check(const struct poll_opts *opts, enum wr_op op)
 	if (opts->rc_pingpong && op != OP_SEND) {
 		report_error("--peer=rc_pingpong speaks SEND/RECV only: ibv_rc_pingpong sends no "
 			     "address or rkey, so it never does one-sided operations");
+		return -1;
+	}
+	if (opts->rc_pingpong && opts->depth > 1) {
+		report_error("--depth goes with an rdma-steps peer: ibv_rc_pingpong answers each "
+			     "message before the next, one at a time");
 		return -1;
 	}
 	if (opts->rc_pingpong && opts->recover) {

@@ -1,4 +1,4 @@
-/* poll_options.h: stage 5's part of the command line: -n, --peer, -m and --recover. */
+/* poll_options.h: stage 5's part of the command line: -n, --depth, --peer, -m and --recover. */
 #ifndef RDMA_STEPS_POLL_OPTIONS_H
 #define RDMA_STEPS_POLL_OPTIONS_H
 
@@ -13,6 +13,7 @@
 
 struct poll_opts {
 	int iters;		/* -n */
+	int depth;		/* --depth: work requests in flight; 1 is the timed ping-pong */
 	bool rc_pingpong;	/* --peer=rc_pingpong */
 	enum ibv_mtu mtu;	/* -m, for --peer=rc_pingpong */
 	bool mtu_given;

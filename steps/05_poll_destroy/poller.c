@@ -1,5 +1,6 @@
 /* poller.c: stage 5: wait for completions, by busy polling or on the completion channel, and take each by its wr_id. */
 #include "poller.h"
+#include "exchange.h"
 #include "fault.h"
 #include "post_wr.h"
 #include "report.h"
@@ -120,6 +121,11 @@ int poller_wait_for(struct poller *p, uint64_t wr_id, struct ibv_wc *wc)
 		p->kept = *wc;
 		p->has_kept = true;
 	}
+}
+
+int poller_sync(const struct poller *p, char tag, int timeout_s)
+{
+	return p->rc_pingpong ? 0 : exchange_sync(p->conn->sock, tag, timeout_s);
 }
 
 void poller_report(const struct poller *p)

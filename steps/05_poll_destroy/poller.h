@@ -30,6 +30,9 @@ void poller_init(struct poller *p, struct rdma_conn *conn, bool events, bool rc_
  */
 int poller_wait_for(struct poller *p, uint64_t wr_id, struct ibv_wc *wc);
 
+/* Our barrier over the side channel (exchange_sync); none with ibv_rc_pingpong, which knows none. */
+int poller_sync(const struct poller *p, char tag, int timeout_s);
+
 /* Prints how the completions were taken: counts of completions, events and acks. */
 void poller_report(const struct poller *p);
 

@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 static const char *const path_names[N_PATHS] = { "tcp", "rdma", "gdr" };
@@ -195,11 +196,27 @@ static int post_receiver_buffer(struct gdr_side *s, enum data_path path, bool di
 	return post_receive(s->conn, direct ? &s->gpu_mr->buf : s->staging, s->staging->len);
 }
 
+static double timeval_us(const struct timeval *t)
+{
+	return t->tv_sec * 1e6 + t->tv_usec;
+}
+
+/* Adds the CPU time spent since BEFORE, user and system, to RES. */
+static void add_cpu_since(const struct rusage *before, struct path_result *res)
+{
+	struct rusage now;
+
+	getrusage(RUSAGE_SELF, &now);
+	res->user_us += timeval_us(&now.ru_utime) - timeval_us(&before->ru_utime);
+	res->system_us += timeval_us(&now.ru_stime) - timeval_us(&before->ru_stime);
+}
+
 int run_path(struct gdr_side *s, enum data_path path, struct path_result *res)
 {
 	/* Both sides must agree: GPUDirect only if both registered their GPU memory. */
 	bool direct = path == PATH_GDR && s->gpu_mr->buf.mr;
 	char peer_direct = 0, mine = direct ? 'G' : 'S';
+	struct rusage cpu;
 	double start;
 	int rc;
 
@@ -214,6 +231,7 @@ int run_path(struct gdr_side *s, enum data_path path, struct path_result *res)
 	s->gdr_used = s->gdr_used || direct;
 	if (post_receiver_buffer(s, path, direct) || exchange_sync(s->conn->sock, 'A' + path, s->timeout_s))
 		return -1;
+	getrusage(RUSAGE_SELF, &cpu);
 	start = now_us();
 	if (path == PATH_TCP)
 		rc = tcp_path(s, res);
@@ -222,6 +240,7 @@ int run_path(struct gdr_side *s, enum data_path path, struct path_result *res)
 	else
 		rc = staged_path(s, res);
 	res->us = now_us() - start;
+	add_cpu_since(&cpu, res);
 	if (rc)
 		return -1;
 	if (!s->sender && !gpu_check_pattern(s->gpu, s->gpu_buf, s->staging->len, path_seed(path)))
@@ -243,4 +262,7 @@ void show_path_result(const struct gdr_side *s, enum data_path path, const struc
 	     list, res->moved, res->us, s->sender ? "" : ", data intact",
 	     res->fell_back ? "; fell back to staging through host memory" : "",
 	     s->gpu->emulated ? "emulated" : "real");
+	snprintf(key, sizeof(key), "cpu %s", path_name(path));
+	show(key, "%s, user %.0f us, system %.0f us in those %.0f us (getrusage: this process)",
+	     s->sender ? "sender" : "receiver", res->user_us, res->system_us, res->us);
 }

@@ -59,6 +59,7 @@ struct path_result {
 	struct copy_count copies;
 	size_t moved;
 	double us;
+	double user_us, system_us;	/* this process's CPU time during the transfer (getrusage) */
 	bool fell_back;
 };
 

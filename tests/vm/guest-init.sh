@@ -98,6 +98,8 @@ say "rxe0 ready on $RXE_NETDEV ($RXE_ADDR) at $(uptime_s) s"
 cd "$RDMA_STEPS_ROOT" || fail "no project at $RDMA_STEPS_ROOT"
 [ -n "$RDMA_STEPS_BIN" ] && export RDMA_STEPS_BIN
 [ -n "${SOAK_ITERS:-}" ] && export SOAK_ITERS
+[ -n "${BENCH_REPS:-}" ] && export BENCH_REPS
+[ -n "${BENCH_QUICK:-}" ] && export BENCH_QUICK
 # A coverage build writes its gcov counts beside its objects, which are read-only
 # here: GCOV_PREFIX sends them to the results share instead (make test-faults).
 [ -n "${RDMA_STEPS_GCOV:-}" ] && export GCOV_PREFIX=/run/results/gcov

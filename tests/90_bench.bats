@@ -1,0 +1,49 @@
+#!/usr/bin/env bats
+# 90_bench.bats: make bench's machinery, on small sizes and once: every case measured beside perftest, a well-formed table, JSON and plot.
+
+setup() {
+	load test_helper
+}
+
+@test "bench, quick: every case beside perftest, syscalls counted, tcp against rdma, and a well-formed table, JSON and SVG" {
+	out=$BATS_TEST_TMPDIR/bench
+	mkdir -p "$out"
+	BENCH_QUICK=1 BENCH_REPS=1 RDMA_STEPS_RESULTS=$out run timeout 300 "$PROJECT_ROOT/tests/bench/bench.sh"
+	assert_success
+	run "$PROJECT_ROOT/tests/bench/report.sh" "$out"
+	assert_success
+	for case in 'send_lat 2 ' 'send_lat 4096 ' 'write_lat 2 ' 'read_lat 2 '; do
+		assert_line --regexp "^$case +[0-9.]+ us +[0-9.]+ us +ib_[a-z]+_lat +[0-9]+\.[0-9]+x "
+	done
+	for case in 'write_bw 65536 ' 'send_bw 65536 '; do
+		assert_line --regexp "^$case +[0-9.]+ MB/s +[0-9.]+ MB/s +ib_[a-z]+_bw +[0-9]+\.[0-9]+x "
+	done
+	refute_line --regexp ' 0\.00x '
+	# Kernel bypass, counted: a busy-polled ping-pong makes one system call per message, the
+	# write() that is rxe's doorbell.  Polling makes none, and neither does the clock.
+	assert_line --regexp '^  busy / per message +1\.00: write 1\.00$'
+	assert_line --regexp '^  busy / set-up and teardown +[0-9]+\.00: .*ioctl [0-9]+'
+	# Event mode adds, per sleep, the arming (an ioctl on rxe), poll() and the read of the
+	# event: the same count of each.  How often it sleeps depends on timing (under strace,
+	# rarely), so only the equality is checked.
+	assert_line --regexp '^  events / per message +[1-9]\.[0-9]+: .*write 1\.00'
+	events=$(grep '^  events / per message' <<<"$output")
+	for call in read ioctl; do
+		[ "$(grep -oE " $call [0-9.]+" <<<"$events" | awk '{ print $2 }')" = "$(grep -oE ' poll [0-9.]+' <<<"$events" | awk '{ print $2 }')" ] ||
+			fail "event mode, per message: $call and poll differ: $events"
+	done
+	for size in 4096 65536; do
+		for side in sender receiver; do
+			assert_line --regexp "^  $size +tcp +$side +[0-9]+ +[0-9]+ +[0-9]+ +2$"
+			assert_line --regexp "^  $size +rdma +$side +[0-9]+ +[0-9]+ +[0-9]+ +1$"
+		done
+	done
+	run jq -e '(.cases | length == 6) and all(.cases[]; .ratio > 0 and .ours > 0 and .perftest > 0)
+		and (.kernel | length > 0) and (.device | length > 0) and (.provider | length > 0)
+		and (.commit | length > 0) and (.date | test("^[0-9]{4}-[0-9]{2}-[0-9]{2}T"))
+		and (.tcp_vs_rdma | length == 8) and any(.syscalls[]; .syscall == "ioctl")' "$out/bench.json"
+	assert_success
+	grep -q '^<svg' "$out/bench.svg" || fail "bench.svg is no SVG: $(head -3 "$out/bench.svg")"
+	grep -qF 'step 05 (05_poll_destroy)' "$out/bench.svg" || fail "bench.svg has no line for step 05"
+	grep -qF 'perftest (ib_send_lat, t_typical)' "$out/bench.svg" || fail "bench.svg has no line for perftest"
+}

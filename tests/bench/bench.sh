@@ -1,0 +1,206 @@
+#!/usr/bin/env bash
+# bench.sh: runs step 05 beside perftest, counts system calls and compares 06_gdr's tcp and rdma paths, over one RDMA device.
+#
+# Runs where the device is (in the test VM, or natively), from 'make bench'.
+# It writes raw figures to $RDMA_STEPS_RESULTS, one per line, for report.sh:
+#   raw.tsv       CASE TOOL REP VALUE   (latency in us, bandwidth in 10^6 B/s)
+#   syscalls.tsv  MODE PHASE SYSCALL CALLS   (PHASE: per message, or set-up and teardown)
+#   cpu.tsv       SIZE PATH SIDE WALL_US USER_US SYSTEM_US COPIES
+#   meta.env      the kernel, device, provider and perftest version
+# BENCH_REPS (default 5) repeats each case; BENCH_QUICK=1 runs small sizes
+# once, to check the machinery ('make test' does).
+set -uo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/../.." || exit 1
+out=${RDMA_STEPS_RESULTS:?set RDMA_STEPS_RESULTS to the folder for the raw figures}
+dev=${RDMA_DEV:?set RDMA_DEV to the RDMA device}
+reps=${BENCH_REPS:-5}
+quick=${BENCH_QUICK:-0}
+bin=${RDMA_STEPS_BIN:-build/bin}
+port=18700
+work=$(mktemp -d "${TMPDIR:-/tmp}/bench.XXXXXX") || exit 1
+trap 'rm -rf "$work"' EXIT
+
+die() { echo "bench: $*" >&2; exit 1; }
+
+# The GID index both tools use: the first RoCE v2 entry with an IPv4-mapped address, as our programs choose.
+gid_index() {
+	local gids=/sys/class/infiniband/$dev/ports/1 gid i
+	for gid in "$gids"/gids/*; do
+		i=${gid##*/}
+		case $(cat "$gid" 2>/dev/null) in
+		0000:0000:0000:0000:0000:ffff:*)
+			[ "$(cat "$gids/gid_attrs/types/$i" 2>/dev/null)" = "RoCE v2" ] && { echo "$i"; return; } ;;
+		esac
+	done
+	echo 0
+}
+
+# The kernel driver behind the device: a PCI device's driver, or a software device's module (rxe, siw).
+provider() {
+	local sys=/sys/class/infiniband/$dev
+	if [ -e "$sys/device/driver" ]; then
+		readlink -f "$sys/device/driver" | sed 's|.*/||'
+	elif [ -d /sys/module/rdma_rxe ] && [[ $dev == rxe* ]]; then
+		echo "rdma_rxe (soft-RoCE over $(cat "$sys/parent"))"
+	elif [ -d /sys/module/siw ] && [[ $dev == siw* ]]; then
+		echo "siw (soft-iWARP over $(cat "$sys/parent"))"
+	else
+		echo unknown
+	fi
+}
+
+# Waits until something listens on PORT (at most 20 s): the client must not race its server.
+wait_listening() {
+	local i
+	for ((i = 0; i < 200; i++)); do
+		ss -Hltn "sport = :$1" | grep -q . && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+# Runs SERVER_CMD... -- CLIENT_CMD... as a pair over $port; the client's output goes to $work/cli.out.
+run_pair() {
+	local server=() srv status=0
+	while [ "$1" != -- ]; do server+=("$1"); shift; done
+	shift
+	"${server[@]}" >"$work/srv.out" 2>&1 &
+	srv=$!
+	wait_listening "$port" || { kill "$srv" 2>/dev/null; die "the server never listened: $(cat "$work/srv.out")"; }
+	timeout 300 "$@" >"$work/cli.out" 2>&1 || status=$?
+	wait "$srv" || status=$?
+	[ "$status" -eq 0 ] || die "failed ($status): $* -- server: $(tail -3 "$work/srv.out") client: $(tail -3 "$work/cli.out")"
+}
+
+# step 05's median latency, or its bandwidth (in 10^6 B/s), from the client's report.
+ours_latency() { awk -F'median ' '/^latency \(us\)/ { split($2, f, ","); print f[1] }' "$work/cli.out"; }
+ours_bandwidth() { awk '/^bandwidth / { print $3 }' "$work/cli.out"; }
+# perftest's result line starts with the size: t_typical (its median) is the 5th field of a
+# latency test; BW average the 4th of a bandwidth test, in MiB/s (2^20), made 10^6 B/s here.
+# ib_send_lat and ib_write_lat report half their ping-pong's round trip.  Step 05's
+# SEND latency is that half too, but its WRITE latency is post to completion: the
+# WRITE and its ACK, a whole round trip, so ib_write_lat's figure is doubled to match.
+# READ is post to completion in both.
+perftest_latency() { # OP
+	awk -v factor="$([ "$1" = write ] && echo 2 || echo 1)" \
+		'$1 ~ /^[0-9]+$/ && NF >= 5 { v = $5 * factor } END { print v }' "$work/cli.out"
+}
+perftest_bandwidth() { awk '$1 ~ /^[0-9]+$/ && NF >= 4 { v = $4 * 1.048576 } END { printf "%.2f\n", v }' "$work/cli.out"; }
+
+record() { # CASE TOOL REP VALUE
+	[ -n "$4" ] || die "$1: $2 printed no figure: $(tail -5 "$work/cli.out")"
+	printf '%s\t%s\t%s\t%s\n' "$@" >>"$out/raw.tsv"
+}
+
+gid=$(gid_index)
+ours_opts=(-d "$dev" -x "$gid" -p "$port")
+perf_opts=(-d "$dev" -x "$gid" -p "$port" -F)
+
+# CASE OP SIZE ITERS PERFTEST: a latency case, step 05 one at a time against PERFTEST.
+latency_case() {
+	local name=$1 op=$2 size=$3 iters=$4 tool=$5 rep=$6
+	run_pair "$bin/05_poll_destroy" "${ours_opts[@]}" -o "$op" -s "$size" -n "$iters" -- \
+		"$bin/05_poll_destroy" "${ours_opts[@]}" -o "$op" -s "$size" -n "$iters" 127.0.0.1
+	record "$name" ours "$rep" "$(ours_latency)"
+	run_pair "$tool" "${perf_opts[@]}" -s "$size" -n "$iters" -- \
+		"$tool" "${perf_opts[@]}" -s "$size" -n "$iters" 127.0.0.1
+	record "$name" "${tool##*/}" "$rep" "$(perftest_latency "$op")"
+}
+
+# CASE OP SIZE ITERS PERFTEST: a bandwidth case, step 05 with --depth 64 against PERFTEST's default 128.
+bandwidth_case() {
+	local name=$1 op=$2 size=$3 iters=$4 tool=$5 rep=$6
+	run_pair "$bin/05_poll_destroy" "${ours_opts[@]}" -o "$op" -s "$size" -n "$iters" -D 64 -- \
+		"$bin/05_poll_destroy" "${ours_opts[@]}" -o "$op" -s "$size" -n "$iters" -D 64 127.0.0.1
+	record "$name" ours "$rep" "$(ours_bandwidth)"
+	run_pair "$tool" "${perf_opts[@]}" -s "$size" -n "$iters" -- \
+		"$tool" "${perf_opts[@]}" -s "$size" -n "$iters" 127.0.0.1
+	record "$name" "${tool##*/}" "$rep" "$(perftest_bandwidth)"
+}
+
+# The system calls step 05's client makes (or ib_send_lat's, for MODE ib_send_lat), counted by
+# strace -c for two loop lengths: the difference is the loop's, per message; the rest is set-up
+# and teardown.
+count_syscalls() { # MODE EXTRA_OPTS...
+	local mode=$1 n
+	shift
+	for n in "$short" "$long"; do
+		if [ "$mode" = ib_send_lat ]; then
+			run_pair ib_send_lat "${perf_opts[@]}" -s 64 -n "$n" -- \
+				strace -f -c -o "$work/strace.$n" ib_send_lat "${perf_opts[@]}" -s 64 -n "$n" 127.0.0.1
+		else
+			run_pair "$bin/05_poll_destroy" "${ours_opts[@]}" -o send -s 64 -n "$n" "$@" -- \
+				strace -f -c -o "$work/strace.$n" "$bin/05_poll_destroy" "${ours_opts[@]}" \
+				-o send -s 64 -n "$n" "$@" 127.0.0.1
+		fi
+	done
+	awk -v mode="$mode" -v short="$short" -v long="$long" '
+		# strace -c: "% time  seconds  usecs/call  calls  [errors]  syscall"; the total line says "total".
+		$1 ~ /^[0-9.]+$/ && $NF != "total" { calls[FILENAME == ARGV[1] ? "s" : "l", $NF] = $4; names[$NF] = 1 }
+		END {
+			for (s in names) {
+				per = (calls["l", s] - calls["s", s]) / (long - short)
+				setup = calls["s", s] - per * short
+				printf "%s\tper message\t%s\t%.2f\n", mode, s, per
+				printf "%s\tset-up and teardown\t%s\t%.0f\n", mode, s, setup
+			}
+		}' "$work/strace.$short" "$work/strace.$long" >>"$out/syscalls.tsv"
+}
+
+# 06_gdr's tcp and rdma paths for one SIZE: each side's wall time, CPU time and extra copies.
+cpu_case() {
+	local size=$1
+	run_pair "$bin/06_gdr" -d "$dev" -x "$gid" -p "$port" -s "$size" -P tcp -- \
+		"$bin/06_gdr" -d "$dev" -x "$gid" -p "$port" -s "$size" -P tcp 127.0.0.1
+	cat "$work/srv.out" "$work/cli.out" >"$work/gdr.out"
+	run_pair "$bin/06_gdr" -d "$dev" -x "$gid" -p "$port" -s "$size" -P rdma -- \
+		"$bin/06_gdr" -d "$dev" -x "$gid" -p "$port" -s "$size" -P rdma 127.0.0.1
+	cat "$work/srv.out" "$work/cli.out" >>"$work/gdr.out"
+	awk -v size="$size" '
+		/^path (tcp|rdma) / { path = $2; side = $4; sub(/,/, "", side); copies = $5
+			match($0, /in [0-9]+ us/); wall = substr($0, RSTART + 3, RLENGTH - 6) }
+		/^cpu (tcp|rdma) / { match($0, /user [0-9]+/); user = substr($0, RSTART + 5, RLENGTH - 5)
+			match($0, /system [0-9]+/); sys = substr($0, RSTART + 7, RLENGTH - 7)
+			printf "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", size, path, side, wall, user, sys, copies }
+	' "$work/gdr.out" >>"$out/cpu.tsv"
+}
+
+rm -f "$out/raw.tsv" "$out/syscalls.tsv" "$out/cpu.tsv"
+{
+	echo "kernel=$(uname -r)"
+	echo "device=$dev"
+	echo "provider=$(provider)"
+	echo "node_type=$(cat "/sys/class/infiniband/$dev/node_type" 2>/dev/null)"
+	echo "perftest=$(dpkg-query -W -f='${Version}' perftest 2>/dev/null)"
+	echo "clocksource=$(cat /sys/devices/system/clocksource/clocksource0/current_clocksource 2>/dev/null)"
+	echo "reps=$reps"
+	echo "quick=$quick"
+} >"$out/meta.env"
+
+if [ "$quick" = 1 ]; then
+	lat_sizes=(2 4096) bw_sizes=(65536) lat_iters=200 bw_iters=(200) short=20 long=120 cpu_sizes=(4096 65536)
+else
+	lat_sizes=(2 4096 65536) bw_sizes=(65536 1048576) lat_iters=1000 bw_iters=(1000 100) short=100 long=1100
+	cpu_sizes=(4096 65536 1048576 4194304)
+fi
+echo "bench: $dev, GID index $gid, $reps repetition(s) of each case"
+for ((rep = 1; rep <= reps; rep++)); do
+	for size in "${lat_sizes[@]}"; do
+		latency_case "send_lat $size" send "$size" "$lat_iters" ib_send_lat "$rep"
+	done
+	latency_case "write_lat 2" write 2 "$lat_iters" ib_write_lat "$rep"
+	latency_case "read_lat 2" read 2 "$lat_iters" ib_read_lat "$rep"
+	for i in "${!bw_sizes[@]}"; do
+		bandwidth_case "write_bw ${bw_sizes[i]}" write "${bw_sizes[i]}" "${bw_iters[i]}" ib_write_bw "$rep"
+		bandwidth_case "send_bw ${bw_sizes[i]}" send "${bw_sizes[i]}" "${bw_iters[i]}" ib_send_bw "$rep"
+	done
+	echo "bench: repetition $rep of $reps done"
+done
+count_syscalls busy
+count_syscalls events -e
+count_syscalls ib_send_lat
+echo "bench: system calls counted"
+for size in "${cpu_sizes[@]}"; do
+	cpu_case "$size"
+done
+echo "bench: 06_gdr's tcp and rdma paths measured"
