@@ -23,6 +23,11 @@ setup() {
 	# write() that is rxe's doorbell.  Polling makes none, and neither does the clock.
 	assert_line --regexp '^  busy / per message +1\.00: write 1\.00$'
 	assert_line --regexp '^  busy / set-up and teardown +[0-9]+\.00: .*ioctl [0-9]+'
+	# ib_send_lat makes the same single call per message.
+	assert_line --regexp '^  ib_send_lat / per message +1\.00: write 1\.00$'
+	# The GID table is read in one call: set-up makes tens of ioctls, not one per table slot (1024 on rxe).
+	ioctls=$(grep '^  busy / set-up and teardown' <<<"$output" | grep -oE ' ioctl [0-9]+' | awk '{ print $2 }')
+	[ "$ioctls" -lt 64 ] || fail "set-up made $ioctls ioctls: is the GID table read entry by entry again?"
 	# Event mode adds, per sleep, the arming (an ioctl on rxe), poll() and the read of the
 	# event: the same count of each.  How often it sleeps depends on timing (under strace,
 	# rarely), so only the equality is checked.

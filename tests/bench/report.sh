@@ -62,7 +62,7 @@ awk -F'\t' '
 		      for (i = 1; i <= n; i++) { l = list[k[i]]; sub(/,$/, "", l); printf "  %-28s %8.2f:%s\n", k[i], total[k[i]], l } }' \
 		"$dir/syscalls.tsv"
 	echo
-	echo "06_gdr, tcp against rdma (wall and CPU time of each side, in us; extra copies):"
+	echo "06_gdr, tcp against rdma, one run per size (wall and CPU time of each side, in us; extra copies):"
 	printf '  %-8s %-5s %-9s %9s %9s %9s %7s\n' size path side wall user system copies
 	awk -F'\t' '{ printf "  %-8s %-5s %-9s %9s %9s %9s %7s\n", $1, $2, $3, $4, $5, $6, $7 }' "$dir/cpu.tsv"
 	echo "  (rxe is RDMA done in software by the kernel: here the comparison is CPU work and copies, not NIC offload)"
