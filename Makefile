@@ -115,6 +115,10 @@ valgrind: DEPS_SET := valgrind
 valgrind: deps all nocuda ## Run every step under valgrind's memcheck over rxe: no error, no leak (tests/slow/valgrind.bats; .ci/run runs it)
 	@RDMA_STEPS_RESULTS_DIR=build/test-results/valgrind tests/run.sh test tests/slow/valgrind.bats
 
+.PHONY: test-lab
+test-lab: deps all vm ## Check the lab loop of make shell in a VM of its own: a step rebuilt on the host, or with make in the VM, prints its new line at once (tests/slow/lab.bats; .ci/run runs it)
+	@RDMA_STEPS_RESULTS_DIR=build/test-results/lab tests/run.sh test tests/slow/lab.bats
+
 .PHONY: bench
 bench: deps all ## Run step 05 beside perftest (BENCH_REPS times, default 5), count system calls, compare TCP and RDMA: table, build/bench/bench.json and bench.svg (about 15 min)
 	@RDMA_STEPS_RESULTS_DIR=build/bench tests/run.sh bench && tests/bench/report.sh build/bench

@@ -161,7 +161,7 @@ mount_system || die "could not bind-mount /proc, /sys, /dev, /dev/pts and the re
 clone_into_root || die "could not clone $commit into the root"
 say "cloned $(git -C "$project" log -1 --format='%h %s' "$commit")"
 
-learner_targets=(all demo test test-faults soak valgrind bench fuzz-replay shell sanitize test-sanitize nocuda vm lint)
+learner_targets=(all demo test test-faults soak valgrind test-lab bench fuzz-replay shell sanitize test-sanitize nocuda vm lint)
 echo "1..$((${#learner_targets[@]} + 4))" >"$tap"
 for t in "${learner_targets[@]}"; do
 	check_learner_stops "$t"

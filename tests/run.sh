@@ -46,7 +46,7 @@ rm -f "$results/tap" "$results/host.tap"
 if [ "$what" = shell ]; then
 	[ "$mode" = native ] && die "this machine has an RDMA device ($(first_device)): run the tutorial's commands here directly, or set RDMA_TEST_MODE=vm"
 	{ [ -t 0 ] && [ -t 1 ]; } || die "needs a terminal: run 'make shell' from an interactive terminal"
-	export RDMA_VM_INTERACTIVE=1
+	export RDMA_VM_INTERACTIVE=1 RDMA_VM_PROJECT_RW=1
 fi
 if [ "$mode" = native ]; then
 	export RDMA_DEV=${RDMA_DEV:-$(first_device)} RDMA_STEPS_RESULTS=$results

@@ -29,6 +29,7 @@ rm -f "$results"/{status,console.log,job.env}
 	printf 'RDMA_STEPS_GCOV=%q\n' "${RDMA_STEPS_GCOV:-}"
 	printf 'SOAK_ITERS=%q\n' "${SOAK_ITERS:-}"
 	printf 'BENCH_REPS=%q\n' "${BENCH_REPS:-}"
+	printf 'RDMA_STEPS_PROJECT_RW=%q\n' "${RDMA_VM_PROJECT_RW:-0}"
 	printf 'BENCH_QUICK=%q\n' "${BENCH_QUICK:-}"
 	printf 'RDMA_STEPS_TERM=%q\n' "${TERM:-vt100}"
 	if [ -t 0 ]; then
@@ -52,6 +53,12 @@ qemu=(qemu-system-x86_64
 	-chardev stdio,id=console,signal=off -serial chardev:console
 	-virtfs local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap
 	-virtfs "local,path=$results,mount_tag=results,security_model=none")
+# The lab loop (make shell): the project, writable and uncached, over the read-only
+# root's copy of it, so that 'make' works in the VM and a rebuild on the host is
+# seen at once (the root's cache=loose keeps serving a relinked file's old inode).
+if [ "${RDMA_VM_PROJECT_RW:-0}" = 1 ]; then
+	qemu+=(-virtfs "local,path=$root,mount_tag=project,security_model=none,multidevs=remap")
+fi
 
 kernel=$(readlink "$vm_dir/vmlinuz" | sed 's|.*/||')
 if [ "${RDMA_VM_INTERACTIVE:-0}" = 1 ]; then

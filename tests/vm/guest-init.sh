@@ -95,6 +95,11 @@ mount_tmp
 say "guest up at $(uptime_s) s (kernel $(uname -r))"
 start_rxe || fail "soft-RoCE set-up failed: rxe0 on $RXE_NETDEV ($RXE_ADDR) did not come up"
 say "rxe0 ready on $RXE_NETDEV ($RXE_ADDR) at $(uptime_s) s"
+# make shell: the project's own share, writable and uncached (see boot.sh).
+if [ "${RDMA_STEPS_PROJECT_RW:-0}" = 1 ]; then
+	mount -t 9p -o trans=virtio,version=9p2000.L,msize=512000,cache=mmap project "$RDMA_STEPS_ROOT" ||
+		fail "cannot mount the project's share (mount_tag project) at $RDMA_STEPS_ROOT"
+fi
 cd "$RDMA_STEPS_ROOT" || fail "no project at $RDMA_STEPS_ROOT"
 [ -n "$RDMA_STEPS_BIN" ] && export RDMA_STEPS_BIN
 [ -n "${SOAK_ITERS:-}" ] && export SOAK_ITERS

@@ -27,15 +27,6 @@ fit() {
 }
 RC
 echo 'set -g default-command bash' >"$HOME/.tmux.conf"
-cat >"$tty" <<TEXT
-
-Soft-RoCE VM: rxe0 is up on $(ip -4 -br addr show dev rxenet0 | awk '{print $1, $3}').
-You are root in $PWD, which is read-only here (build it with 'make' on the host).
-Run TUTORIAL.md's commands as written.  For more terminals, start 'tmux':
-Ctrl-b % splits left/right, Ctrl-b " splits top/bottom, Ctrl-b o moves to the
-next pane, 'exit' closes one.  After resizing your window, run 'fit' (outside
-tmux).  'exit' (or Ctrl-d) here powers the VM off.
-
-TEXT
+tests/vm/banner.sh >"$tty"
 # shellcheck disable=SC2094  # the terminal is both its input and its output
 setsid -c script -q -c 'bash -i' /dev/null <"$tty" >"$tty" 2>&1

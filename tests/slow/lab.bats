@@ -1,0 +1,114 @@
+#!/usr/bin/env bats
+# lab.bats: the lab loop of 'make shell': edit, rebuild and rerun a step in the same VM, on the host or in the VM itself ('make test-lab').
+# It boots its own VM, the way 'make shell' does, on a copy of the project, so the real tree is never edited.
+# bats file_tags=host
+
+setup() {
+	load ../test_helper
+	COPY=$BATS_TEST_TMPDIR/project
+	RESULTS=$BATS_TEST_TMPDIR/results
+	mkdir -p "$COPY" "$RESULTS"
+	# The tracked files and the current build; the VM's kernel stays where it is.
+	git -C "$PROJECT_ROOT" ls-files -z | (cd "$PROJECT_ROOT" && xargs -0 cp -a --parents -t "$COPY")
+	mkdir -p "$COPY/build"
+	cp -a "$PROJECT_ROOT/build/bin" "$PROJECT_ROOT/build/obj" "$COPY/build/"
+}
+
+# Waits up to $2 s for the file $1 to appear.
+wait_for_file() {
+	local i
+	for ((i = 0; i < $2 * 10; i++)); do
+		[ -e "$1" ] && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+@test "lab: the shell banner's claims hold; a step rebuilt on the host, or with make in the VM, prints its new line in the same VM at once" {
+	# The guest's side: run the step, wait for the host's rebuild, run it again; then edit
+	# and rebuild in the VM itself, and run it once more.
+	cat >"$COPY/lab-job.sh" <<'JOB'
+#!/bin/bash
+out=/run/results
+# The banner of make shell, and its claims, checked where the learner meets them.
+export HOME=$TMPDIR/home
+mkdir -p "$HOME"
+tests/vm/banner.sh >"$out/banner"
+rdma resource show rxe0 >"$out/resources-at-boot"
+for dir in "$PWD" /tmp "$TMPDIR" "$HOME" /usr; do
+	if touch "$dir/.lab-probe" 2>/dev/null; then echo "$dir writable"; rm -f "$dir/.lab-probe"; else echo "$dir read-only"; fi
+done >"$out/writable"
+# Ctrl-C on both sides of a long run, then the kernel's count.
+build/bin/05_poll_destroy -p 18777 -n 1000000 >"$out/int-srv" 2>&1 &
+srv=$!
+sleep 1
+build/bin/05_poll_destroy -p 18777 -n 1000000 127.0.0.1 >"$out/int-cli" 2>&1 &
+cli=$!
+sleep 3
+kill -INT "$cli" "$srv"
+wait "$cli" "$srv"
+rdma resource show rxe0 >"$out/resources-after-ctrl-c"
+# Killed outright, with no chance to release anything: the kernel does it.
+build/bin/05_poll_destroy -p 18778 -n 1000000 >/dev/null 2>&1 &
+srv=$!
+sleep 1
+build/bin/05_poll_destroy -p 18778 -n 1000000 127.0.0.1 >/dev/null 2>&1 &
+cli=$!
+sleep 3
+rdma resource show rxe0 >"$out/resources-while-running"
+kill -KILL "$cli" "$srv"
+wait "$cli" "$srv"
+rdma resource show rxe0 >"$out/resources-after-kill"
+build/bin/01_open_pd --help | sed -n 3p >"$out/before"
+touch "$out/ready"
+for ((i = 0; i < 1200; i++)); do [ -e "$out/go" ] && break; sleep 0.1; done
+build/bin/01_open_pd --help | sed -n 3p >"$out/after-host"
+sed -i 's/Step 01 (edited on the host)/Step 01 (edited in the VM)/' steps/01_open_pd/main.c
+make build/bin/01_open_pd >"$out/make.log" 2>&1
+echo $? >"$out/make.status"
+build/bin/01_open_pd --help | sed -n 3p >"$out/after-vm"
+JOB
+	chmod +x "$COPY/lab-job.sh"
+	RDMA_VM_PROJECT_RW=1 RDMA_VM_TIMEOUT=600 "$COPY/tests/vm/boot.sh" "$PROJECT_ROOT/build/vm" "$RESULTS" "$COPY/lab-job.sh" \
+		>"$BATS_TEST_TMPDIR/boot.out" 2>&1 &
+	vm=$!
+	wait_for_file "$RESULTS/ready" 300 || { kill "$vm"; fail "the guest never ran the step: $(tail -n 20 "$BATS_TEST_TMPDIR/boot.out")"; }
+	# The learner's edit on the host, and the host's rebuild, while the guest holds the old file in its cache.
+	sed -i 's/Step 01: open an RDMA device/Step 01 (edited on the host): open an RDMA device/' "$COPY/steps/01_open_pd/main.c"
+	make -s -C "$COPY" build/bin/01_open_pd >"$BATS_TEST_TMPDIR/make.out" 2>&1 || fail "the host's rebuild failed: $(cat "$BATS_TEST_TMPDIR/make.out")"
+	touch "$RESULTS/go"
+	wait "$vm" || fail "the VM's job failed: $(tail -n 20 "$BATS_TEST_TMPDIR/boot.out")"
+	run cat "$RESULTS/banner"
+	assert_line --regexp "^You are root in $COPY, the project itself, writable and uncached: edit and run$"
+	assert_line --regexp "^Writable too: /tmp, /run/tmp \(TMPDIR\) and /run/tmp/home; the rest of / is the host's, read-only\.$|^Writable too: /run/tmp \(TMPDIR\) and /run/tmp/home \(/tmp is the host's, read-only\)"
+	assert_line --regexp "^'rdma resource show' starts at pd 1, cq 1, qp 1: ib_core's own"
+	assert_output --partial 'Ctrl-b d, fit, then'
+	run cat "$RESULTS/resources-at-boot"
+	assert_output --regexp '^0: rxe0: pd 1 cq 1 qp 1 cm_id 0 mr 0 '
+	run cat "$RESULTS/writable"
+	assert_line "$COPY writable"
+	assert_line "/run/tmp writable"
+	assert_line "/run/tmp/home writable"
+	assert_line "/usr read-only"
+	# The copy lives under /tmp here, so the guest keeps the host's /tmp, read-only, as the banner says.
+	if [[ $COPY == /tmp/* ]]; then assert_line "/tmp read-only"; else assert_line "/tmp writable"; fi
+	run cat "$RESULTS/int-cli"
+	assert_output --partial 'error: stopped by SIGINT (Ctrl-C): releasing what this program created, in reverse order'
+	run cat "$RESULTS/resources-after-ctrl-c"
+	assert_output --regexp '^0: rxe0: pd 1 cq 1 qp 1 cm_id 0 mr 0 '
+	run cat "$RESULTS/resources-while-running"
+	assert_output --regexp '^0: rxe0: pd 3 cq 3 qp 3 cm_id 0 mr 2 '
+	run cat "$RESULTS/resources-after-kill"
+	assert_output --regexp '^0: rxe0: pd 1 cq 1 qp 1 cm_id 0 mr 0 '
+	run cat "$RESULTS/before"
+	assert_output --regexp '^Step 01: open an RDMA device'
+	run cat "$RESULTS/after-host"
+	assert_output --regexp '^Step 01 \(edited on the host\): open an RDMA device'
+	run cat "$RESULTS/make.status"
+	assert_output 0
+	run cat "$RESULTS/after-vm"
+	assert_output --regexp '^Step 01 \(edited in the VM\): open an RDMA device'
+	# What the VM built is the host's too: the same binary, run here.
+	run "$COPY/build/bin/01_open_pd" --help
+	assert_line --regexp '^Step 01 \(edited in the VM\): open an RDMA device'
+}
