@@ -58,3 +58,19 @@ tutorial_number() {
 	grep -qF "about $nv_step ms of communication per step over NVLink, and about $nic_step ms over one NIC" "$TUTORIAL" ||
 		fail "per step: $nv_step ms over NVLink and $nic_step ms over one NIC"
 }
+
+@test "TUTORIAL.md: every step section ends with two or three 'predict, then run' questions, each answer folded away" {
+	run awk '
+		/^## / { if (step != "") report(); step = ($0 ~ /^## Step [0-9][0-9]:/) ? $3 : ""; last = ""; q = 0; d = 0; next }
+		step != "" && /^### / { last = $0 }
+		step != "" && last == "### Predict, then run" && /^[0-9]+\. / { q++ }
+		step != "" && last == "### Predict, then run" && /^<details><summary>Answer<\/summary>$/ { d++ }
+		function report() {
+			if (last != "### Predict, then run") printf "step %s: its last subsection is \"%s\", not ### Predict, then run\n", step, last
+			else if (q < 2 || q > 3 || d != q) printf "step %s: %d questions and %d folded answers\n", step, q, d
+		}
+		END { if (step != "") report() }' "$TUTORIAL"
+	assert_success
+	assert_output ""
+	[ "$(grep -c '^### Predict, then run$' "$TUTORIAL")" = 6 ] || fail "expected one 'Predict, then run' per step"
+}

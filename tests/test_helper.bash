@@ -123,12 +123,15 @@ file_has_line() {
 	return 1
 }
 
-# Waits up to SECONDS (default 20) for a line matching REGEX in FILE.
+# Waits up to SECONDS (default 20, by the clock) for a line matching REGEX in FILE.
+# A program that has failed (an "error:" line) or finished (its teardown line)
+# prints nothing more, so the wait ends there, at once.
 wait_for_line() {
-	local file=$1 regex=$2 tries=$((${3:-20} * 10))
+	local file=$1 regex=$2 deadline=$((SECONDS + ${3:-20}))
 	until file_has_line "$file" "$regex"; do
-		tries=$((tries - 1))
-		[ "$tries" -gt 0 ] || fail "no line matching '$regex' in $file after ${3:-20} s; it holds: $(cat "$file")"
+		! file_has_line "$file" '^(error: |teardown +: )' ||
+			fail "the program stopped before a line matching '$regex' in $file; it holds: $(cat "$file")"
+		[ "$SECONDS" -lt "$deadline" ] || fail "no line matching '$regex' in $file after ${3:-20} s; it holds: $(cat "$file")"
 		sleep 0.1
 	done
 }
