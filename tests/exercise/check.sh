@@ -8,7 +8,8 @@
 # the first TODO(exercise) still in the copy, and the first test that failed.
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.." || exit 1
-want=${1:?usage: check.sh STEP DIR}
+want=${1:-}
+[ -n "$want" ] || { echo "check: say which step, 01 to 06: make check STEP=02" >&2; exit 2; }
 dir=${2:?usage: check.sh STEP DIR}
 step=
 for s in steps/[0-9][0-9]_*; do

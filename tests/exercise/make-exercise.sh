@@ -8,7 +8,8 @@
 # and fails at run time, so the copy builds and its step's tests fail.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.." || exit 1
-want=${1:?usage: make-exercise.sh STEP DIR}
+want=${1:-}
+[ -n "$want" ] || { echo "exercise: say which step, 01 to 06: make exercise STEP=02" >&2; exit 2; }
 dir=${2:?usage: make-exercise.sh STEP DIR}
 step=
 for s in steps/[0-9][0-9]_*; do
