@@ -173,7 +173,7 @@ fresh-machine: ## As root: run README's quick start in a minimal Debian 12 root,
 
 .PHONY: lint
 lint: deps ## Check the shell scripts with shellcheck
-	shellcheck -x .ci/run tests/*.sh tests/vm/*.sh tests/vm/initramfs-init
+	shellcheck -x .ci/run tests/*.sh tests/bench/*.sh tests/exercise/*.sh tests/vm/*.sh tests/vm/initramfs-init
 
 .PHONY: diagrams
 diagrams: deps ## Re-render the SVGs in diagrams/ from their .dot sources (needs graphviz)

@@ -8,15 +8,10 @@
 # the first TODO(exercise) still in the copy, and the first test that failed.
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.." || exit 1
-want=${1:-}
-[ -n "$want" ] || { echo "check: say which step, 01 to 06: make check STEP=02" >&2; exit 2; }
+# shellcheck source=tests/exercise/step.bash
+. tests/exercise/step.bash
+step=$(resolve_step check "${1:-}") || exit 2
 dir=${2:?usage: check.sh STEP DIR}
-step=
-for s in steps/[0-9][0-9]_*; do
-	s=${s#steps/}
-	case $want in "$s" | "${s%%_*}") step=$s ;; esac
-done
-[ -n "$step" ] || { echo "check: no step '$want': give STEP=01 to 06 (or a name such as 02_reg_mr)" >&2; exit 2; }
 [ -d "$dir/$step" ] || { echo "check: no $dir/$step: write it first with 'make exercise STEP=${step%%_*}'" >&2; exit 2; }
 results=build/test-results/exercise
 

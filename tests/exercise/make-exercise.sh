@@ -8,15 +8,10 @@
 # and fails at run time, so the copy builds and its step's tests fail.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.." || exit 1
-want=${1:-}
-[ -n "$want" ] || { echo "exercise: say which step, 01 to 06: make exercise STEP=02" >&2; exit 2; }
+# shellcheck source=tests/exercise/step.bash
+. tests/exercise/step.bash
+step=$(resolve_step exercise "${1:-}") || exit 2
 dir=${2:?usage: make-exercise.sh STEP DIR}
-step=
-for s in steps/[0-9][0-9]_*; do
-	s=${s#steps/}
-	case $want in "$s" | "${s%%_*}") step=$s ;; esac
-done
-[ -n "$step" ] || { echo "exercise: no step '$want': give STEP=01 to 06 (or a name such as 02_reg_mr)" >&2; exit 2; }
 out=$dir/$step
 if [ -e "$out" ]; then
 	echo "exercise: $out exists, with your work in it: move it away first, or run 'make check STEP=${step%%_*}'" >&2
