@@ -13,6 +13,7 @@
 #include "report.h"
 #include "session.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 
 static const char purpose[] =
@@ -53,6 +54,7 @@ int main(int argc, char **argv)
 	int usage;
 	struct session sess;
 	struct poller poller;
+	char depth_opt[16] = "";
 	int status = EXIT_FAILURE, failures;
 
 	reg_mr_opts_default(&step.mr);
@@ -67,9 +69,10 @@ int main(int argc, char **argv)
 
 	if (session_open(&sess, &opts, &step.mr, &step.conn))
 		goto out_close_session;
-	exchange_set_options(&sess.conn.local, "-o %s -s %zu -n %d%s%.0d%s", op_name(step.post.op),
-			     sess.buf.len, step.poll.iters, step.poll.depth > 1 ? " -D " : "",
-			     step.poll.depth > 1 ? step.poll.depth : 0, step.poll.recover ? " -R" : "");
+	if (step.poll.depth > 1)
+		snprintf(depth_opt, sizeof(depth_opt), " -D %d", step.poll.depth);
+	exchange_set_options(&sess.conn.local, "-o %s -s %zu -n %d%s%s", op_name(step.post.op),
+			     sess.buf.len, step.poll.iters, depth_opt, step.poll.recover ? " -R" : "");
 	if (step.poll.rc_pingpong ? connect_qp_rc_pingpong(&sess.dev, &opts, step.poll.mtu, &sess.conn)
 				  : connect_qp(&sess.dev, &opts, &sess.conn))
 		goto out_close_session;
