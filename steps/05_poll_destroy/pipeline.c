@@ -53,13 +53,28 @@ static int fill_pipe(struct poller *p, const struct rdma_buf *buf, struct post_o
 	return 0;
 }
 
+/* Keeps the pipe full until all ITERS work requests have completed. */
+static int pump(struct poller *p, const struct rdma_buf *buf, struct post_opts *wr, int iters,
+		int depth)
+{
+	int every = signal_interval(depth), posted = 0, done = 0;
+	struct ibv_wc wc;
+
+	while (done < iters) {
+		if (fill_pipe(p, buf, wr, &posted, done, iters, depth, every) ||
+		    poller_wait_for(p, WR_ID_SEND, &wc))
+			return -1;
+		done = retire(done, every, iters);
+	}
+	return 0;
+}
+
 int run_pipelined_loop(struct poller *p, const struct rdma_buf *buf, const struct post_opts *post,
 		       int iters, int depth, int timeout_s)
 {
 	struct post_opts wr = *post;
-	int every = signal_interval(depth), posted = 0, done = 0, left, rc = -1;
-	struct ibv_wc wc;
 	double start;
+	int rc, left;
 
 	/* A buffer must hold still while work requests that read it are in flight: it is
 	 * filled once, with the pattern the target checks for the last message.  A READ's
@@ -68,24 +83,18 @@ int run_pipelined_loop(struct poller *p, const struct rdma_buf *buf, const struc
 	if (poller_sync(p, 'P', timeout_s))
 		return -1;
 	start = now_us();
-	while (done < iters) {
-		if (fill_pipe(p, buf, &wr, &posted, done, iters, depth, every) ||
-		    poller_wait_for(p, WR_ID_SEND, &wc))
-			goto out_loud;
-		done = retire(done, every, iters);
-	}
+	rc = pump(p, buf, &wr, iters, depth);
 	show_quiet(false);
+	if (rc)
+		return -1;
 	show_pipeline_report(iters, buf->len, now_us() - start, post->op, depth, p->completions);
 	if (post->op == OP_READ && !check_pattern(buf->addr, buf->len, 0))
-		goto out_loud;
+		return -1;
 	left = drain_completions(p->conn);
 	if (left < 0)
-		goto out_loud;
+		return -1;
 	show("initiator CQ", "%d completion(s) left after the last signalled one: the unsignalled "
 	     "work requests made none", left);
 	poller_report(p);
-	rc = poller_sync(p, 'D', timeout_s);
-out_loud:
-	show_quiet(false);
-	return rc;
+	return poller_sync(p, 'D', timeout_s);
 }
