@@ -129,6 +129,12 @@ valgrind: deps all nocuda ## Run every step under valgrind's memcheck over rxe: 
 test-lab: deps all vm ## Check the lab in VMs of their own: the edit-rebuild-rerun loop and banner of make shell, and that every make exercise skeleton builds, fails its step's main test and names its TODO (tests/slow/; .ci/run runs it)
 	@RDMA_STEPS_RESULTS_DIR=build/test-results/lab tests/run.sh test tests/slow/lab.bats tests/slow/exercises.bats
 
+# The capture needs tcpdump and tshark (tshark's dissector decodes InfiniBand over UDP).
+test-wire: DEPS_SET := wire
+.PHONY: test-wire
+test-wire: deps all vm ## Two VMs on one virtual wire: step 04's operations between them, captured and decoded; packets checked against what the programs printed (about 2 min; .ci/run runs it)
+	@RDMA_STEPS_RESULTS_DIR=build/test-results/wire tests/run.sh test tests/slow/wire.bats
+
 .PHONY: exercise
 exercise: ## Write a learner's copy of step STEP=NN into work/NN_name, its verbs functions emptied with a TODO saying what belongs there
 	@tests/exercise/make-exercise.sh "$(STEP)" $(EXERCISE_DIR)
@@ -150,8 +156,9 @@ demo: deps all nocuda ## Run every command block of TUTORIAL.md in order, over s
 	@tests/run.sh demo
 
 .PHONY: shell
-shell: deps all nocuda ## A root shell in the soft-RoCE VM, with rxe0 up, to run TUTORIAL.md by hand
-	@tests/run.sh shell
+shell: DEPS_SET := $(if $(filter 2,$(NODES)),wire,all)
+shell: deps all nocuda ## A root shell in the soft-RoCE VM, with rxe0 up, to run TUTORIAL.md by hand; NODES=2: two VMs on one wire, side by side in tmux
+	@tests/run.sh shell $(NODES)
 
 .PHONY: vm
 vm: deps ## Fetch Debian's kernel and build the test VM's initramfs under build/vm (done by test and demo)
@@ -173,7 +180,7 @@ fresh-machine: ## As root: run README's quick start in a minimal Debian 12 root,
 
 .PHONY: lint
 lint: deps ## Check the shell scripts with shellcheck
-	shellcheck -x .ci/run tests/*.sh tests/bench/*.sh tests/exercise/*.sh tests/vm/*.sh tests/vm/initramfs-init
+	shellcheck -x .ci/run tests/*.sh tests/bench/*.sh tests/exercise/*.sh tests/vm/*.sh tests/vm/initramfs-init tests/wire/*.sh
 
 .PHONY: diagrams
 diagrams: deps ## Re-render the SVGs in diagrams/ from their .dot sources (needs graphviz)

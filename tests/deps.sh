@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # deps.sh: install the Debian packages that the build, the demo and the tests need ('make deps').
 #
-# Usage: tests/deps.sh build|all|valgrind
+# Usage: tests/deps.sh build|all|valgrind|wire
 #   build:    what compiling needs (make, make sanitize, make nocuda);
 #   all:      that, plus what the demo, the tests, the VM and the checks need;
-#   valgrind: all, plus valgrind ('make valgrind').
+#   valgrind: all, plus valgrind ('make valgrind');
+#   wire:     all, plus tcpdump and tshark ('make test-wire', 'make shell NODES=2').
 # As root it installs what is missing; otherwise it prints the one apt-get line
 # to run and fails, before anything compiles.  For 'all' it also makes sure apt
 # knows the kernel package the test VM boots, since the VM fetches it with
@@ -23,7 +24,8 @@ case ${1:-all} in
 build) packages=("${build_packages[@]}") ;;
 all) packages=("${build_packages[@]}" "${run_packages[@]}") ;;
 valgrind) packages=("${build_packages[@]}" "${run_packages[@]}" valgrind) ;;
-*) echo "usage: tests/deps.sh build|all|valgrind" >&2; exit 2 ;;
+wire) packages=("${build_packages[@]}" "${run_packages[@]}" tcpdump tshark) ;;
+*) echo "usage: tests/deps.sh build|all|valgrind|wire" >&2; exit 2 ;;
 esac
 
 # One dpkg-query for every package: in the test VM, where 'make' runs this too, each process costs about 80 ms.

@@ -3,7 +3,7 @@
 #
 # Usage: tests/run.sh test [BATS_FILE...]
 #        tests/run.sh demo
-#        tests/run.sh shell    (an interactive shell in the VM)
+#        tests/run.sh shell [NODES]   (an interactive shell in the VM; NODES=2: two VMs on one wire)
 # RDMA_TEST_MODE=native or RDMA_TEST_MODE=vm forces a mode; the default picks
 # native when /sys/class/infiniband lists a device and the VM otherwise.
 set -uo pipefail
@@ -44,6 +44,8 @@ mode=$(choose_mode) || exit 1
 mkdir -p "$results"
 rm -f "$results/tap" "$results/host.tap"
 if [ "$what" = shell ]; then
+	nodes=${1:-1}
+	case $nodes in 1 | 2) ;; *) die "NODES must be 1 or 2, not '$nodes'" ;; esac
 	[ "$mode" = native ] && die "this machine has an RDMA device ($(first_device)): run the tutorial's commands here directly, or set RDMA_TEST_MODE=vm"
 	{ [ -t 0 ] && [ -t 1 ]; } || die "needs a terminal: run 'make shell' from an interactive terminal"
 	export RDMA_VM_INTERACTIVE=1 RDMA_VM_PROJECT_RW=1
@@ -72,7 +74,11 @@ else
 		status=$host_status
 	else
 		tests/vm/prepare.sh "$vm_dir" || die "could not prepare the test VM (see the message above)"
-		tests/vm/boot.sh "$vm_dir" "$results" "${job[@]}"
+		if [ "$what" = shell ] && [ "$nodes" = 2 ]; then
+			tests/vm/two-nodes.sh "$vm_dir" "$results"
+		else
+			tests/vm/boot.sh "$vm_dir" "$results" "${job[@]}"
+		fi
 		status=$?
 		[ "$status" -ne 0 ] || status=$host_status
 	fi

@@ -112,3 +112,43 @@ JOB
 	run "$COPY/build/bin/01_open_pd" --help
 	assert_line --regexp '^Step 01 \(edited in the VM\): open an RDMA device'
 }
+
+# Waits up to $3 s for pane $2 of tmux session $1 to show a line matching the regex $4.
+wait_for_pane() { # SESSION PANE SECONDS REGEX
+	local i
+	for ((i = 0; i < $3 * 2; i++)); do
+		tmux capture-pane -p -J -S -300 -t "$1:0.$2" 2>/dev/null | grep -qE "$4" && return 0
+		sleep 0.5
+	done
+	return 1
+}
+
+@test "lab: make shell NODES=2 puts node 1 and node 2 side by side, each named, and a step runs from one to the other" {
+	session=$(RDMA_LAB_DETACHED=1 "$COPY/tests/vm/two-nodes.sh" "$PROJECT_ROOT/build/vm" "$RESULTS")
+	[ -n "$session" ] || fail "two-nodes.sh started no tmux session"
+	for pane in 0 1; do
+		wait_for_pane "$session" $pane 300 "^root@node$((pane + 1)):" || {
+			tmux capture-pane -p -J -S -300 -t "$session:0.$pane" >&3
+			tmux kill-session -t "$session"
+			fail "node $((pane + 1)) never showed its prompt"
+		}
+	done
+	tmux send-keys -t "$session:0.0" "build/bin/04_post_wr -o write > \$TMPDIR/srv.log 2>&1; echo server-done-\$?; grep -c '^data check .*arrived intact' \$TMPDIR/srv.log" Enter
+	tmux send-keys -t "$session:0.1" "build/bin/04_post_wr -o write 198.18.0.1 > \$TMPDIR/cli.log 2>&1; echo client-done-\$?; grep -c 'RDMA_WRITE, status success' \$TMPDIR/cli.log" Enter
+	wait_for_pane "$session" 0 120 '^server-done-' && wait_for_pane "$session" 1 120 '^client-done-' || true
+	left=$(tmux capture-pane -p -J -S -300 -t "$session:0.0")
+	right=$(tmux capture-pane -p -J -S -300 -t "$session:0.1")
+	tmux send-keys -t "$session:0.0" exit Enter
+	tmux send-keys -t "$session:0.1" exit Enter
+	for _ in $(seq 1 60); do tmux has-session -t "$session" 2>/dev/null || break; sleep 0.5; done
+	tmux kill-session -t "$session" 2>/dev/null || true
+	run echo "$left"
+	assert_line --regexp '^NODE 1 of 2 \(node1\): rxe0 is up on eth0, 198\.18\.0\.1, wired to node 2 at 198\.18\.0\.2\.$'
+	assert_line 'server-done-0'
+	# The count of 'arrived intact' lines, printed right after.
+	[ "$(grep -A1 '^server-done-0$' <<<"$left" | tail -n 1)" = 1 ] || fail "node 1: no intact data: $left"
+	run echo "$right"
+	assert_line --regexp '^NODE 2 of 2 \(node2\): rxe0 is up on eth0, 198\.18\.0\.2, wired to node 1 at 198\.18\.0\.1\.$'
+	assert_line 'client-done-0'
+	[ "$(grep -A1 '^client-done-0$' <<<"$right" | tail -n 1)" = 1 ] || fail "node 2: no successful WRITE completion: $right"
+}

@@ -3,10 +3,21 @@
 #
 # Run in the VM by shell.sh, with HOME and TMPDIR set as the shell has them;
 # tests/slow/lab.bats runs it too, and checks each claim.
+netdev=${RDMA_STEPS_NETDEV:-rxenet0}
+where="Soft-RoCE VM: rxe0 is up on $(ip -4 -br addr show dev "$netdev" | awk '{print $1, $3}')."
+if [ -n "${RDMA_STEPS_NODE:-}" ]; then
+	where="NODE $RDMA_STEPS_NODE of 2 ($(hostname)): rxe0 is up on $netdev, $RDMA_STEPS_ADDR, wired to node $((3 - RDMA_STEPS_NODE)) at $RDMA_STEPS_PEER_ADDR.
+The two nodes are the two panes of a tmux session on your host: Ctrl-b o moves
+between them.  Run a step's server on one node and its client on the other, with
+the server's address: 'build/bin/04_post_wr -o write' on node 1, then
+'build/bin/04_post_wr -o write 198.18.0.1' on node 2.  See the packets with
+'tshark -i eth0 -f \"udp port 4791\" -O infiniband' (decoded) or 'tcpdump -i eth0 -n
+udp port 4791', in a tmux of the node's own: its keys take Ctrl-b twice."
+fi
 if [ -w /tmp ]; then tmp_note="/tmp, $TMPDIR (TMPDIR) and $HOME"; else tmp_note="$TMPDIR (TMPDIR) and $HOME (/tmp is the host's, read-only)"; fi
 cat <<TEXT
 
-Soft-RoCE VM: rxe0 is up on $(ip -4 -br addr show dev rxenet0 | awk '{print $1, $3}').
+$where
 You are root in $PWD, the project itself, writable and uncached: edit and run
 'make' here or on the host, and the rebuilt step runs here at once.
 Writable too: $tmp_note; the rest of / is the host's, read-only.

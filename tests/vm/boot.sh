@@ -9,7 +9,8 @@
 # the guest printed) and whatever COMMAND writes there.  A guest that has not powered
 # off after RDMA_VM_TIMEOUT seconds (default 1500) is killed and counts as a failure.
 # With RDMA_VM_INTERACTIVE=1 the console is this terminal (for 'make shell'):
-# no log and no time limit.
+# no log and no time limit.  With RDMA_VM_NODE=1 or 2 and RDMA_VM_WIRE_PORT=PORT,
+# the VM is one of two nodes joined by a virtual Ethernet wire (see below).
 set -uo pipefail
 
 usage="usage: boot.sh VM_DIR RESULTS_DIR COMMAND [ARG...]"
@@ -31,6 +32,7 @@ rm -f "$results"/{status,console.log,job.env}
 	printf 'BENCH_REPS=%q\n' "${BENCH_REPS:-}"
 	printf 'RDMA_STEPS_PROJECT_RW=%q\n' "${RDMA_VM_PROJECT_RW:-0}"
 	printf 'BENCH_QUICK=%q\n' "${BENCH_QUICK:-}"
+	printf 'RDMA_STEPS_NODE=%q\n' "${RDMA_VM_NODE:-}"
 	printf 'RDMA_STEPS_TERM=%q\n' "${TERM:-vt100}"
 	if [ -t 0 ]; then
 		stty size | awk '{ printf "RDMA_STEPS_ROWS=%d\nRDMA_STEPS_COLS=%d\n", $1, $2 }'
@@ -60,9 +62,26 @@ if [ "${RDMA_VM_PROJECT_RW:-0}" = 1 ]; then
 	qemu+=(-virtfs "local,path=$root,mount_tag=project,security_model=none,multidevs=remap")
 fi
 
+# Two nodes (make shell NODES=2, make test-wire): QEMU's socket network backend
+# joins the two VMs' virtio NICs like one Ethernet cable, over a TCP connection on
+# the loopback address.  Node 1 listens on the port, node 2 connects to it, so node
+# 1 must be started first.
+node_note=
+if [ -n "${RDMA_VM_NODE:-}" ]; then
+	case $RDMA_VM_NODE in
+	1) wire_end=listen ;;
+	2) wire_end=connect ;;
+	*) echo "boot.sh: RDMA_VM_NODE must be 1 or 2, not '$RDMA_VM_NODE'" >&2; exit 2 ;;
+	esac
+	port=${RDMA_VM_WIRE_PORT:?boot.sh: RDMA_VM_NODE needs RDMA_VM_WIRE_PORT, the TCP port of the wire on 127.0.0.1}
+	qemu+=(-netdev "socket,id=wire,$wire_end=127.0.0.1:$port"
+		-device "virtio-net-pci,netdev=wire,mac=52:54:00:00:00:0$RDMA_VM_NODE")
+	node_note=", node $RDMA_VM_NODE of 2 (the wire: 127.0.0.1 port $port)"
+fi
+
 kernel=$(readlink "$vm_dir/vmlinuz" | sed 's|.*/||')
 if [ "${RDMA_VM_INTERACTIVE:-0}" = 1 ]; then
-	echo "vm: booting $kernel under QEMU (TCG, no KVM); the shell comes up in about 15 s"
+	echo "vm: booting $kernel under QEMU (TCG, no KVM)$node_note; the shell comes up in about 15 s"
 	# The guest sends CR LF itself. QEMU keeps output processing on, so turn off
 	# the LF -> CR LF mapping here: a bare LF must only move down (tmux relies on it).
 	saved_tty=$(stty -g)
@@ -73,7 +92,7 @@ if [ "${RDMA_VM_INTERACTIVE:-0}" = 1 ]; then
 	exit "$(cat "$results/status")"
 fi
 
-echo "vm: booting $kernel under QEMU (TCG, no KVM), timeout ${timeout_s}s"
+echo "vm: booting $kernel under QEMU (TCG, no KVM)$node_note, timeout ${timeout_s}s"
 timeout -k 5 "$timeout_s" "${qemu[@]}" </dev/null 2>&1 | sed -u 's/\r$//' | tee "$results/console.log"
 qemu_status=${PIPESTATUS[0]}
 

@@ -6,8 +6,10 @@
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 export HOME=/root TMPDIR=/run/tmp LANG=C.UTF-8
 
-readonly RXE_NETDEV=rxenet0
-readonly RXE_ADDR=198.18.0.1
+# One VM: rxe0 on a dummy interface.  Each of two nodes: rxe0 on the virtio NIC that
+# the wire joins, node N at 198.18.0.N (set once job.env is read).
+RXE_NETDEV=rxenet0
+RXE_ADDR=198.18.0.1
 
 say() { echo "vm: $*"; }
 
@@ -57,6 +59,7 @@ uptime_s() { cut -d' ' -f1 /proc/uptime; }
 # 198.18.0.1 as an IPv4-mapped GID, as sysfs prints it.
 mapped_gid() {
 	local IFS=.
+	# shellcheck disable=SC2086  # split on the dots, on purpose
 	set -- $RXE_ADDR
 	printf '0000:0000:0000:0000:0000:ffff:%02x%02x:%02x%02x' "$1" "$2" "$3" "$4"
 }
@@ -74,13 +77,21 @@ wait_for_gid() {
 	return 1
 }
 
+# The interface rxe0 runs on: a dummy one, or a node's NIC on the wire.
+start_netdev() {
+	if [ -z "${RDMA_STEPS_NODE:-}" ]; then
+		modprobe -d "$RDMA_STEPS_VM_DIR/kernel" dummy && ip link add "$RXE_NETDEV" type dummy
+	else
+		modprobe -d "$RDMA_STEPS_VM_DIR/kernel" virtio_net && ip link show "$RXE_NETDEV" >/dev/null
+	fi
+}
+
 start_rxe() {
 	echo "$RDMA_STEPS_VM_DIR/modprobe" >/proc/sys/kernel/modprobe
 	modprobe -d "$RDMA_STEPS_VM_DIR/kernel" crypto-crc32 &&
-		modprobe -d "$RDMA_STEPS_VM_DIR/kernel" rdma_rxe &&
-		modprobe -d "$RDMA_STEPS_VM_DIR/kernel" dummy || return 1
+		modprobe -d "$RDMA_STEPS_VM_DIR/kernel" rdma_rxe || return 1
 	ip link set lo up &&
-		ip link add "$RXE_NETDEV" type dummy &&
+		start_netdev &&
 		ip addr add "$RXE_ADDR/24" dev "$RXE_NETDEV" &&
 		ip link set "$RXE_NETDEV" up &&
 		rdma link add rxe0 type rxe netdev "$RXE_NETDEV" || return 1
@@ -91,6 +102,14 @@ mount_filesystems || { say "mounting /proc, /sys, /dev, /tmp, /run or the result
 # shellcheck source=/dev/null
 . /run/results/job.env || fail "cannot read job.env from the results share"
 export RDMA_STEPS_TERM RDMA_STEPS_ROWS RDMA_STEPS_COLS
+if [ -n "${RDMA_STEPS_NODE:-}" ]; then
+	RXE_NETDEV=eth0 RXE_ADDR=198.18.0.$RDMA_STEPS_NODE
+	export RDMA_STEPS_NODE RDMA_STEPS_PEER_ADDR=198.18.0.$((3 - RDMA_STEPS_NODE))
+	hostname "node$RDMA_STEPS_NODE"
+else
+	hostname rdma-vm
+fi
+export RDMA_STEPS_NETDEV=$RXE_NETDEV RDMA_STEPS_ADDR=$RXE_ADDR
 mount_tmp
 say "guest up at $(uptime_s) s (kernel $(uname -r))"
 start_rxe || fail "soft-RoCE set-up failed: rxe0 on $RXE_NETDEV ($RXE_ADDR) did not come up"

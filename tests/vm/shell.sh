@@ -9,7 +9,6 @@
 tty=/dev/ttyS0
 stty -F "$tty" sane
 [ "${RDMA_STEPS_ROWS:-0}" -gt 0 ] && stty -F "$tty" rows "$RDMA_STEPS_ROWS" cols "$RDMA_STEPS_COLS"
-hostname rdma-vm
 export TERM=${RDMA_STEPS_TERM:-vt100} HOME=$TMPDIR/home TMUX_TMPDIR=$TMPDIR
 mkdir -p "$HOME"
 cat >"$HOME/.bashrc" <<'RC'

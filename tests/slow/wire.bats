@@ -1,0 +1,118 @@
+#!/usr/bin/env bats
+# wire.bats: step 04 between two VMs on one virtual wire, captured: each operation's packets, and their fields against what the programs printed ('make test-wire').
+# tests/wire/wire.sh boots the two nodes once for the whole file; node 1 is the target and captures.
+# bats file_tags=host
+
+setup_file() {
+	export WIRE=$BATS_FILE_TMPDIR/wire
+	"$BATS_TEST_DIRNAME/../wire/wire.sh" "$WIRE" >"$BATS_FILE_TMPDIR/wire.out" 2>&1 || {
+		cat "$BATS_FILE_TMPDIR/wire.out" >&3
+		return 1
+	}
+	# Kept for TUTORIAL.md's captures and for a look after a failure.
+	mkdir -p "$RDMA_STEPS_RESULTS/wire"
+	cp -a "$WIRE/." "$RDMA_STEPS_RESULTS/wire/"
+}
+
+setup() {
+	load ../test_helper
+}
+
+# The value of NAME (0x...) on the line of node N's log of CASE that starts with LABEL.
+printed() { # N CASE LABEL NAME
+	field_of "$WIRE/node$1/$2.log" "^$3" "$4"
+}
+
+# The packets of CASE, one per line: "DIRECTION OPCODE PSN ACKREQ VA RKEY DMALEN SYNDROME MSN IMMDT ICRC",
+# DIRECTION "->" for node 2 to node 1 (initiator to target) and "<-" back.  A packet
+# belongs to CASE by its destination: node 1's QPN of that case, or node 2's.
+packets_of() { # CASE
+	local qpn1 qpn2
+	qpn1=$(printf '0x%06x' "$(printed 1 "$1" 'local QP' QPN)")
+	qpn2=$(printf '0x%06x' "$(printed 2 "$1" 'local QP' QPN)")
+	awk -F'\t' -v q1="$qpn1" -v q2="$qpn2" '
+		# tshark pads hex to the field width (0x00000378); the programs print 0x378.
+		function hex(v) { if (v == "") return "-"; sub(/^0x0*/, "0x", v); return v == "0x" ? "0x0" : v }
+		function opt(v) { return v == "" ? "-" : v }
+		NR > 1 && (($3 == "198.18.0.1" && $7 == q1) || ($3 == "198.18.0.2" && $7 == q2)) {
+			printf "%s %d %d %s %s %s %s %s %s %s %s\n", ($3 == "198.18.0.1" ? "->" : "<-"), $6, $8,
+				($9 == 1 ? "A" : "-"), hex($10), hex($11), opt($12),
+				($13 == "" ? "-" : sprintf("0x%02x", $13)), opt($14), opt($15), opt($16) }' "$WIRE/packets.tsv"
+}
+
+# The opcodes of CASE's packets, in order, as "DIRECTION OPCODE" pairs.
+opcodes_of() { packets_of "$1" | awk '{ printf "%s%s%d", sep, $1, $2; sep = " " }'; }
+
+@test "wire: both nodes ran every case to its expected end, and every packet is RoCE v2 between their addresses" {
+	for node in 1 2; do
+		run cat "$WIRE/node$node/status.tsv"
+		assert_output "$(printf 'send\t0\nwrite\t0\nwrite_imm\t0\nread\t0\nbad_rkey\t0')"
+	done
+	run awk -F'\t' 'NR > 1 { print $2, $3, $4 }' "$WIRE/packets.tsv"
+	[ "${#lines[@]}" -ge 20 ] || fail "only ${#lines[@]} packets captured: $(cat "$WIRE/node1/tcpdump.log")"
+	refute_line --regexp -v '^198\.18\.0\.[12] 198\.18\.0\.[12] 4791$'
+	# Every packet carries an ICRC, and tshark decoded a BTH in each.
+	run awk -F'\t' 'NR > 1 && ($6 == "" || $16 == "") { print }' "$WIRE/packets.tsv"
+	assert_output ''
+}
+
+@test "wire: SEND is SEND First, Middle, Middle, Last at MTU 1024; the PSNs start at the initiator's; one ACK comes back" {
+	psn=$(printed 2 send 'local QP' PSN)
+	[ "$(printed 1 send 'remote QP' PSN)" = "$psn" ] || fail "node 1 was told PSN $(printed 1 send 'remote QP' PSN), node 2 printed $psn"
+	# RC opcodes: 0 SEND First, 1 Middle, 2 Last, 17 Acknowledge.
+	[ "$(opcodes_of send)" = "->0 ->1 ->1 ->2 <-17" ] || fail "send: $(opcodes_of send)"
+	run packets_of send
+	assert_line --index 0 --regexp "^-> 0 $((psn)) "
+	assert_line --index 3 --regexp "^-> 2 $((psn + 3)) A "
+	# The ACK names the last PSN and carries an AETH: syndrome 0 plus credits is an ACK, MSN 1 (the first message).
+	# rxe's ACK syndrome is 0x1f: 000 (ACK) and credit count 31 (unlimited credits).
+	assert_line --index 4 --regexp "^<- 17 $((psn + 3)) - - - - 0x1f 1 - "
+}
+
+@test "wire: RDMA WRITE carries the target's address, rkey and length in the RETH of its first packet" {
+	addr=$(printed 1 write 'local buffer' addr)
+	rkey=$(printed 1 write 'local buffer' rkey)
+	[ "$(printed 2 write 'remote buffer' rkey)" = "$rkey" ] || fail "node 2 was given rkey $(printed 2 write 'remote buffer' rkey), node 1 printed $rkey"
+	# 6 RDMA WRITE First, 7 Middle, 8 Last, 17 Acknowledge.
+	[ "$(opcodes_of write)" = "->6 ->7 ->7 ->8 <-17" ] || fail "write: $(opcodes_of write)"
+	run packets_of write
+	assert_line --index 0 --regexp "^-> 6 [0-9]+ - $addr $rkey 4096 "
+	# Only the first packet names the remote memory; the rest follow it by PSN.
+	assert_line --index 1 --regexp '^-> 7 [0-9]+ - - - - '
+	assert_line --index 3 --regexp '^-> 8 [0-9]+ A - - - '
+}
+
+@test "wire: WRITE with immediate ends with RDMA WRITE Last with Immediate, which carries the 32-bit value" {
+	# 9 RDMA WRITE Last with Immediate; the value goes on the wire in network byte order.
+	[ "$(opcodes_of write_imm)" = "->6 ->7 ->7 ->9 <-17" ] || fail "write_imm: $(opcodes_of write_imm)"
+	run packets_of write_imm
+	assert_line --index 3 --regexp '^-> 9 [0-9]+ A - - - - - deadbeef '
+	run cat "$WIRE/node1/write_imm.log"
+	assert_line --regexp '^ibv_poll_cq +: completion: opcode RECV_RDMA_WITH_IMM, status success, 4096 bytes, immediate 0xdeadbeef$'
+}
+
+@test "wire: RDMA READ is one request with a RETH; the target answers with READ Response First, Middle, Last from the request's PSN" {
+	addr=$(printed 1 read 'local buffer' addr)
+	rkey=$(printed 1 read 'local buffer' rkey)
+	psn=$(printed 2 read 'local QP' PSN)
+	# 12 RDMA READ Request; 13, 14, 15 READ Response First, Middle, Last.  A READ needs no ACK:
+	# the responses are the answer.
+	[ "$(opcodes_of read)" = "->12 <-13 <-14 <-14 <-15" ] || fail "read: $(opcodes_of read)"
+	run packets_of read
+	assert_line --index 0 --regexp "^-> 12 $((psn)) A $addr $rkey 4096 "
+	# The responses take the request's PSN onwards; First and Last carry an AETH, MSN 1.
+	assert_line --index 1 --regexp "^<- 13 $((psn)) - - - - 0x1f 1 "
+	assert_line --index 2 --regexp "^<- 14 $((psn + 1)) - - - - - - "
+	assert_line --index 4 --regexp "^<- 15 $((psn + 3)) - - - - 0x1f 1 "
+}
+
+@test "wire: a WRITE with a wrong rkey is answered by a NAK, syndrome remote access error (0x62), at the first packet's PSN" {
+	rkey=$(printed 1 bad_rkey 'local buffer' rkey)
+	psn=$(printed 2 bad_rkey 'local QP' PSN)
+	run packets_of bad_rkey
+	assert_line --index 0 --regexp "^-> 6 $((psn)) - 0x[0-9a-f]+ $(printf '0x%x' $((rkey + 1))) 4096 "
+	# AETH syndrome 011 00010: NAK (011), code 2, remote access error.
+	assert_line --regexp "^<- 17 $((psn)) - - - - 0x62 [0-9]+ - "
+	run cat "$WIRE/node2/bad_rkey.log"
+	assert_line --regexp '^ibv_poll_cq +: completion of work request 2 \(send-queue operation\): status remote access error \(10\), '
+}

@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# node.sh: one node's job in make test-wire: step 04 across the wire, node 1 the target with the capture, node 2 the initiator.
+#
+# Runs in each VM (tests/wire/wire.sh boots them), with RDMA_STEPS_NODE, RDMA_STEPS_NETDEV
+# and RDMA_STEPS_PEER_ADDR set by the guest's init.  For each case of cases.tsv, node 1 runs
+# step 04's server and node 2 its client, which retries its connection until that server
+# listens.  Node 1 captures RoCE v2 (UDP port 4791) on its NIC the whole time.  Writes, in
+# RDMA_STEPS_RESULTS: CASE.log (the program's output), status.tsv (CASE and exit status) and,
+# on node 1, wire.pcap.
+set -uo pipefail
+bin=${RDMA_STEPS_BIN:-build/bin}
+out=${RDMA_STEPS_RESULTS:?}
+node=${RDMA_STEPS_NODE:?node.sh runs in a VM booted as one of two nodes (tests/wire/wire.sh)}
+
+say() { echo "node $node: $*"; }
+
+start_capture() {
+	# --immediate-mode: each packet is handed over as it arrives, not in batches a second apart.
+	tcpdump -i "$RDMA_STEPS_NETDEV" -n -U --immediate-mode -Z root -w "$out/wire.pcap" udp port 4791 2>"$out/tcpdump.log" &
+	capture=$!
+	for _ in $(seq 1 100); do
+		grep -q 'listening on' "$out/tcpdump.log" && return 0
+		sleep 0.1
+	done
+	say "tcpdump did not start: $(cat "$out/tcpdump.log")"
+	return 1
+}
+
+# The last case's packets may still be on their way to the file: stop once it stops growing.
+stop_capture() {
+	local size=-1
+	for _ in $(seq 1 20); do
+		[ "$(stat -c %s "$out/wire.pcap")" = "$size" ] && break
+		size=$(stat -c %s "$out/wire.pcap")
+		sleep 0.5
+	done
+	kill -INT "$capture"
+	wait "$capture"
+	say "capture: $(tail -n 3 "$out/tcpdump.log" | tr '\n' ' ')"
+}
+
+capture=
+[ "$node" = 1 ] && { start_capture || exit 1; }
+: >"$out/status.tsv"
+while IFS=$'\t' read -r name opts; do
+	[ "$name" = case ] && continue
+	args=(-d rxe0 -t 60)
+	read -ra more <<<"$opts"
+	[ "$node" = 2 ] && more+=("$RDMA_STEPS_PEER_ADDR")
+	say "$name: $bin/04_post_wr ${args[*]} ${more[*]}"
+	timeout -k 5 120 "$bin/04_post_wr" "${args[@]}" "${more[@]}" >"$out/$name.log" 2>&1
+	status=$?
+	printf '%s\t%s\n' "$name" "$status" >>"$out/status.tsv"
+	say "$name: exit status $status"
+done <tests/wire/cases.tsv
+[ -z "$capture" ] || stop_capture
+exit 0

@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# wire.sh: boot two VMs joined by a virtual wire, run step 04 across it with node 1 capturing, and decode the capture (make test-wire).
+#
+# Usage: tests/wire/wire.sh OUT_DIR
+# OUT_DIR receives node1/ and node2/ (each node's results: console.log, CASE.log,
+# status.tsv; node1/wire.pcap), packets.tsv (one line per packet, the fields that
+# tests/slow/wire.bats and TUTORIAL.md read) and decoded.txt (tshark's full decode).
+set -uo pipefail
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+cd "$root" || exit 1
+out=${1:?usage: tests/wire/wire.sh OUT_DIR}
+vm_dir=$root/build/vm
+
+die() { echo "wire: $*" >&2; exit 1; }
+
+# A loopback TCP port that nothing listens on, for QEMU's socket backend.
+free_port() {
+	local port
+	for port in $(shuf -i 20000-29999 -n 20); do
+		[ -z "$(ss -Hltn "sport = :$port")" ] && { echo "$port"; return 0; }
+	done
+	return 1
+}
+
+# Node 1 listens on the wire's port once QEMU has started; node 2 can only connect then.
+wait_listening() { # PORT PID
+	for _ in $(seq 1 100); do
+		[ -n "$(ss -Hltn "sport = :$1")" ] && return 0
+		kill -0 "$2" 2>/dev/null || return 1
+		sleep 0.1
+	done
+	return 1
+}
+
+boot_node() { # N PORT
+	RDMA_VM_NODE=$1 RDMA_VM_WIRE_PORT=$2 RDMA_VM_TIMEOUT=${RDMA_VM_TIMEOUT:-600} \
+		tests/vm/boot.sh "$vm_dir" "$out/node$1" tests/wire/node.sh >"$out/node$1.boot.log" 2>&1
+}
+
+# One line per packet: the headers' fields that the programs' printed values are checked against.
+decode() {
+	tshark -r "$out/node1/wire.pcap" -T fields -E header=y -E separator=/t -E occurrence=f \
+		-e frame.number -e ip.src -e ip.dst -e udp.dstport -e _ws.col.Info \
+		-e infiniband.bth.opcode -e infiniband.bth.destqp -e infiniband.bth.psn -e infiniband.bth.a \
+		-e infiniband.reth.va -e infiniband.reth.r_key -e infiniband.reth.dmalen \
+		-e infiniband.aeth.syndrome -e infiniband.aeth.msn -e infiniband.immdt \
+		-e infiniband.invariant.crc -e frame.len >"$out/packets.tsv" &&
+		tshark -r "$out/node1/wire.pcap" -O infiniband >"$out/decoded.txt"
+}
+
+command -v tshark >/dev/null || die "no tshark: run 'make deps DEPS_SET=wire' as root"
+{ rm -rf "$out" && mkdir -p "$out"; } || die "cannot create $out"
+tests/vm/prepare.sh "$vm_dir" || die "could not prepare the test VM"
+port=$(free_port) || die "no free TCP port in 20000-29999 on 127.0.0.1 for the wire"
+start=$SECONDS
+echo "wire: node 1 and node 2 on 127.0.0.1 port $port; logs in $out/node1.boot.log and node2.boot.log"
+boot_node 1 "$port" &
+pid1=$!
+wait_listening "$port" "$pid1" || die "node 1's QEMU never listened on port $port: $(tail -n 5 "$out/node1.boot.log")"
+boot_node 2 "$port"
+status2=$?
+wait "$pid1"
+status1=$?
+echo "wire: both nodes done in $((SECONDS - start)) s (exit status node 1: $status1, node 2: $status2)"
+{ [ "$status1" = 0 ] && [ "$status2" = 0 ]; } || die "a node failed: see $out/node1.boot.log and $out/node2.boot.log"
+decode || die "tshark could not decode $out/node1/wire.pcap"
+echo "wire: $(($(wc -l <"$out/packets.tsv") - 1)) RoCE v2 packets captured on node 1's eth0, decoded into $out/packets.tsv and decoded.txt"
