@@ -126,7 +126,7 @@ valgrind: deps all nocuda ## Run every step under valgrind's memcheck over rxe: 
 	@RDMA_STEPS_RESULTS_DIR=build/test-results/valgrind tests/run.sh test tests/slow/valgrind.bats
 
 .PHONY: test-lab
-test-lab: deps all vm ## Check the lab in VMs of their own: the edit-rebuild-rerun loop and banner of make shell, and that every make exercise skeleton builds, fails its step's main test and names its TODO (tests/slow/; .ci/run runs it)
+test-lab: deps all vm ## Check the lab in VMs of their own: the edit-rebuild-rerun loop and banner of make shell, its two nodes (NODES=2), and that every make exercise skeleton builds, fails its step's main test and names its TODO (tests/slow/; .ci/run runs it)
 	@RDMA_STEPS_RESULTS_DIR=build/test-results/lab tests/run.sh test tests/slow/lab.bats tests/slow/exercises.bats
 
 # The capture needs tcpdump and tshark (tshark's dissector decodes InfiniBand over UDP).

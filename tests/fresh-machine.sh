@@ -11,7 +11,7 @@
 #   1. as an ordinary user: make, make demo, make test and the other building
 #      targets must stop before compiling, with the apt-get line to run;
 #   2. as root: make demo, then make test on one test file, each the first time;
-#   3. as root: make sanitize and make lint, which need packages of their own.
+#   3. as root: make sanitize, make lint and make test-wire, which need packages of their own.
 # The TAP lines go to build/test-results/fresh-machine.tap; the root is removed
 # afterwards, whatever happened.
 set -uo pipefail
@@ -161,8 +161,9 @@ mount_system || die "could not bind-mount /proc, /sys, /dev, /dev/pts and the re
 clone_into_root || die "could not clone $commit into the root"
 say "cloned $(git -C "$project" log -1 --format='%h %s' "$commit")"
 
-learner_targets=(all demo test test-faults soak valgrind test-lab bench fuzz-replay shell sanitize test-sanitize nocuda vm lint)
-echo "1..$((${#learner_targets[@]} + 4))" >"$tap"
+learner_targets=(all demo test test-faults soak valgrind test-lab test-wire bench fuzz-replay shell 'shell NODES=2'
+	sanitize test-sanitize nocuda vm lint)
+echo "1..$((${#learner_targets[@]} + 5))" >"$tap"
 for t in "${learner_targets[@]}"; do
 	check_learner_stops "$t"
 done
@@ -170,6 +171,7 @@ run_as_root "as root, make demo, first time" make demo
 run_as_root "as root, then make test TESTS=$test_file, first time" make test "TESTS=$test_file"
 run_as_root "as root, then make sanitize" make sanitize
 run_as_root "as root, then make lint" make lint
+run_as_root "as root, then make test-wire (two VMs, tcpdump and tshark), first time" make test-wire
 
 say "finished in $((SECONDS - total_start)) s: $failed of $n checks failed (log: $log)"
 [ "$failed" -eq 0 ]
