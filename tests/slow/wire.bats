@@ -59,6 +59,13 @@ opcodes_of() { packets_of "$1" | awk '{ printf "%s%s%d", sep, $1, $2; sep = " " 
 @test "wire: SEND is SEND First, Middle, Middle, Last at MTU 1024; the PSNs start at the initiator's; one ACK comes back" {
 	psn=$(printed 2 send 'local QP' PSN)
 	[ "$(printed 1 send 'remote QP' PSN)" = "$psn" ] || fail "node 1 was told PSN $(printed 1 send 'remote QP' PSN), node 2 printed $psn"
+	# Each side names the other's QP as the one the packets to it carry.
+	[ "$(printed 2 send 'remote QP' QPN)" = "$(printed 1 send 'local QP' QPN)" ] || fail "node 2's remote QPN is not node 1's own"
+	# 4096 bytes at this path MTU are four packets.
+	for node in 1 2; do
+		run cat "$WIRE/node$node/send.log"
+		assert_line --regexp '^ibv_modify_qp +: INIT -> RTR: path MTU 1024 '
+	done
 	# RC opcodes: 0 SEND First, 1 Middle, 2 Last, 17 Acknowledge.
 	[ "$(opcodes_of send)" = "->0 ->1 ->1 ->2 <-17" ] || fail "send: $(opcodes_of send)"
 	run packets_of send
