@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# node.sh: one node's job in make test-wire: step 04 across the wire, node 1 the target with the capture, node 2 the initiator.
+# node.sh: one node's job in make test-wire: steps 03 to 06 across the wire, node 1 the server with the capture, node 2 the client.
 #
 # Runs in each VM (tests/wire/wire.sh boots them), with RDMA_STEPS_NODE, RDMA_STEPS_NETDEV
 # and RDMA_STEPS_PEER_ADDR set by the guest's init.  For each case of cases.tsv, node 1 runs
-# step 04's server and node 2 its client, which retries its connection until that server
+# the step's server and node 2 its client, which retries its connection until that server
 # listens.  Node 1 captures RoCE v2 (UDP port 4791) on its NIC the whole time.  Writes, in
 # RDMA_STEPS_RESULTS: CASE.log (the program's output), status.tsv (CASE and exit status) and,
 # on node 1, wire.pcap.
@@ -42,13 +42,13 @@ stop_capture() {
 capture=
 [ "$node" = 1 ] && { start_capture || exit 1; }
 : >"$out/status.tsv"
-while IFS=$'\t' read -r name opts; do
+while IFS=$'\t' read -r name program opts; do
 	[ "$name" = case ] && continue
 	args=(-d rxe0 -t 60)
 	read -ra more <<<"$opts"
 	[ "$node" = 2 ] && more+=("$RDMA_STEPS_PEER_ADDR")
-	say "$name: $bin/04_post_wr ${args[*]} ${more[*]}"
-	timeout -k 5 120 "$bin/04_post_wr" "${args[@]}" "${more[@]}" >"$out/$name.log" 2>&1
+	say "$name: $bin/$program ${args[*]} ${more[*]}"
+	timeout -k 5 120 "$bin/$program" "${args[@]}" "${more[@]}" >"$out/$name.log" 2>&1
 	status=$?
 	printf '%s\t%s\n' "$name" "$status" >>"$out/status.tsv"
 	say "$name: exit status $status"
