@@ -147,6 +147,10 @@ check: deps ## Build step STEP=NN from the learner's copy in work/ and run that 
 bench: deps all ## Run step 05 beside perftest (BENCH_REPS times, default 5), count system calls, compare TCP and RDMA: table, build/bench/bench.json and bench.svg (about 15 min)
 	@RDMA_STEPS_RESULTS_DIR=build/bench tests/run.sh bench && tests/bench/report.sh build/bench
 
+.PHONY: test-bench
+test-bench: deps all ## Run make bench's machinery once on small sizes and check its table, JSON and SVG (tests/slow/bench.bats, about 40 s; .ci/run runs it)
+	@RDMA_STEPS_RESULTS_DIR=build/test-results/bench tests/run.sh test tests/slow/bench.bats
+
 .PHONY: coverage
 coverage: deps ## Build every step with gcov counters into build/coverage/bin (test-faults runs it)
 	@$(MAKE) --no-print-directory BUILD=build/coverage COVERAGE=1 all

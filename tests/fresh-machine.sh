@@ -161,7 +161,7 @@ mount_system || die "could not bind-mount /proc, /sys, /dev, /dev/pts and the re
 clone_into_root || die "could not clone $commit into the root"
 say "cloned $(git -C "$project" log -1 --format='%h %s' "$commit")"
 
-learner_targets=(all demo test test-faults soak valgrind test-lab test-wire bench fuzz-replay shell 'shell NODES=2'
+learner_targets=(all demo test test-faults soak valgrind test-lab test-wire test-bench bench fuzz-replay shell 'shell NODES=2'
 	sanitize test-sanitize nocuda vm lint)
 echo "1..$((${#learner_targets[@]} + 5))" >"$tap"
 for t in "${learner_targets[@]}"; do

@@ -1,8 +1,8 @@
 #!/usr/bin/env bats
-# 90_bench.bats: make bench's machinery, on small sizes and once: every case measured beside perftest, a well-formed table, JSON and plot.
+# bench.bats: make bench's machinery, on small sizes and once: every case measured beside perftest, a well-formed table, JSON and plot ('make test-bench'; .ci/run runs it).
 
 setup() {
-	load test_helper
+	load ../test_helper
 }
 
 @test "bench, quick: every case beside perftest, syscalls counted, tcp against rdma, and a well-formed table, JSON and SVG" {
