@@ -52,7 +52,7 @@ setup() {
 	assert_back_to_baseline
 }
 
-@test "03_cq_qp_rts: a server with no client, a client with no server, and Ctrl-C end in bounded time, leaking nothing" {
+@test "03_cq_qp_rts: a server with no client, a client with no server, a port in use, and Ctrl-C end in bounded time, leaking nothing" {
 	record_baseline
 	port=$(pick_port)
 	start=$SECONDS
@@ -67,6 +67,11 @@ setup() {
 	# Ctrl-C while the server waits: the program unwinds through its release lines, not around them.
 	start_step srv 03_cq_qp_rts -d "$DEV" -p "$port" -t 20
 	wait_for_line "$BATS_TEST_TMPDIR/srv.out" '^listening '
+	# A second server on the same port (two students on one host) is told what to do.
+	run_step 03_cq_qp_rts -d "$DEV" -p "$port" -t 2
+	assert_failure 1
+	assert_output --partial "error: cannot listen on TCP port $port: Address already in use. Pick another with -p N"
+	assert_in_order '^ibv_create_qp ' '^ibv_destroy_qp ' '^ibv_close_device '
 	pkill -INT -P "$srv_pid"
 	finish_step srv "$srv_pid"
 	assert_failure 1
