@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/random.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -46,6 +47,21 @@ const char *qp_state_name(enum ibv_qp_state state)
 	};
 
 	return state <= IBV_QPS_ERR && names[state] ? names[state] : "unknown";
+}
+
+/*
+ * A starting PSN no one can guess or repeat: a packet still in flight from an
+ * earlier connection on the same QPN must not fit the new one's sequence.
+ * (Seeding lrand48 with the pid and the time gave two runs a second apart the
+ * same PSN.)
+ */
+static uint32_t random_psn(void)
+{
+	uint32_t r = 0;
+
+	if (getrandom(&r, sizeof(r), 0) != (ssize_t)sizeof(r))
+		r = (uint32_t)getpid() * (uint32_t)time(NULL);
+	return r & 0xffffff;
 }
 
 static int move_to_init(struct rdma_dev *dev, const struct rdma_buf *buf, struct rdma_conn *conn)
@@ -127,10 +143,9 @@ int create_cq_qp(struct rdma_dev *dev, const struct rdma_buf *buf, const struct 
 	if (move_to_init(dev, buf, conn))
 		goto out_destroy_qp;
 
-	srand48(getpid() ^ time(NULL));
 	conn->local = (struct peer_info){
 		.qpn = conn->qp->qp_num,
-		.psn = (uint32_t)lrand48() & 0xffffff,
+		.psn = random_psn(),
 		.lid = dev->port_attr.lid,
 		.mtu = dev->port_attr.active_mtu,
 		.gid = dev->gid.gid,
@@ -329,7 +344,7 @@ int reset_qp(struct rdma_dev *dev, const struct rdma_buf *buf, struct rdma_conn 
 	if (move_to_init(dev, buf, conn))
 		return -1;
 	/* The old PSNs may still be in flight: start from a fresh one, which the peer must learn. */
-	conn->local.psn = (uint32_t)lrand48() & 0xffffff;
+	conn->local.psn = random_psn();
 	return 0;
 }
 
