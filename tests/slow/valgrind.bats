@@ -68,15 +68,6 @@ memcheck_pair() {
 	run_pair "$bin/$step" "$wrapped" "$@"
 }
 
-# Runs STEP with ARGS once, both sides under memcheck at the same time: for programs that
-# wait for one completion, not a busy-polled loop, so two memchecks share the 2 vCPUs well.
-memcheck_both() {
-	local step=$1 wrapped
-	shift
-	wrapped=$(memcheck_wrapper "$step")
-	run_pair "$wrapped" "$wrapped" "$@"
-}
-
 @test "valgrind: 01_open_pd and 02_reg_mr" {
 	run "$(memcheck_wrapper 01_open_pd)" -d "$DEV"
 	assert_success
@@ -86,16 +77,16 @@ memcheck_both() {
 }
 
 @test "valgrind: 03_cq_qp_rts, with a completion channel" {
-	memcheck_both 03_cq_qp_rts -e
+	memcheck_pair 03_cq_qp_rts -e
 	assert_memcheck_clean
 }
 
 @test "valgrind: 04_post_wr: send, write_imm, read, fetch_add, and a WRITE refused (-V rkey)" {
 	local op
 	for op in send write_imm read fetch_add; do
-		memcheck_both 04_post_wr -o "$op"
+		memcheck_pair 04_post_wr -o "$op"
 	done
-	memcheck_both 04_post_wr -o write -V rkey
+	memcheck_pair 04_post_wr -o write -V rkey
 	assert_memcheck_clean
 }
 
