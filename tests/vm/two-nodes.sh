@@ -13,23 +13,14 @@ cd "$root" || exit 1
 
 die() { echo "shell: $*" >&2; exit 1; }
 
-# A loopback TCP port that nothing listens on, for QEMU's socket backend.
-free_port() {
-	local port
-	for port in $(shuf -i 20000-29999 -n 20); do
-		[ -z "$(ss -Hltn "sport = :$port")" ] && { echo "$port"; return 0; }
-	done
-	return 1
-}
+# shellcheck source=tests/vm/wire-port.bash
+. tests/vm/wire-port.bash
 
 # One pane: node 2 waits until node 1's QEMU listens on the wire.
 run_node() { # N PORT VM_DIR RESULTS_DIR
 	if [ "$1" = 2 ]; then
 		echo "shell: node 2 waits for node 1's end of the wire (127.0.0.1 port $2)"
-		for _ in $(seq 1 300); do
-			[ -n "$(ss -Hltn "sport = :$2")" ] && break
-			sleep 0.1
-		done
+		wire_wait_listening "$2" 30
 	fi
 	RDMA_VM_INTERACTIVE=1 RDMA_VM_PROJECT_RW=1 RDMA_VM_NODE=$1 RDMA_VM_WIRE_PORT=$2 \
 		tests/vm/boot.sh "$3" "$4/node$1" tests/vm/shell.sh
@@ -44,7 +35,7 @@ fi
 vm_dir=${1:?usage: two-nodes.sh VM_DIR RESULTS_DIR}
 results=${2:?usage: two-nodes.sh VM_DIR RESULTS_DIR}
 command -v tmux >/dev/null || die "two nodes need tmux on this machine: run 'make deps' as root"
-port=$(free_port) || die "no free TCP port in 20000-29999 on 127.0.0.1 for the wire"
+port=$(wire_free_port) || die "no free TCP port in 20000-29999 on 127.0.0.1 for the wire"
 session=rdma-steps-nodes-$port
 me=$root/tests/vm/two-nodes.sh
 # A session of its own, even from inside tmux: then the outer tmux takes Ctrl-b first.

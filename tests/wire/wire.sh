@@ -13,24 +13,8 @@ vm_dir=$root/build/vm
 
 die() { echo "wire: $*" >&2; exit 1; }
 
-# A loopback TCP port that nothing listens on, for QEMU's socket backend.
-free_port() {
-	local port
-	for port in $(shuf -i 20000-29999 -n 20); do
-		[ -z "$(ss -Hltn "sport = :$port")" ] && { echo "$port"; return 0; }
-	done
-	return 1
-}
-
-# Node 1 listens on the wire's port once QEMU has started; node 2 can only connect then.
-wait_listening() { # PORT PID
-	for _ in $(seq 1 100); do
-		[ -n "$(ss -Hltn "sport = :$1")" ] && return 0
-		kill -0 "$2" 2>/dev/null || return 1
-		sleep 0.1
-	done
-	return 1
-}
+# shellcheck source=tests/vm/wire-port.bash
+. tests/vm/wire-port.bash
 
 boot_node() { # N PORT
 	RDMA_VM_NODE=$1 RDMA_VM_WIRE_PORT=$2 RDMA_VM_TIMEOUT=${RDMA_VM_TIMEOUT:-600} \
@@ -51,12 +35,12 @@ decode() {
 command -v tshark >/dev/null || die "no tshark: run 'make deps DEPS_SET=wire' as root"
 { rm -rf "$out" && mkdir -p "$out"; } || die "cannot create $out"
 tests/vm/prepare.sh "$vm_dir" || die "could not prepare the test VM"
-port=$(free_port) || die "no free TCP port in 20000-29999 on 127.0.0.1 for the wire"
+port=$(wire_free_port) || die "no free TCP port in 20000-29999 on 127.0.0.1 for the wire"
 start=$SECONDS
 echo "wire: node 1 and node 2 on 127.0.0.1 port $port; logs in $out/node1.boot.log and node2.boot.log"
 boot_node 1 "$port" &
 pid1=$!
-wait_listening "$port" "$pid1" || die "node 1's QEMU never listened on port $port: $(tail -n 5 "$out/node1.boot.log")"
+wire_wait_listening "$port" 10 "$pid1" || die "node 1's QEMU never listened on port $port: $(tail -n 5 "$out/node1.boot.log")"
 boot_node 2 "$port"
 status2=$?
 wait "$pid1"
