@@ -23,7 +23,8 @@ printed() { # N CASE LABEL NAME
 	field_of "$WIRE/node$1/$2.log" "^$3" "$4"
 }
 
-# The packets of CASE, one per line: "DIRECTION OPCODE PSN ACKREQ VA RKEY DMALEN SYNDROME MSN IMMDT ICRC",
+# The packets of CASE, one per line: "DIRECTION OPCODE PSN ACKREQ VA RKEY DMALEN SYNDROME MSN IMMDT
+# SWAP_OR_ADD COMPARE ORIGINAL ICRC" ('-' for a field the packet does not carry),
 # DIRECTION "->" for node 2 to node 1 (initiator to target) and "<-" back.  A packet
 # belongs to CASE by its destination: node 1's QPN of that case, or node 2's.
 # Retransmissions are left out: a packet whose direction, opcode and PSN came before.
@@ -38,10 +39,12 @@ packets_of() { # CASE
 		# tshark pads hex to the field width (0x00000378); the programs print 0x378.
 		function hex(v) { if (v == "") return "-"; sub(/^0x0*/, "0x", v); return v == "0x" ? "0x0" : v }
 		function opt(v) { return v == "" ? "-" : v }
+		function num(v) { return v == "" ? "-" : sprintf("0x%x", v) }
 		NR > 1 && (($3 == "198.18.0.1" && $7 == q1) || ($3 == "198.18.0.2" && $7 == q2)) && !seen[$3, $6, $8]++ {
-			printf "%s %d %d %s %s %s %s %s %s %s %s\n", ($3 == "198.18.0.1" ? "->" : "<-"), $6, $8,
+			printf "%s %d %d %s %s %s %s %s %s %s %s %s %s %s\n", ($3 == "198.18.0.1" ? "->" : "<-"), $6, $8,
 				($9 == 1 ? "A" : "-"), hex($10), hex($11), opt($12),
-				($13 == "" ? "-" : sprintf("0x%02x", $13)), opt($14), opt($15), opt($16) }' "$WIRE/packets.tsv"
+				($13 == "" ? "-" : sprintf("0x%02x", $13)), opt($14), opt($15), num($16), num($17), num($18),
+				opt($19) }' "$WIRE/packets.tsv"
 }
 
 # The opcodes of CASE's packets, in order, as "DIRECTION OPCODE" pairs.
@@ -50,13 +53,13 @@ opcodes_of() { packets_of "$1" | awk '{ printf "%s%s%d", sep, $1, $2; sep = " " 
 @test "wire: both nodes ran every case to its expected end, and every packet is RoCE v2 between their addresses" {
 	for node in 1 2; do
 		run cat "$WIRE/node$node/status.tsv"
-		assert_output "$(printf '%s\t0\n' send write write_imm read bad_rkey qp_rts pingpong gdr)"
+		assert_output "$(printf '%s\t0\n' send write write_imm read fetch_add cmp_swap bad_rkey qp_rts pingpong gdr)"
 	done
 	run awk -F'\t' 'NR > 1 { print $2, $3, $4 }' "$WIRE/packets.tsv"
 	[ "${#lines[@]}" -ge 20 ] || fail "only ${#lines[@]} packets captured: $(cat "$WIRE/node1/tcpdump.log")"
 	refute_line --regexp -v '^198\.18\.0\.[12] 198\.18\.0\.[12] 4791$'
 	# Every packet carries an ICRC, and tshark decoded a BTH in each.
-	run awk -F'\t' 'NR > 1 && ($6 == "" || $16 == "") { print }' "$WIRE/packets.tsv"
+	run awk -F'\t' 'NR > 1 && ($6 == "" || $19 == "") { print }' "$WIRE/packets.tsv"
 	assert_output ''
 }
 
@@ -115,6 +118,29 @@ opcodes_of() { packets_of "$1" | awk '{ printf "%s%s%d", sep, $1, $2; sep = " " 
 	assert_line --index 1 --regexp "^<- 13 $((psn)) - - - - 0x1f 1 "
 	assert_line --index 2 --regexp "^<- 14 $((psn + 1)) - - - - - - "
 	assert_line --index 4 --regexp "^<- 15 $((psn + 3)) - - - - 0x1f 1 "
+}
+
+@test "wire: an atomic is one request with an AtomicETH (address, rkey, operands); the Atomic Acknowledge brings the old value back" {
+	for op in fetch_add cmp_swap; do
+		addr=$(printed 1 $op 'local buffer' addr)
+		rkey=$(printed 1 $op 'local buffer' rkey)
+		psn=$(printed 2 $op 'local QP' PSN)
+		# 20 FetchAdd, 19 CmpSwap; 18 Atomic Acknowledge.
+		want="->20 <-18"
+		[ $op = cmp_swap ] && want="->19 <-18"
+		[ "$(opcodes_of $op)" = "$want" ] || fail "$op: $(opcodes_of $op)"
+		run packets_of $op
+		# The target's word starts at 0x1000 (step 04): fetch_add adds 0x24; cmp_swap compares
+		# with 0x1000 and swaps in 0xcafe.  The AETH and AtomicAckETH answer at the same PSN.
+		if [ $op = fetch_add ]; then
+			assert_line --index 0 --regexp "^-> 20 $((psn)) A $addr $rkey - - - - 0x24 0x0 - "
+		else
+			assert_line --index 0 --regexp "^-> 19 $((psn)) A $addr $rkey - - - - 0xcafe 0x1000 - "
+		fi
+		assert_line --index 1 --regexp "^<- 18 $((psn)) - - - - 0x1f 1 - - - 0x1000 "
+		run cat "$WIRE/node2/$op.log"
+		assert_line --regexp '^atomic check +: the old value 0x1000 came back into our buffer$'
+	done
 }
 
 @test "wire: a WRITE with a wrong rkey is answered by a NAK, syndrome remote access error (0x62), at the first packet's PSN" {

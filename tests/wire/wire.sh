@@ -28,6 +28,7 @@ decode() {
 		-e infiniband.bth.opcode -e infiniband.bth.destqp -e infiniband.bth.psn -e infiniband.bth.a \
 		-e infiniband.reth.va -e infiniband.reth.r_key -e infiniband.reth.dmalen \
 		-e infiniband.aeth.syndrome -e infiniband.aeth.msn -e infiniband.immdt \
+		-e infiniband.atomiceth.swapdt -e infiniband.atomiceth.cmpdt -e infiniband.atomicacketh.origremdt \
 		-e infiniband.invariant.crc -e frame.len >"$out/packets.tsv" &&
 		tshark -r "$out/node1/wire.pcap" -O infiniband >"$out/decoded.txt"
 }
