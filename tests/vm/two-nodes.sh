@@ -49,4 +49,8 @@ if [ "${RDMA_LAB_DETACHED:-0}" = 1 ]; then
 	echo "$session"
 	exit 0
 fi
-TMUX='' exec tmux attach -t "$session"
+TMUX='' tmux attach -t "$session"
+# Detached (Ctrl-b d) rather than ended: the nodes still run.
+if tmux has-session -t "$session" 2>/dev/null; then
+	echo "shell: the two nodes still run in tmux session $session: 'tmux attach -t $session' goes back to them, 'tmux kill-session -t $session' powers both off"
+fi
