@@ -135,13 +135,17 @@ wait_for_pane() { # SESSION PANE SECONDS REGEX
 	done
 	tmux send-keys -t "$session:0.0" "build/bin/04_post_wr -o write > \$TMPDIR/srv.log 2>&1; s=\$?; echo server-done \$s \$(grep -c '^data check .*arrived intact' \$TMPDIR/srv.log)" Enter
 	tmux send-keys -t "$session:0.1" "build/bin/04_post_wr -o write 198.18.0.1 > \$TMPDIR/cli.log 2>&1; s=\$?; echo client-done \$s \$(grep -c 'RDMA_WRITE, status success' \$TMPDIR/cli.log)" Enter
-	wait_for_pane "$session" 0 120 '^server-done ' && wait_for_pane "$session" 1 120 '^client-done ' || true
+	# The panes are read, and the VMs powered off, before any check can end the test.
+	finished=yes
+	wait_for_pane "$session" 0 120 '^server-done ' && wait_for_pane "$session" 1 120 '^client-done ' || finished=no
 	left=$(tmux capture-pane -p -J -S -300 -t "$session:0.0")
 	right=$(tmux capture-pane -p -J -S -300 -t "$session:0.1")
 	tmux send-keys -t "$session:0.0" exit Enter
 	tmux send-keys -t "$session:0.1" exit Enter
 	for _ in $(seq 1 60); do tmux has-session -t "$session" 2>/dev/null || break; sleep 0.5; done
-	tmux kill-session -t "$session" 2>/dev/null || true
+	# Normally both shells have powered their VMs off and the session is gone already.
+	! tmux has-session -t "$session" 2>/dev/null || tmux kill-session -t "$session"
+	[ "$finished" = yes ] || fail "step 04 did not finish on both nodes within 120 s: node 1: $left; node 2: $right"
 	run echo "$left"
 	assert_line --regexp '^NODE 1 of 2 \(node1\): rxe0 is up on eth0, 198\.18\.0\.1, wired to node 2 at 198\.18\.0\.2\.$'
 	# Exit status 0, and the count of its 'arrived intact' lines.
