@@ -61,10 +61,23 @@ int fault_check_env(void)
 	return -1;
 }
 
+/* The point asked for, read once: fault_at runs on every post and completion of a data path. */
+static const char *wanted_point(void)
+{
+	static const char *name;
+	static bool read;
+
+	if (!read) {
+		name = getenv(FAULT_ENV);
+		read = true;
+	}
+	return name;
+}
+
 bool fault_at(const char *point)
 {
 	static bool fired;
-	const char *name = getenv(FAULT_ENV);
+	const char *name = wanted_point();
 	const struct fault_point *fp;
 
 	if (fired || !name || strcmp(name, point))

@@ -305,6 +305,14 @@ int sock_recv_all(int fd, void *buf, size_t len, int timeout_s)
 	return sock_recv_more(fd, buf, 0, len, timeout_s);
 }
 
+bool sock_peer_closed(int fd)
+{
+	char c;
+	ssize_t n = recv(fd, &c, 1, MSG_PEEK | MSG_DONTWAIT);
+
+	return n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR);
+}
+
 void sock_close(int fd)
 {
 	if (fd >= 0)

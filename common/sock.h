@@ -2,6 +2,7 @@
 #ifndef RDMA_STEPS_SOCK_H
 #define RDMA_STEPS_SOCK_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 /* Server: listens on PORT and accepts one client within TIMEOUT_S; returns the socket or -1. */
@@ -16,6 +17,9 @@ int sock_recv_all(int fd, void *buf, size_t len, int timeout_s);
 
 /* Receives the rest of a LEN-byte message whose first HAVE bytes are in BUF already. */
 int sock_recv_more(int fd, void *buf, size_t have, size_t len, int timeout_s);
+
+/* Whether the peer has closed its end of FD (or reset it), looked at without waiting or reading. */
+bool sock_peer_closed(int fd);
 
 /* Closes FD if it is open. */
 void sock_close(int fd);

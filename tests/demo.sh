@@ -274,7 +274,7 @@ resume_paused() {
 # Runs every block in order; a block that leaves programs paused is followed
 # by the next block, run while they wait, and then by Enter.
 run_all_blocks() {
-	local k=0 shown_step="" step_start=$SECONDS
+	local k=0 shown_step="" step_start=$SECONDS block_start first_line
 	while [ "$k" -lt "${#block_text[@]}" ]; do
 		if [ "${block_step[k]}" != "$shown_step" ]; then
 			[ -n "$shown_step" ] && echo "(step ${shown_step%%:*} took $((SECONDS - step_start)) s)"
@@ -282,6 +282,7 @@ run_all_blocks() {
 			step_start=$SECONDS
 			banner "step $shown_step"
 		fi
+		block_start=${EPOCHREALTIME/./} first_line=${block_line[k]}
 		run_block "${block_text[k]}" "${block_line[k]}"
 		blocks_run=$((blocks_run + 1))
 		if [ -n "$paused" ] && [ $((k + 1)) -lt "${#block_text[@]}" ]; then
@@ -291,13 +292,25 @@ run_all_blocks() {
 			blocks_run=$((blocks_run + 1))
 		fi
 		[ "${#proc_pid[@]}" -gt 0 ] && resume_paused
+		block_ms+=("$(((${EPOCHREALTIME/./} - block_start) / 1000)) $first_line")
 		k=$((k + 1))
 	done
 	echo "(step ${shown_step%%:*} took $((SECONDS - step_start)) s)"
 }
 
+# The slowest blocks, as "  12.3 s  the block at TUTORIAL.md line N": where the demo's time goes.
+show_slowest_blocks() {
+	local ms line
+	echo "slowest command blocks (of $((${EPOCHREALTIME/./} / 1000000 - demo_start)) s):"
+	printf '%s\n' "${block_ms[@]}" | sort -rn | head -n 5 | while read -r ms line; do
+		printf '  %4d.%d s  the block at TUTORIAL.md line %d\n' $((ms / 1000)) $((ms % 1000 / 100)) "$line"
+	done
+}
+
+demo_start=${EPOCHREALTIME%.*} block_ms=()
 load_blocks
 run_all_blocks
+show_slowest_blocks
 if [ "${#failures[@]}" -eq 0 ]; then
 	banner "all $blocks_run command blocks ran as TUTORIAL.md says"
 	exit 0

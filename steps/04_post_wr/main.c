@@ -1,6 +1,7 @@
 /* main.c: step 04: post one work request (SEND/RECV, RDMA WRITE, WRITE with immediate or READ) and check the bytes. */
 #include "cq_qp_rts.h"
 #include "exchange.h"
+#include "pattern.h"
 #include "pause.h"
 #include "post_wr.h"
 #include "reg_mr.h"

@@ -287,13 +287,18 @@ int wait_completion(struct rdma_conn *conn, struct ibv_wc *wc, int timeout_ms)
 	return 0;
 }
 
+void report_no_completion(int timeout_ms)
+{
+	report_error("no completion within %d ms: is the peer running, and did it post what "
+		     "this operation needs?", timeout_ms);
+}
+
 int take_completion(struct rdma_conn *conn, struct ibv_wc *wc, int timeout_ms)
 {
 	int rc = wait_completion(conn, wc, timeout_ms);
 
 	if (rc == 1)
-		report_error("no completion within %d ms: is the peer running, and did it post what "
-			     "this operation needs?", timeout_ms);
+		report_no_completion(timeout_ms);
 	return rc ? -1 : 0;
 }
 
@@ -362,43 +367,6 @@ int drain_completions(struct rdma_conn *conn)
 		return -1;
 	}
 	return count;
-}
-
-static uint8_t pattern_byte(size_t i, uint8_t seed)
-{
-	return (uint8_t)(seed + i * 7 + (i >> 8));
-}
-
-void fill_pattern(void *buf, size_t len, uint8_t seed)
-{
-	uint8_t *p = buf;
-
-	for (size_t i = 0; i < len; i++)
-		p[i] = pattern_byte(i, seed);
-}
-
-bool check_pattern(const void *buf, size_t len, uint8_t seed)
-{
-	const uint8_t *p = buf;
-
-	for (size_t i = 0; i < len; i++) {
-		if (p[i] != pattern_byte(i, seed)) {
-			report_error("data check: MISMATCH at byte %zu of %zu: expected 0x%02x, got 0x%02x",
-				     i, len, pattern_byte(i, seed), p[i]);
-			return false;
-		}
-	}
-	return true;
-}
-
-size_t count_pattern_changes(const void *buf, size_t from, size_t to, uint8_t seed)
-{
-	const uint8_t *p = buf;
-	size_t changed = 0;
-
-	for (size_t i = from; i < to; i++)
-		changed += p[i] != pattern_byte(i, seed);
-	return changed;
 }
 
 void atomic_word_set(const struct rdma_buf *buf)

@@ -89,6 +89,9 @@ int post_operation(struct rdma_conn *conn, const struct rdma_buf *buf, size_t le
  */
 int wait_completion(struct rdma_conn *conn, struct ibv_wc *wc, int timeout_ms);
 
+/* Reports that TIMEOUT_MS passed with no completion, and what to check. */
+void report_no_completion(int timeout_ms);
+
 /* As wait_completion, but a timeout is an error too, reported with what to check: 0 or -1. */
 int take_completion(struct rdma_conn *conn, struct ibv_wc *wc, int timeout_ms);
 
@@ -109,13 +112,6 @@ int check_received_length(const struct ibv_wc *wc, size_t len);
 
 /* How many completions the CQ holds right now, taking them off it; -1 on error. */
 int drain_completions(struct rdma_conn *conn);
-
-/* Fills LEN bytes with a pattern that depends on SEED; check_pattern reports whether they match it. */
-void fill_pattern(void *buf, size_t len, uint8_t seed);
-bool check_pattern(const void *buf, size_t len, uint8_t seed);
-
-/* How many of bytes FROM to TO-1 of BUF no longer hold fill_pattern's pattern for SEED. */
-size_t count_pattern_changes(const void *buf, size_t from, size_t to, uint8_t seed);
 
 /* The target's word before an atomic: ATOMIC_BEFORE, in BUF's first 8 bytes. */
 void atomic_word_set(const struct rdma_buf *buf);

@@ -1,5 +1,6 @@
 /* violation.c: stage 4 broken on purpose (--violate): memory protection at work, seen from both ends of the wire. */
 #include "violation.h"
+#include "pattern.h"
 #include "report.h"
 #include "teardown.h"
 

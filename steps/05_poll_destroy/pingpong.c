@@ -1,6 +1,7 @@
 /* pingpong.c: stage 5: the loops of both roles, N messages each, the initiator timing every one. */
 #include "pingpong.h"
 #include "exchange.h"
+#include "pattern.h"
 #include "perf_report.h"
 #include "procstat.h"
 #include "report.h"

@@ -1,5 +1,6 @@
 /* pipeline.c: stage 5: the initiator's pipelined loop, --depth work requests in flight, few of them signalled. */
 #include "pipeline.h"
+#include "pattern.h"
 #include "perf_report.h"
 #include "pingpong.h"
 #include "report.h"

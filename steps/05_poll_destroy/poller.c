@@ -4,6 +4,7 @@
 #include "fault.h"
 #include "post_wr.h"
 #include "report.h"
+#include "sock.h"
 #include "stop.h"
 
 #include <errno.h>
@@ -14,23 +15,71 @@ void poller_init(struct poller *p, struct rdma_conn *conn, bool events, bool rc_
 	*p = (struct poller){ .conn = conn, .events = events, .rc_pingpong = rc_pingpong };
 }
 
+/*
+ * A wait that lasts longer than this looks at the side channel between slices
+ * of it.  Nothing in RDMA tells a receiver that its peer has gone: its posted
+ * receive simply stays empty.  But a peer that has exited has closed its end
+ * of the TCP connection.  Waits that end sooner, as in any healthy run, make
+ * no extra system call.
+ */
+#define PEER_CHECK_MS 100
+
+/* Whether the peer has gone; ibv_rc_pingpong closes its end after the exchange, so with it nothing can be told. */
+static bool peer_gone(const struct poller *p)
+{
+	if (p->rc_pingpong || !sock_peer_closed(p->conn->sock))
+		return false;
+	report_error("the peer closed the side channel during the run: it has stopped, and no "
+		     "completion will come");
+	return true;
+}
+
+/* Busy-polls for the next completion, in slices of PEER_CHECK_MS, and checks its status. */
+static int spin_for_completion(struct poller *p, struct ibv_wc *wc, int timeout_ms)
+{
+	for (int waited = 0; waited < timeout_ms; waited += PEER_CHECK_MS) {
+		int rc = wait_completion(p->conn, wc, PEER_CHECK_MS);
+
+		if (rc <= 0)
+			return rc ? -1 : check_completion(wc);
+		if (peer_gone(p))
+			return -1;
+	}
+	report_no_completion(timeout_ms);
+	return -1;
+}
+
+/* Sleeps on the completion channel, in slices of PEER_CHECK_MS, until it has an event to read. */
+static int sleep_for_event(struct poller *p, int timeout_ms)
+{
+	struct pollfd pfd = { .fd = p->conn->channel->fd, .events = POLLIN };
+	int rc;
+
+	for (int waited = 0; waited < timeout_ms; waited += PEER_CHECK_MS) {
+		if (stop_requested())
+			return report_stopped();
+		rc = poll(&pfd, 1, PEER_CHECK_MS);
+		if (rc > 0)
+			return 0;
+		if (rc < 0 && errno != EINTR) {
+			report_verb_error("poll (completion channel)", errno);
+			return -1;
+		}
+		if (peer_gone(p))
+			return -1;
+	}
+	report_error("no completion event within %d ms: is the peer running?", timeout_ms);
+	return -1;
+}
+
 /* Sleeps until the completion channel reports an event, then acknowledges it. */
 static int wait_for_event(struct poller *p, int timeout_ms)
 {
-	struct pollfd pfd = { .fd = p->conn->channel->fd, .events = POLLIN };
 	struct ibv_cq *cq;
 	void *cq_context;
-	int rc;
 
-	do {
-		if (stop_requested())
-			return report_stopped();
-		rc = poll(&pfd, 1, timeout_ms);
-	} while (rc < 0 && errno == EINTR);
-	if (rc <= 0) {
-		report_error("no completion event within %d ms: is the peer running?", timeout_ms);
+	if (sleep_for_event(p, timeout_ms))
 		return -1;
-	}
 	if (fault_at("get_cq_event") || ibv_get_cq_event(p->conn->channel, &cq, &cq_context)) {
 		report_verb_error("ibv_get_cq_event", errno);
 		return -1;
@@ -63,7 +112,7 @@ static int wait_next(struct poller *p, struct ibv_wc *wc, int timeout_ms)
 	int n;
 
 	if (!p->events) {
-		if (poll_completion(p->conn, wc, timeout_ms))
+		if (spin_for_completion(p, wc, timeout_ms))
 			return -1;
 		p->completions++;
 		return 0;

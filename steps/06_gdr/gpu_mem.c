@@ -1,6 +1,6 @@
 /* gpu_mem.c: GPU memory for step 06: real (CUDA runtime) where a GPU and driver exist, emulated otherwise. */
 #include "gpu_mem.h"
-#include "post_wr.h"
+#include "pattern.h"
 #include "report.h"
 
 #include <errno.h>

@@ -154,3 +154,22 @@ EVENTS=(req_notify_cq get_cq_event)
 	assert_output --partial "Connection refused"
 	assert_back_to_baseline
 }
+
+# The side channel cannot tell a stopped peer from a slow one: it stays open.  Only the 10 s limit ends the wait.
+@test "05_poll_destroy: a peer stopped (SIGSTOP) mid-run keeps the side channel open; the 10 s limit ends the wait" {
+	record_baseline
+	port=$(pick_port)
+	start_step srv 05_poll_destroy -d "$DEV" -p "$port" -t 5 -n 1000000
+	wait_for_line "$BATS_TEST_TMPDIR/srv.out" '^listening '
+	start_step cli 05_poll_destroy -d "$DEV" -p "$port" -t 5 -n 1000000 127.0.0.1
+	wait_for_line "$BATS_TEST_TMPDIR/srv.out" '^iterations +: '
+	pkill -STOP -P "$cli_pid"
+	start=$SECONDS
+	finish_step srv "$srv_pid"
+	pkill -KILL -P "$cli_pid"
+	assert_failure 1
+	assert_line 'error: no completion within 10000 ms: is the peer running, and did it post what this operation needs?'
+	[ $((SECONDS - start)) -ge 9 ] || fail "the server gave up after $((SECONDS - start)) s, before its 10 s limit"
+	assert_line --regexp '^teardown +: every object released$'
+	assert_back_to_baseline
+}
