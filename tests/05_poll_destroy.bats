@@ -172,9 +172,9 @@ kill_mid_run() {
 	wait_for_line "$BATS_TEST_TMPDIR/srv.out" '^listening '
 	start_step cli 05_poll_destroy -d "$DEV" -p "$port" -t 20 -n 1000000 127.0.0.1
 	wait_for_line "$BATS_TEST_TMPDIR/cli.out" '^iterations +: '
-	# Signal the programs themselves, not the timeouts that run them.
-	pkill -TERM -P "$cli_pid"
-	pkill -TERM -P "$srv_pid"
+	# Signal the programs themselves, not the timeouts that run them, both in one go: a side
+	# signalled later could find its peer already gone through the side channel, and end first.
+	pkill -TERM -P "$cli_pid,$srv_pid"
 	for side in cli srv; do
 		pid_var=${side}_pid
 		finish_step "$side" "${!pid_var}"
