@@ -122,40 +122,28 @@ assert_latency_ordered() {
 	assert_back_to_baseline
 }
 
-# Kills the program started as NAME (not the timeout that runs it) once its peer, PEER, is in the loop.
-kill_mid_run() {
-	local name=$1 peer=$2 pid_var=${1}_pid
-	wait_for_line "$BATS_TEST_TMPDIR/$peer.out" '^iterations +: '
-	pkill -KILL -P "${!pid_var}"
+# Kills DEAD's program (not the timeout that runs it) once the pair is in its loop; SURVIVOR
+# must then end within 5 s, having found the side channel closed.
+assert_peer_found_gone() { # DEAD SURVIVOR
+	local dead_pid=${1}_pid survivor_pid=${2}_pid start
+	wait_for_line "$BATS_TEST_TMPDIR/$2.out" '^iterations +: '
+	pkill -KILL -P "${!dead_pid}"
+	start=$SECONDS
+	finish_step "$2" "${!survivor_pid}"
+	assert_failure 1
+	assert_line 'error: the peer closed the side channel during the run: it has stopped, and no completion will come'
+	[ $((SECONDS - start)) -lt 5 ] || fail "$2 took $((SECONDS - start)) s to give up (the 10 s limit, not the side channel)"
+	assert_line --regexp '^teardown +: every object released$'
 }
 
 @test "05_poll_destroy: a peer that dies mid-run is found gone through the side channel, busy-polled or event-driven" {
 	record_baseline
 	# The client dies; the server, busy polling, is waiting for its next message.
-	port=$(pick_port)
-	start_step srv 05_poll_destroy -d "$DEV" -p "$port" -t 5 -n 1000000
-	wait_for_line "$BATS_TEST_TMPDIR/srv.out" '^listening '
-	start_step cli 05_poll_destroy -d "$DEV" -p "$port" -t 5 -n 1000000 127.0.0.1
-	kill_mid_run cli srv
-	start=$SECONDS
-	finish_step srv "$srv_pid"
-	assert_failure 1
-	assert_line 'error: the peer closed the side channel during the run: it has stopped, and no completion will come'
-	[ $((SECONDS - start)) -lt 5 ] || fail "the server took $((SECONDS - start)) s to give up (the 10 s limit, not the side channel)"
-	assert_line --regexp '^teardown +: every object released$'
-
+	start_long_run
+	assert_peer_found_gone cli srv
 	# The server dies; the client, asleep on its completion channel, is waiting for a reply.
-	port=$(pick_port)
-	start_step srv 05_poll_destroy -d "$DEV" -p "$port" -t 5 -n 1000000 -e
-	wait_for_line "$BATS_TEST_TMPDIR/srv.out" '^listening '
-	start_step cli 05_poll_destroy -d "$DEV" -p "$port" -t 5 -n 1000000 -e 127.0.0.1
-	kill_mid_run srv cli
-	start=$SECONDS
-	finish_step cli "$cli_pid"
-	assert_failure 1
-	assert_line 'error: the peer closed the side channel during the run: it has stopped, and no completion will come'
-	[ $((SECONDS - start)) -lt 5 ] || fail "the client took $((SECONDS - start)) s to give up (the 10 s limit, not the side channel)"
-	assert_line --regexp '^teardown +: every object released$'
+	start_long_run -e
+	assert_peer_found_gone srv cli
 	assert_back_to_baseline
 }
 

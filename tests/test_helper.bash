@@ -168,6 +168,16 @@ pick_port() {
 	echo $((20000 + RANDOM % 20000))
 }
 
+# Starts step 05 as server (srv) and client (cli) for a million round trips on a fresh
+# port, ARGS... given to both: a run to stop in the middle.
+start_long_run() {
+	local port
+	port=$(pick_port)
+	start_step srv 05_poll_destroy -d "$DEV" -p "$port" -t 5 -n 1000000 "$@"
+	wait_for_line "$BATS_TEST_TMPDIR/srv.out" '^listening '
+	start_step cli 05_poll_destroy -d "$DEV" -p "$port" -t 5 -n 1000000 "$@" 127.0.0.1
+}
+
 # The hex value after "KEY" in a "who thing : ... KEY 0x..." line of FILE, e.g. field_of f '^local QP' QPN.
 field_of() {
 	local line regex="$2.* $3 (0x[0-9a-f]+)"

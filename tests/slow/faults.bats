@@ -158,10 +158,7 @@ EVENTS=(req_notify_cq get_cq_event)
 # The side channel cannot tell a stopped peer from a slow one: it stays open.  Only the 10 s limit ends the wait.
 @test "05_poll_destroy: a peer stopped (SIGSTOP) mid-run keeps the side channel open; the 10 s limit ends the wait" {
 	record_baseline
-	port=$(pick_port)
-	start_step srv 05_poll_destroy -d "$DEV" -p "$port" -t 5 -n 1000000
-	wait_for_line "$BATS_TEST_TMPDIR/srv.out" '^listening '
-	start_step cli 05_poll_destroy -d "$DEV" -p "$port" -t 5 -n 1000000 127.0.0.1
+	start_long_run
 	wait_for_line "$BATS_TEST_TMPDIR/srv.out" '^iterations +: '
 	pkill -STOP -P "$cli_pid"
 	start=$SECONDS
