@@ -65,11 +65,11 @@ int fault_check_env(void)
 static const char *wanted_point(void)
 {
 	static const char *name;
-	static bool read;
+	static bool looked;
 
-	if (!read) {
+	if (!looked) {
 		name = getenv(FAULT_ENV);
-		read = true;
+		looked = true;
 	}
 	return name;
 }
