@@ -87,8 +87,10 @@ send_to_server() {
 	start_step srv 03_cq_qp_rts -d "$DEV" -p "$port" -t 10
 	wait_for_line "$BATS_TEST_TMPDIR/srv.out" '^listening '
 	exec 5<>"/dev/tcp/127.0.0.1/$port"
+	# The server stops reading at the first bad field and closes, so the rest of this
+	# write may meet a reset: what the server printed is what the test checks.
 	# shellcheck disable=SC2059
-	printf "$1" 0 >&5
+	printf "$1" 0 >&5 2>/dev/null || :
 	finish_step srv "$srv_pid"
 	exec 5>&-
 }
