@@ -141,14 +141,25 @@ start_background() {
 	started=$i
 }
 
+# Pauses for SECONDS without starting a process: a read that times out on a fifo
+# nobody writes to.  In the VM, sleep's fork and exec cost more than the pause.
+nap() {
+	if [ -z "${nap_fd:-}" ]; then
+		mkfifo "$work/nap"
+		exec {nap_fd}<>"$work/nap"
+	fi
+	read -r -t "$1" -u "$nap_fd" _
+	return 0
+}
+
 # Waits until CHECK succeeds while process I runs; fails if it ends first or LIMIT seconds pass.
 wait_until() {
 	local i=$1 limit=$2 waited=0
 	shift 2
 	until "$@"; do
 		kill -0 "${proc_pid[i]}" 2>/dev/null || return 1
-		[ "$waited" -ge $((limit * 10)) ] && return 1
-		sleep 0.1
+		[ "$waited" -ge $((limit * 20)) ] && return 1
+		nap 0.05
 		waited=$((waited + 1))
 	done
 }

@@ -39,8 +39,7 @@ for pkg in "${packages[@]}"; do
 done
 
 apt_knows_kernel() {
-	[ "${1:-all}" = build ] ||
-		apt-cache depends linux-image-amd64 2>/dev/null | grep -q 'Depends: linux-image-[0-9]'
+	[ "${1:-all}" = build ] || [ -n "$("$(dirname "${BASH_SOURCE[0]}")"/vm/kernel-package.sh)" ]
 }
 
 if [ ${#missing[@]} -eq 0 ] && apt_knows_kernel "${1:-all}"; then

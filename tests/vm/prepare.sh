@@ -18,12 +18,6 @@ kdir=$vm_dir/kernel
 
 die() { echo "vm: $*" >&2; exit 1; }
 
-# The package that linux-image-amd64 currently points at, from apt's metadata.
-resolve_kernel_package() {
-	apt-cache depends linux-image-amd64 2>/dev/null |
-		awk '$1 == "Depends:" && $2 ~ /^linux-image-[0-9]/ { print $2; exit }'
-}
-
 fetch_kernel() {
 	local pkg=$1 deb
 	mkdir -p "$cache"
@@ -95,7 +89,7 @@ for tool in apt-cache apt-get dpkg-deb depmod gzip busybox qemu-system-x86_64; d
 	command -v "$tool" >/dev/null || die "'$tool' not found: run 'make deps' (as root) first"
 done
 
-pkg=$(resolve_kernel_package)
+pkg=$("$here/kernel-package.sh")
 [ -n "$pkg" ] || die "apt knows no linux-image-amd64 package. Run 'apt-get update' as root, then retry."
 version=${pkg#linux-image-}
 
