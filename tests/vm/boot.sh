@@ -45,11 +45,14 @@ rm -f "$results"/{status,console.log,job.env}
 # Under TCG the guest finds the TSC unstable and falls back to hpet, which has no
 # vDSO path: every clock_gettime would be a system call, and a latency timed with
 # it would time the clock.  QEMU's TSC follows the host's clock, so tsc is safe.
+# prepare.sh unpacks the kernel, to spare the guest its decompression; else the vmlinuz.
+kernel_image=$vm_dir/vmlinux
+[ -f "$kernel_image" ] || kernel_image=$vm_dir/vmlinuz
 # shellcheck disable=SC2054  # the commas belong to QEMU options
 qemu=(qemu-system-x86_64
 	-nodefaults -no-user-config -no-reboot
 	-machine q35,accel=tcg -cpu max -smp 2 -m 1024
-	-kernel "$vm_dir/vmlinuz" -initrd "$vm_dir/initramfs.cpio.gz"
+	-kernel "$kernel_image" -initrd "$vm_dir/initramfs.cpio.gz"
 	-append "console=ttyS0 quiet loglevel=3 panic=-1 tsc=reliable clocksource=tsc rdma_steps_init=$root/tests/vm/guest-init.sh"
 	-display none -nic none
 	-chardev stdio,id=console,signal=off -serial chardev:console
