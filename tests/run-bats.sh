@@ -17,5 +17,9 @@ esac
 cd "$(dirname "${BASH_SOURCE[0]}")/.." || exit 1
 [ $# -gt 0 ] || set -- tests/*.bats
 export BATS_LIB_PATH=${BATS_LIB_PATH:-/usr/lib/bats}
+# The C locale: what the tests match is ASCII, and bats reads every test file line
+# by line with bash regexes before the first test runs, which in the VM took 9 s
+# in C.UTF-8 and 6 s in C.
+export LC_ALL=C
 bats --tap --timing "${filter[@]}" "$@" | tee "$tap"
 exit "${PIPESTATUS[0]}"
