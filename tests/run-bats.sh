@@ -9,13 +9,26 @@
 set -uo pipefail
 results=${RDMA_STEPS_RESULTS:?RDMA_STEPS_RESULTS must name the results directory}
 tap=$results/tap
-filter=()
+filter=() device_only=0
 case ${1:-} in
 --host) filter=(--filter-tags host) tap=$results/host.tap; shift ;;
---device) filter=(--filter-tags '!host'); shift ;;
+--device) filter=(--filter-tags '!host') device_only=1; shift ;;
 esac
 cd "$(dirname "${BASH_SOURCE[0]}")/.." || exit 1
 [ $# -gt 0 ] || set -- tests/*.bats
+# bats reads every file it is given before the first test, about half a second a
+# file in the VM: with --device, the files tagged host as a whole are left out.
+if [ "$device_only" = 1 ]; then
+	declare -A host_file=()
+	while IFS= read -r f; do host_file[$f]=1; done < <(grep -l -- '^# bats file_tags=host$' "$@" 2>/dev/null)
+	kept=()
+	for f in "$@"; do [ -n "${host_file[$f]:-}" ] || kept+=("$f"); done
+	if [ ${#kept[@]} -eq 0 ]; then
+		echo "1..0" | tee "$tap"
+		exit 0
+	fi
+	set -- "${kept[@]}"
+fi
 export BATS_LIB_PATH=${BATS_LIB_PATH:-/usr/lib/bats}
 # The C locale: what the tests match is ASCII, and bats reads every test file line
 # by line with bash regexes before the first test runs, which in the VM took 9 s
