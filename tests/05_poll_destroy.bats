@@ -208,12 +208,41 @@ assert_peer_found_gone() { # DEAD SURVIVOR
 	use_output_of cli
 	assert_line --regexp '^ibv_post_send +: RDMA WRITE of 32 bytes posted, inline: '
 	assert_line --regexp '^signalling +: 32 completions for 1000 work requests: '
+	# 64 receives first, then 936 more, counted to the initiator 16 at a time and at the last.
+	assert_line --regexp '^credits +: 59 count\(s\) read from the target, the last 1000; the longest wait for one [0-9.]+ ms$'
 	use_output_of srv
 	assert_line --regexp "^data check +: immediate values 0 to 999 arrived in order; the last message's 32 bytes are intact$"
+	assert_line --regexp '^credits +: 59 count\(s\) sent to the initiator, the last 1000: '
 	run_server_client 05_poll_destroy -o read -s 8K -n 50 -D 4
 	[ "$srv_status" -eq 0 ] && [ "$cli_status" -eq 0 ] || fail "read: server $srv_status, client $cli_status: $(cat "$BATS_TEST_TMPDIR"/*.out)"
 	use_output_of cli
 	assert_line --regexp '^signalling +: 25 completions for 50 work requests: '
+	[ "$(rnr_naks)" = "$rnr_before" ] || fail "RNR NAKs (sent, received) went from $rnr_before to $(rnr_naks): a message found no receive posted"
+	assert_back_to_baseline
+}
+
+@test "05_poll_destroy --depth: a target stopped mid-run meets no message without a receive: the initiator waits for its credits" {
+	record_baseline
+	rnr_before=$(rnr_naks)
+	port=$(pick_port)
+	start_step srv 05_poll_destroy -d "$DEV" -p "$port" -t 20 -o send -s 64 -n 20000 -D 64
+	wait_for_line "$BATS_TEST_TMPDIR/srv.out" '^listening '
+	start_step cli 05_poll_destroy -d "$DEV" -p "$port" -t 20 -o send -s 64 -n 20000 -D 64 127.0.0.1
+	wait_for_line "$BATS_TEST_TMPDIR/srv.out" '^iterations '
+	# Stopped, the target replaces no receive: its 64 are used up within 64 messages, and then
+	# only the credits keep the initiator from sending into an RNR NAK.
+	pkill -STOP -P "$srv_pid"
+	nap 1
+	pkill -CONT -P "$srv_pid"
+	finish_step cli "$cli_pid"
+	assert_success
+	assert_line --regexp '^credits +: 1246 count\(s\) read from the target, the last 20000; the longest wait for one ([0-9]+)\.[0-9] ms$'
+	[[ $output =~ longest\ wait\ for\ one\ ([0-9]+) ]] && [ "${BASH_REMATCH[1]}" -ge 500 ] ||
+		fail "the initiator never waited half a second for a credit while the target was stopped for 1 s"
+	finish_step srv "$srv_pid"
+	assert_success
+	assert_line --regexp '^credits +: 1246 count\(s\) sent to the initiator, the last 20000: '
+	assert_line --regexp "^data check +: 20000 messages of 64 bytes arrived; the last one's bytes are intact$"
 	[ "$(rnr_naks)" = "$rnr_before" ] || fail "RNR NAKs (sent, received) went from $rnr_before to $(rnr_naks): a message found no receive posted"
 	assert_back_to_baseline
 }

@@ -1,5 +1,6 @@
 /* pingpong.c: stage 5: the loops of both roles, N messages each, the initiator timing every one. */
 #include "pingpong.h"
+#include "credits.h"
 #include "exchange.h"
 #include "pattern.h"
 #include "perf_report.h"
@@ -59,8 +60,8 @@ static bool send_signalled(int i, int iters)
 }
 
 /* One message and its completions, as the initiator sees them; *US is the time from post to reply, or to completion. */
-static int initiator_round(struct poller *p, const struct rdma_buf *buf, const struct post_opts *post,
-			   int i, int iters, double *us)
+static int initiator_round(struct poller *p, struct credits *credits, const struct rdma_buf *buf,
+			   const struct post_opts *post, int i, int iters, double *us)
 {
 	struct post_opts round = *post;
 	struct ibv_wc wc;
@@ -68,7 +69,7 @@ static int initiator_round(struct poller *p, const struct rdma_buf *buf, const s
 
 	round.imm = (uint32_t)i;
 	round.unsignaled = post->op == OP_SEND && !send_signalled(i, iters);
-	if (post->op == OP_SEND && post_receive(p->conn, buf, buf->len))
+	if ((post->op == OP_SEND && post_receive(p->conn, buf, buf->len)) || credits_wait_for(credits, i))
 		return -1;
 	/* Before a READ, spoil the bytes a previous round fetched: the check must see this round's. */
 	fill_pattern(buf->addr, buf->len, post->op == OP_READ ? READ_POISON_SEED : (uint8_t)i);
@@ -94,6 +95,7 @@ int run_initiator_loop(struct poller *p, const struct rdma_buf *buf, const struc
 		       int iters, int timeout_s)
 {
 	double *lat_us, start, us;
+	struct credits credits;
 	long rss_first = -1;
 	int rc = -1;
 
@@ -103,11 +105,12 @@ int run_initiator_loop(struct poller *p, const struct rdma_buf *buf, const struc
 		return -1;
 	}
 	touch_pages(lat_us, (size_t)iters * sizeof(*lat_us));
+	credits_init(&credits, p, post->op, post->op == OP_SEND, iters, timeout_s);
 	if (poller_sync(p, 'P', timeout_s))
 		goto out_free;
 	start = now_us();
 	for (int i = 0; i < iters; i++) {
-		if (initiator_round(p, buf, post, i, iters, &us))
+		if (initiator_round(p, &credits, buf, post, i, iters, &us))
 			goto out_free;
 		lat_us[i] = us / (post->op == OP_SEND ? 2 : 1);
 		if (i == 0)
@@ -117,6 +120,7 @@ int run_initiator_loop(struct poller *p, const struct rdma_buf *buf, const struc
 	}
 	show_rss(rss_first, iters);
 	show_perf_report(lat_us, iters, buf->len, now_us() - start, post->op);
+	credits_report(&credits, true);
 	poller_report(p);
 	rc = poller_sync(p, 'D', timeout_s);
 out_free:
@@ -132,18 +136,17 @@ out_free:
  * the next message can come before the target has taken the last one: with no
  * receive posted, it would be refused with an RNR NAK and retried after
  * min_rnr_timer, a delay that no completion reports.  A queue's worth of
- * receives keeps that from happening.
+ * receives gives the target room to fall behind, and credits (credits.c) keep
+ * the initiator from sending past them when it falls further.
  */
 static int receives_ahead(bool answers, int iters)
 {
-	if (answers)
-		return 1;
-	return iters < QUEUE_DEPTH ? iters : QUEUE_DEPTH;
+	return answers ? 1 : credits_first(iters);
 }
 
 /* One message as the target sees it: take it, check it, send it back if it was a SEND. */
-static int target_round(struct poller *p, const struct rdma_buf *buf, const struct post_opts *post,
-			int i, int iters, bool answers)
+static int target_round(struct poller *p, struct credits *credits, const struct rdma_buf *buf,
+			const struct post_opts *post, int i, int iters, bool answers)
 {
 	struct post_opts pong = *post;
 	struct ibv_wc wc;
@@ -155,9 +158,13 @@ static int target_round(struct poller *p, const struct rdma_buf *buf, const stru
 		return -1;
 	}
 	/* The next WRITE may already be landing in our buffer: only the last one holds still.
-	 * Replace the receive just used, while messages remain to take one. */
-	if (!answers)
-		return i + QUEUE_DEPTH < iters ? post_receive(p->conn, buf, buf->len) : 0;
+	 * Replace the receive just used, while messages remain to take one, and count it. */
+	if (!answers) {
+		if (i + QUEUE_DEPTH >= iters)
+			return 0;
+		return post_receive(p->conn, buf, buf->len) || credits_grant(credits, QUEUE_DEPTH + i + 1) ?
+			       -1 : 0;
+	}
 	/* ibv_rc_pingpong sends filler, not our pattern: only the length can be checked. */
 	if (!p->rc_pingpong && !check_pattern(buf->addr, buf->len, (uint8_t)i))
 		return -1;
@@ -201,6 +208,7 @@ int run_target_loop(struct poller *p, const struct rdma_buf *buf, const struct p
 		    int iters, bool pipelined, int timeout_s)
 {
 	bool answers = post->op == OP_SEND && !pipelined;
+	struct credits credits;
 	long rss_first = -1;
 	int rc = -1, left;
 
@@ -209,10 +217,11 @@ int run_target_loop(struct poller *p, const struct rdma_buf *buf, const struct p
 		return -1;
 	if (post->op == OP_READ)
 		fill_pattern(buf->addr, buf->len, 0);
+	credits_init(&credits, p, post->op, answers, iters, timeout_s);
 	if (poller_sync(p, 'P', timeout_s))
 		return -1;
 	for (int i = 0; op_needs_recv(post->op) && i < iters; i++) {
-		if (target_round(p, buf, post, i, iters, answers))
+		if (target_round(p, &credits, buf, post, i, iters, answers))
 			goto out_loud;
 		if (i == 0)
 			show("iterations", "the first shown above; %d more run quietly", iters - 1);
@@ -237,6 +246,7 @@ int run_target_loop(struct poller *p, const struct rdma_buf *buf, const struct p
 		     "so only the length was checked", iters, buf->len);
 	else
 		show_target_check(post->op, iters, buf->len, answers);
+	credits_report(&credits, false);
 	poller_report(p);
 	rc = 0;
 out_loud:

@@ -1,5 +1,6 @@
 /* pipeline.c: stage 5: the initiator's pipelined loop, --depth work requests in flight, few of them signalled. */
 #include "pipeline.h"
+#include "credits.h"
 #include "pattern.h"
 #include "perf_report.h"
 #include "pingpong.h"
@@ -34,38 +35,41 @@ static int retire(int done, int every, int iters)
 	return next < iters ? next : iters;
 }
 
-/* Posts work requests until DEPTH are in flight or all ITERS are posted. */
-static int fill_pipe(struct poller *p, const struct rdma_buf *buf, struct post_opts *wr, int *posted,
-		     int done, int iters, int depth, int every)
+/* A pipelined run: its work requests posted and done so far, and the limits on what may be in flight. */
+struct pipe {
+	int iters, depth, every;
+	int posted, done;
+	struct credits credits;
+};
+
+/* Posts work requests until DEPTH are in flight, all ITERS are posted, or the target's receives run out. */
+static int fill_pipe(struct poller *p, const struct rdma_buf *buf, struct post_opts *wr, struct pipe *pp)
 {
-	while (*posted < iters && *posted - done < depth) {
-		wr->imm = (uint32_t)*posted;
-		wr->unsignaled = !is_signalled(*posted + 1, iters, every);
-		if (post_operation(p->conn, buf, buf->len, wr))
+	while (pp->posted < pp->iters && pp->posted - pp->done < pp->depth) {
+		wr->imm = (uint32_t)pp->posted;
+		wr->unsignaled = !is_signalled(pp->posted + 1, pp->iters, pp->every);
+		if (credits_wait_for(&pp->credits, pp->posted) || post_operation(p->conn, buf, buf->len, wr))
 			return -1;
-		if (*posted == 0) {
+		if (pp->posted == 0) {
 			show("pipeline", "up to %d work requests in flight; a completion asked for once "
-			     "in every %d and on the last, the rest unsignalled", depth, every);
-			show("iterations", "the first post shown above; %d more run quietly", iters - 1);
+			     "in every %d and on the last, the rest unsignalled", pp->depth, pp->every);
+			show("iterations", "the first post shown above; %d more run quietly", pp->iters - 1);
 			show_quiet(true);
 		}
-		(*posted)++;
+		pp->posted++;
 	}
 	return 0;
 }
 
-/* Keeps the pipe full until all ITERS work requests have completed. */
-static int pump(struct poller *p, const struct rdma_buf *buf, struct post_opts *wr, int iters,
-		int depth)
+/* Keeps the pipe full until all its work requests have completed. */
+static int pump(struct poller *p, const struct rdma_buf *buf, struct post_opts *wr, struct pipe *pp)
 {
-	int every = signal_interval(depth), posted = 0, done = 0;
 	struct ibv_wc wc;
 
-	while (done < iters) {
-		if (fill_pipe(p, buf, wr, &posted, done, iters, depth, every) ||
-		    poller_wait_for(p, WR_ID_SEND, &wc))
+	while (pp->done < pp->iters) {
+		if (fill_pipe(p, buf, wr, pp) || poller_wait_for(p, WR_ID_SEND, &wc))
 			return -1;
-		done = retire(done, every, iters);
+		pp->done = retire(pp->done, pp->every, pp->iters);
 	}
 	return 0;
 }
@@ -73,6 +77,7 @@ static int pump(struct poller *p, const struct rdma_buf *buf, struct post_opts *
 int run_pipelined_loop(struct poller *p, const struct rdma_buf *buf, const struct post_opts *post,
 		       int iters, int depth, int timeout_s)
 {
+	struct pipe pp = { .iters = iters, .depth = depth, .every = signal_interval(depth) };
 	struct post_opts wr = *post;
 	double start;
 	int rc, left;
@@ -81,10 +86,11 @@ int run_pipelined_loop(struct poller *p, const struct rdma_buf *buf, const struc
 	 * filled once, with the pattern the target checks for the last message.  A READ's
 	 * buffer is spoilt instead, so that the check sees what the READs brought. */
 	fill_pattern(buf->addr, buf->len, post->op == OP_READ ? READ_POISON_SEED : (uint8_t)(iters - 1));
+	credits_init(&pp.credits, p, post->op, false, iters, timeout_s);
 	if (poller_sync(p, 'P', timeout_s))
 		return -1;
 	start = now_us();
-	rc = pump(p, buf, &wr, iters, depth);
+	rc = pump(p, buf, &wr, &pp);
 	show_quiet(false);
 	if (rc)
 		return -1;
@@ -96,6 +102,7 @@ int run_pipelined_loop(struct poller *p, const struct rdma_buf *buf, const struc
 		return -1;
 	show("initiator CQ", "%d completion(s) left after the last signalled one: the unsignalled "
 	     "work requests made none", left);
+	credits_report(&pp.credits, true);
 	poller_report(p);
 	return poller_sync(p, 'D', timeout_s);
 }
