@@ -90,10 +90,11 @@ memcheck_pair() {
 	assert_memcheck_clean
 }
 
-@test "valgrind: 05_poll_destroy: busy polling, events, and the recovery drill" {
+@test "valgrind: 05_poll_destroy: busy polling, events, the recovery drill and credits" {
 	memcheck_pair 05_poll_destroy -n 200
 	memcheck_pair 05_poll_destroy -n 200 -e
-	memcheck_pair 05_poll_destroy -o write_imm -n 50 -R
+	# 100 messages: 36 past the first 64 receives, so the target sends 3 credit counts.
+	memcheck_pair 05_poll_destroy -o write_imm -n 100 -R
 	assert_memcheck_clean
 }
 
