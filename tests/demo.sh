@@ -27,6 +27,9 @@ dev=${RDMA_DEV:?RDMA_DEV must name the RDMA device}
 bin=${RDMA_STEPS_BIN:-build/bin}
 readonly COMMAND_TIMEOUT_S=60 LISTEN_WAIT_S=30 PAUSE_WAIT_S=60
 work=$(mktemp -d)
+NAP_DIR=$work
+# shellcheck source=tests/nap.bash
+. tests/nap.bash
 
 block_step=() block_line=() block_text=()
 # The background commands of the current block, one entry each in parallel arrays.
@@ -139,17 +142,6 @@ start_background() {
 	proc_shown[i]=0
 	proc_line[i]=$line
 	started=$i
-}
-
-# Pauses for SECONDS without starting a process: a read that times out on a fifo
-# nobody writes to.  In the VM, sleep's fork and exec cost more than the pause.
-nap() {
-	if [ -z "${nap_fd:-}" ]; then
-		mkfifo "$work/nap"
-		exec {nap_fd}<>"$work/nap"
-	fi
-	read -r -t "$1" -u "$nap_fd" _
-	return 0
 }
 
 # Waits until CHECK succeeds while process I runs; fails if it ends first or LIMIT seconds pass.

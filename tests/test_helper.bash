@@ -32,6 +32,9 @@ load_bats_library bats-assert
 set +T
 
 PROJECT_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+NAP_DIR=$BATS_TEST_TMPDIR
+# shellcheck source=tests/nap.bash
+. "$PROJECT_ROOT/tests/nap.bash"
 BIN=${RDMA_STEPS_BIN:-$PROJECT_ROOT/build/bin}
 DEV=${RDMA_DEV:?RDMA_DEV must name the RDMA device under test; run the suite with make test}
 # A program that has not finished after this many seconds is killed: a hang is a failure.
@@ -146,16 +149,6 @@ wait_for_line() {
 		[ "$SECONDS" -lt "$deadline" ] || fail "no line matching '$regex' in $file after ${3:-20} s; it holds: $(cat "$file")"
 		nap 0.05
 	done
-}
-
-# Pauses for SECONDS without starting a process: a read that times out on a fifo
-# nobody writes to.  In the VM, sleep's fork and exec cost more than the pause.
-nap() {
-	if [ -z "${nap_fd:-}" ]; then
-		mkfifo "$BATS_TEST_TMPDIR/nap"
-		exec {nap_fd}<>"$BATS_TEST_TMPDIR/nap"
-	fi
-	read -r -t "$1" -u "$nap_fd" _ || return 0
 }
 
 # The pid a paused program printed ("paused : pid N, ...").
