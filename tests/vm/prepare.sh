@@ -78,7 +78,7 @@ build_initramfs() {
 # The kernel the VM boots: the ELF vmlinux inside Debian's vmlinuz, unpacked here
 # once.  Under TCG the kernel's own decompressor took about 5 s of every boot;
 # QEMU starts an uncompressed kernel at its PVH entry point, with nothing to unpack.
-# A vmlinuz whose payload is not xz (the kind Debian 12 ships) is booted as it is.
+# Debian 12's vmlinuz holds xz; one that holds anything else is booted as it is.
 extract_vmlinux() {
 	local image=$kdir/boot/vmlinuz-$1 offset
 	offset=$(LC_ALL=C grep -obUa -m 1 $'\xfd7zXZ' "$image" | head -n 1 | cut -d: -f1)
