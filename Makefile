@@ -144,7 +144,7 @@ check: deps ## Build step STEP=NN from the learner's copy in work/ and run that 
 	@tests/exercise/check.sh "$(STEP)" $(EXERCISE_DIR)
 
 .PHONY: bench
-bench: deps all ## Run step 05 beside perftest (BENCH_REPS times, default 5), count system calls, compare TCP and RDMA: table, build/bench/bench.json and bench.svg (about 15 min)
+bench: deps all ## Run step 05 beside perftest (BENCH_REPS times, default 15), count system calls, compare TCP and RDMA: table, build/bench/bench.json and bench.svg (about 15 min)
 	@RDMA_STEPS_RESULTS_DIR=build/bench tests/run.sh bench && tests/bench/report.sh build/bench
 
 .PHONY: test-bench

@@ -7,13 +7,13 @@
 #   syscalls.tsv  MODE PHASE SYSCALL CALLS   (PHASE: per message, or set-up and teardown)
 #   cpu.tsv       SIZE PATH SIDE WALL_US USER_US SYSTEM_US COPIES
 #   meta.env      the kernel, device, provider and perftest version
-# BENCH_REPS (default 5) repeats each case; BENCH_QUICK=1 runs small sizes
-# once, to check the machinery ('make test' does).
+# BENCH_REPS (default 15) repeats each case, step 05 and perftest back to back in each
+# repetition; BENCH_QUICK=1 runs small sizes, to check the machinery ('make test-bench' does).
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.." || exit 1
 out=${RDMA_STEPS_RESULTS:?set RDMA_STEPS_RESULTS to the folder for the raw figures}
 dev=${RDMA_DEV:?set RDMA_DEV to the RDMA device}
-reps=${BENCH_REPS:-5}
+reps=${BENCH_REPS:-15}
 quick=${BENCH_QUICK:-0}
 bin=${RDMA_STEPS_BIN:-build/bin}
 port=18700
@@ -96,26 +96,27 @@ gid=$(gid_index)
 ours_opts=(-d "$dev" -x "$gid" -p "$port")
 perf_opts=(-d "$dev" -x "$gid" -p "$port" -F)
 
-# CASE OP SIZE ITERS PERFTEST: a latency case, step 05 one at a time against PERFTEST.
-latency_case() {
-	local name=$1 op=$2 size=$3 iters=$4 tool=$5 rep=$6
-	run_pair "$bin/05_poll_destroy" "${ours_opts[@]}" -o "$op" -s "$size" -n "$iters" -- \
-		"$bin/05_poll_destroy" "${ours_opts[@]}" -o "$op" -s "$size" -n "$iters" 127.0.0.1
-	record "$name" ours "$rep" "$(ours_latency)"
-	run_pair "$tool" "${perf_opts[@]}" -s "$size" -n "$iters" -- \
-		"$tool" "${perf_opts[@]}" -s "$size" -n "$iters" 127.0.0.1
-	record "$name" "${tool##*/}" "$rep" "$(perftest_latency "$op")"
-}
+# The order of a case's two runs in repetition REP: step 05 first in odd repetitions, perftest
+# first in even ones, so that neither tool always runs just after a case of its own or the other's.
+turns() { (($1 % 2)) && echo ours perftest || echo perftest ours; }
 
-# CASE OP SIZE ITERS PERFTEST: a bandwidth case, step 05 with --depth 64 against PERFTEST's default 128.
-bandwidth_case() {
-	local name=$1 op=$2 size=$3 iters=$4 tool=$5 rep=$6
-	run_pair "$bin/05_poll_destroy" "${ours_opts[@]}" -o "$op" -s "$size" -n "$iters" -D 64 -- \
-		"$bin/05_poll_destroy" "${ours_opts[@]}" -o "$op" -s "$size" -n "$iters" -D 64 127.0.0.1
-	record "$name" ours "$rep" "$(ours_bandwidth)"
-	run_pair "$tool" "${perf_opts[@]}" -s "$size" -n "$iters" -- \
-		"$tool" "${perf_opts[@]}" -s "$size" -n "$iters" 127.0.0.1
-	record "$name" "${tool##*/}" "$rep" "$(perftest_bandwidth)"
+# KIND CASE OP SIZE ITERS PERFTEST REP: one case, step 05 against PERFTEST.  KIND latency runs
+# step 05 one message at a time; KIND bandwidth runs it with --depth 64, against PERFTEST's
+# default of 128 in flight.
+measure_case() {
+	local kind=$1 name=$2 op=$3 size=$4 iters=$5 tool=$6 rep=$7 turn depth=()
+	[ "$kind" = bandwidth ] && depth=(-D 64)
+	for turn in $(turns "$rep"); do
+		if [ "$turn" = ours ]; then
+			run_pair "$bin/05_poll_destroy" "${ours_opts[@]}" -o "$op" -s "$size" -n "$iters" "${depth[@]}" -- \
+				"$bin/05_poll_destroy" "${ours_opts[@]}" -o "$op" -s "$size" -n "$iters" "${depth[@]}" 127.0.0.1
+			record "$name" ours "$rep" "$("ours_$kind")"
+		else
+			run_pair "$tool" "${perf_opts[@]}" -s "$size" -n "$iters" -- \
+				"$tool" "${perf_opts[@]}" -s "$size" -n "$iters" 127.0.0.1
+			record "$name" "${tool##*/}" "$rep" "$("perftest_$kind" "$op")"
+		fi
+	done
 }
 
 # The system calls step 05's client makes (or ib_send_lat's, for MODE ib_send_lat), counted by
@@ -186,13 +187,13 @@ fi
 echo "bench: $dev, GID index $gid, $reps repetition(s) of each case"
 for ((rep = 1; rep <= reps; rep++)); do
 	for size in "${lat_sizes[@]}"; do
-		latency_case "send_lat $size" send "$size" "$lat_iters" ib_send_lat "$rep"
+		measure_case latency "send_lat $size" send "$size" "$lat_iters" ib_send_lat "$rep"
 	done
-	latency_case "write_lat 2" write 2 "$lat_iters" ib_write_lat "$rep"
-	latency_case "read_lat 2" read 2 "$lat_iters" ib_read_lat "$rep"
+	measure_case latency "write_lat 2" write 2 "$lat_iters" ib_write_lat "$rep"
+	measure_case latency "read_lat 2" read 2 "$lat_iters" ib_read_lat "$rep"
 	for i in "${!bw_sizes[@]}"; do
-		bandwidth_case "write_bw ${bw_sizes[i]}" write "${bw_sizes[i]}" "${bw_iters[i]}" ib_write_bw "$rep"
-		bandwidth_case "send_bw ${bw_sizes[i]}" send "${bw_sizes[i]}" "${bw_iters[i]}" ib_send_bw "$rep"
+		measure_case bandwidth "write_bw ${bw_sizes[i]}" write "${bw_sizes[i]}" "${bw_iters[i]}" ib_write_bw "$rep"
+		measure_case bandwidth "send_bw ${bw_sizes[i]}" send "${bw_sizes[i]}" "${bw_iters[i]}" ib_send_bw "$rep"
 	done
 	echo "bench: repetition $rep of $reps done"
 done

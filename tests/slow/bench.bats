@@ -5,20 +5,27 @@ setup() {
 	load ../test_helper
 }
 
-@test "bench, quick: every case beside perftest, syscalls counted, tcp against rdma, and a well-formed table, JSON and SVG" {
+@test "bench, quick: every case beside perftest, in turn first, syscalls counted, tcp against rdma, and a well-formed table, JSON and SVG" {
 	out=$BATS_TEST_TMPDIR/bench
 	mkdir -p "$out"
-	BENCH_QUICK=1 BENCH_REPS=1 RDMA_STEPS_RESULTS=$out run timeout 300 "$PROJECT_ROOT/tests/bench/bench.sh"
+	BENCH_QUICK=1 BENCH_REPS=2 RDMA_STEPS_RESULTS=$out run timeout 300 "$PROJECT_ROOT/tests/bench/bench.sh"
 	assert_success
+	# Each case ran step 05 first in repetition 1 and perftest first in repetition 2.
+	run awk -F'\t' '!(($1, $3) in first) { first[$1, $3] = $2; print $3, $2 }' "$out/raw.tsv"
+	assert_equal "$(grep -c '^1 ours$' <<<"$output")" 6
+	assert_equal "$(grep -c '^2 ib_' <<<"$output")" 6
 	run "$PROJECT_ROOT/tests/bench/report.sh" "$out"
 	assert_success
 	for case in 'send_lat 2 ' 'send_lat 4096 ' 'write_lat 2 ' 'read_lat 2 '; do
-		assert_line --regexp "^$case +[0-9.]+ us +[0-9.]+ us +ib_[a-z]+_lat +[0-9]+\.[0-9]+x "
+		assert_line --regexp "^$case +[0-9.]+ us +[0-9.]+ us +ib_[a-z]+_lat +[0-9]+\.[0-9]+x  [0-9.]+-[0-9.]+x  too few runs$"
 	done
 	for case in 'write_bw 65536 ' 'send_bw 65536 '; do
-		assert_line --regexp "^$case +[0-9.]+ MB/s +[0-9.]+ MB/s +ib_[a-z]+_bw +[0-9]+\.[0-9]+x "
+		assert_line --regexp "^$case +[0-9.]+ MB/s +[0-9.]+ MB/s +ib_[a-z]+_bw +[0-9]+\.[0-9]+x  [0-9.]+-[0-9.]+x  too few runs$"
 	done
 	refute_line --regexp ' 0\.00x '
+	# Two repetitions give the interval from the two ratios, at 50% confidence: no verdict.
+	assert_line 'bench: interval: ratios 1 to 2 of the 2, sorted: a 50.0% confidence interval for that median'
+	assert_line 'bench: fewer than 6 repetitions give no 95% interval, so each verdict says: too few runs'
 	# Kernel bypass, counted: a busy-polled ping-pong makes one system call per message, the
 	# write() that is rxe's doorbell.  Polling makes none, and neither does the clock.
 	assert_line --regexp '^  busy / per message +1\.00: write 1\.00$'
@@ -49,7 +56,9 @@ setup() {
 			assert_line --regexp "^  $size +rdma +$side +[0-9]+ +[0-9]+ +[0-9]+ +1$"
 		done
 	done
-	run jq -e '(.cases | length == 6) and all(.cases[]; .ratio > 0 and .ours > 0 and .perftest > 0)
+	run jq -e '(.cases | length == 6) and all(.cases[]; .ratio > 0 and .ours > 0 and .perftest > 0
+			and (.ratios | length == 2) and .interval[0] <= .ratio and .ratio <= .interval[1]
+			and .confidence == 0.5 and .verdict == "too few runs")
 		and (.kernel | length > 0) and (.device | length > 0) and (.provider | length > 0)
 		and (.commit | length > 0) and (.date | test("^[0-9]{4}-[0-9]{2}-[0-9]{2}T"))
 		and (.tcp_vs_rdma | length == 8) and any(.syscalls[]; .syscall == "ioctl")' "$out/bench.json"
@@ -57,4 +66,39 @@ setup() {
 	grep -q '^<svg' "$out/bench.svg" || fail "bench.svg is no SVG: $(head -3 "$out/bench.svg")"
 	grep -qF 'step 05 (05_poll_destroy)' "$out/bench.svg" || fail "bench.svg has no line for step 05"
 	grep -qF 'perftest (ib_send_lat, t_typical)' "$out/bench.svg" || fail "bench.svg has no line for perftest"
+}
+
+@test "bench report: the ratio is the median of the paired ratios, its interval order statistics 4 and 12 of 15, and each verdict follows from them" {
+	out=$BATS_TEST_TMPDIR/report
+	mkdir -p "$out"
+	# Perftest's figure moves from one repetition to the next, as in the VM; step 05's makes
+	# ratios BASE + 0.01 * j, for j = 0..14 in a shuffled order, so the median of the ratios is
+	# BASE + 0.07 and the interval BASE + 0.03 to BASE + 0.11.  The ratio of the two medians
+	# would differ.
+	for spec in 'send_lat 2:ib_send_lat:0.85' 'write_lat 2:ib_write_lat:0.98' 'read_lat 2:ib_read_lat:1.20' \
+		'send_lat 4096:ib_send_lat:1.00' 'write_bw 65536:ib_write_bw:0.95' 'send_bw 65536:ib_send_bw:0.80' \
+		'send_bw 1048576:ib_send_bw:0.70' 'write_bw 1048576:ib_write_bw:0.88'; do
+		IFS=: read -r name tool base <<<"$spec"
+		for rep in $(seq 15); do
+			awk -v n="$name" -v t="$tool" -v b="$base" -v r="$rep" 'BEGIN {
+				j = (r * 7) % 15; p = 50 + 10 * ((r * 4) % 15)
+				printf "%s\tours\t%d\t%.4f\n%s\t%s\t%d\t%d\n", n, r, p * (b + 0.01 * j), n, t, r, p }'
+		done
+	done >"$out/raw.tsv"
+	printf 'busy\tper message\twrite\t1.00\n' >"$out/syscalls.tsv"
+	printf '4096\ttcp\tsender\t1\t1\t1\t2\n' >"$out/cpu.tsv"
+	printf 'kernel=k\ndevice=rxe0\nprovider=p\nperftest=v\nclocksource=tsc\nreps=15\n' >"$out/meta.env"
+	run "$PROJECT_ROOT/tests/bench/report.sh" "$out"
+	assert_success
+	assert_line 'bench: interval: ratios 4 to 12 of the 15, sorted: a 96.5% confidence interval for that median'
+	assert_line --regexp '^send_lat 2 +[0-9.]+ us +120\.00 us +ib_send_lat +0\.92x  0\.88-0\.96x  meets goal$'
+	assert_line --regexp '^write_lat 2 .* 1\.05x  1\.01-1\.09x  meets floor$'
+	assert_line --regexp '^read_lat 2 .* 1\.27x  1\.23-1\.31x  misses floor$'
+	assert_line --regexp '^send_lat 4096 .* 1\.07x  1\.03-1\.11x  unresolved$'
+	assert_line --regexp '^write_bw 65536 .* 1\.02x  0\.98-1\.06x  meets goal$'
+	assert_line --regexp '^send_bw 65536 .* 0\.87x  0\.83-0\.91x  unresolved$'
+	assert_line --regexp '^send_bw 1048576 .* 0\.77x  0\.73-0\.81x  misses floor$'
+	assert_line --regexp '^write_bw 1048576 .* 0\.95x  0\.91-0\.99x  meets floor$'
+	run jq -c '.cases[] | select(.case == "read_lat") | [.ratio, .interval, .confidence, .verdict, (.ratios | length)]' "$out/bench.json"
+	assert_output '[1.27,[1.23,1.31],0.965,"misses floor",15]'
 }
