@@ -4,7 +4,7 @@
 # Runs where the device is (in the test VM, or natively), from 'make bench'.
 # It writes raw figures to $RDMA_STEPS_RESULTS, one per line, for report.sh:
 #   raw.tsv       CASE TOOL REP VALUE   (latency in us, bandwidth in 10^6 B/s)
-#   syscalls.tsv  MODE PHASE SYSCALL CALLS   (PHASE: per message, or set-up and teardown)
+#   syscalls.tsv  MODE PHASE SYSCALL CALLS MESSAGES   (PHASE: set-up, loop or teardown; MESSAGES: the loop's)
 #   cpu.tsv       SIZE PATH SIDE WALL_US USER_US SYSTEM_US COPIES
 #   meta.env      the kernel, device, provider and perftest version
 # BENCH_REPS (default 15) repeats each case, step 05 and perftest back to back in each
@@ -92,6 +92,8 @@ record() { # CASE TOOL REP VALUE
 	printf '%s\t%s\t%s\t%s\n' "$@" >>"$out/raw.tsv"
 }
 
+libstdbuf=/usr/libexec/coreutils/libstdbuf.so
+[ -e "$libstdbuf" ] || die "$libstdbuf is missing: it comes with coreutils, which marks ib_send_lat's phases"
 gid=$(gid_index)
 ours_opts=(-d "$dev" -x "$gid" -p "$port")
 perf_opts=(-d "$dev" -x "$gid" -p "$port" -F)
@@ -119,33 +121,54 @@ measure_case() {
 	done
 }
 
-# The system calls step 05's client makes (or ib_send_lat's, for MODE ib_send_lat), counted by
-# strace -c for two loop lengths: the difference is the loop's, per message; the rest is set-up
-# and teardown.
-count_syscalls() { # MODE EXTRA_OPTS...
-	local mode=$1 n
-	shift
-	for n in "$short" "$long"; do
-		if [ "$mode" = ib_send_lat ]; then
-			run_pair ib_send_lat "${perf_opts[@]}" -s 64 -n "$n" -- \
-				strace -f -c -o "$work/strace.$n" ib_send_lat "${perf_opts[@]}" -s 64 -n "$n" 127.0.0.1
-		else
-			run_pair "$bin/05_poll_destroy" "${ours_opts[@]}" -o send -s 64 -n "$n" "$@" -- \
-				strace -f -c -o "$work/strace.$n" "$bin/05_poll_destroy" "${ours_opts[@]}" \
-				-o send -s 64 -n "$n" "$@" 127.0.0.1
-		fi
-	done
-	awk -v mode="$mode" -v short="$short" -v long="$long" '
-		# strace -c: "% time  seconds  usecs/call  calls  [errors]  syscall"; the total line says "total".
-		$1 ~ /^[0-9.]+$/ && $NF != "total" { calls[FILENAME == ARGV[1] ? "s" : "l", $NF] = $4; names[$NF] = 1 }
+# The system calls of one client run of MESSAGES 64-byte SENDs, ping-pong: step 05's (MODE busy
+# or events) or ib_send_lat's, traced by strace and split into phases at the lines the program
+# writes to stdout, which strace shows as write(1, "...") calls.  Each marker is a regex over
+# the traced string; the phase it starts follows it.
+# - step 05: set-up (stages 1-3) ends at its "stages 4 and 5" heading; the loop runs from its
+#   "iterations" line (after the first message, which it shows in full) to its next line,
+#   MESSAGES - 1 messages; teardown (stage 5) starts at its "stage 5" heading.  The loop itself
+#   prints nothing, so its next line, whichever it is, marks the loop's end.
+# - ib_send_lat, its stdout line-buffered by coreutils' libstdbuf (what stdbuf -oL preloads;
+#   loading it adds a few calls to set-up): set-up ends at its "#bytes" header, printed just
+#   before its loop; the loop, MESSAGES messages and one handshake on its socket, ends at its
+#   result line; teardown follows.
+# The marker writes themselves count in no phase, nor does what lies between the loop and set-up or teardown.
+count_syscalls() { # MODE MESSAGES
+	local mode=$1 n=$2 trace=$work/strace.$1 markers phases looped wait_opt=()
+	if [ "$mode" = ib_send_lat ]; then
+		run_pair ib_send_lat "${perf_opts[@]}" -s 64 -n "$n" -- \
+			strace -f -qq -e signal=none -s 40 -o "$trace" -E LD_PRELOAD="$libstdbuf" -E _STDBUF_O=L \
+			ib_send_lat "${perf_opts[@]}" -s 64 -n "$n" 127.0.0.1
+		markers=$(printf '%s\t%s' '^ *#bytes' '^ *64 +[0-9]+ ') phases='loop teardown' looped=$n
+	else
+		[ "$mode" = events ] && wait_opt=(-e)
+		run_pair "$bin/05_poll_destroy" "${ours_opts[@]}" -o send -s 64 -n "$n" "${wait_opt[@]}" -- \
+			strace -f -qq -e signal=none -s 40 -o "$trace" "$bin/05_poll_destroy" "${ours_opts[@]}" \
+			-o send -s 64 -n "$n" "${wait_opt[@]}" 127.0.0.1
+		markers=$(printf '%s\t%s\t%s\t%s' '^\\n== stages 4 and 5' '^iterations ' '' '^\\n== stage 5:')
+		phases='first loop report teardown' looped=$((n - 1))
+	fi
+	MARKERS=$markers awk -v mode="$mode" -v phases="$phases" -v looped="$looped" '
+		BEGIN { markers = split(ENVIRON["MARKERS"], marker, "\t"); split(phases, starts, " ")
+			phase = "set-up"; next_marker = 1 }
+		# strace -f: "PID name(arguments) = result".
+		{ name = $2; sub(/\(.*/, "", name) }
+		next_marker <= markers && $2 == "write(1," && substr($0, index($0, "\"") + 1) ~ marker[next_marker] {
+			phase = starts[next_marker++]; next }
+		# "+++ exited", and the rest of what strace writes that is no call.
+		name !~ /^[a-z_0-9]+$/ { next }
+		phase == "set-up" || phase == "loop" || phase == "teardown" { calls[phase, name]++ }
 		END {
-			for (s in names) {
-				per = (calls["l", s] - calls["s", s]) / (long - short)
-				setup = calls["s", s] - per * short
-				printf "%s\tper message\t%s\t%.2f\n", mode, s, per
-				printf "%s\tset-up and teardown\t%s\t%.0f\n", mode, s, setup
+			if (next_marker <= markers) {
+				printf "marker %d (%s) never came\n", next_marker, marker[next_marker] > "/dev/stderr"
+				exit 1
 			}
-		}' "$work/strace.$short" "$work/strace.$long" >>"$out/syscalls.tsv"
+			for (k in calls) {
+				split(k, part, SUBSEP)
+				printf "%s\t%s\t%s\t%d\t%d\n", mode, part[1], part[2], calls[k], looped
+			}
+		}' "$trace" >>"$out/syscalls.tsv" || die "$mode: the system calls could not be split into phases"
 }
 
 # 06_gdr's tcp and rdma paths for one SIZE: each side's wall time, CPU time and extra copies.
@@ -178,10 +201,11 @@ rm -f "$out/raw.tsv" "$out/syscalls.tsv" "$out/cpu.tsv"
 	echo "quick=$quick"
 } >"$out/meta.env"
 
+trace_iters=1000
 if [ "$quick" = 1 ]; then
-	lat_sizes=(2 4096) bw_sizes=(65536) lat_iters=200 bw_iters=(200) short=20 long=120 cpu_sizes=(4096 65536)
+	lat_sizes=(2 4096) bw_sizes=(65536) lat_iters=200 bw_iters=(200) cpu_sizes=(4096 65536)
 else
-	lat_sizes=(2 4096 65536) bw_sizes=(65536 1048576) lat_iters=1000 bw_iters=(1000 100) short=100 long=1100
+	lat_sizes=(2 4096 65536) bw_sizes=(65536 1048576) lat_iters=1000 bw_iters=(1000 100)
 	cpu_sizes=(4096 65536 1048576 4194304)
 fi
 echo "bench: $dev, GID index $gid, $reps repetition(s) of each case"
@@ -197,9 +221,9 @@ for ((rep = 1; rep <= reps; rep++)); do
 	done
 	echo "bench: repetition $rep of $reps done"
 done
-count_syscalls busy
-count_syscalls events -e
-count_syscalls ib_send_lat
+count_syscalls busy "$trace_iters"
+count_syscalls events "$trace_iters"
+count_syscalls ib_send_lat "$trace_iters"
 echo "bench: system calls counted"
 for size in "${cpu_sizes[@]}"; do
 	cpu_case "$size"

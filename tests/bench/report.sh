@@ -88,11 +88,20 @@ awk -F'\t' '
 		printf "%-16s %9.2f %-4s %7.2f %-4s %-13s %6.2fx  %4.2f-%4.2fx  %s\n", $3, $4, unit, $5, unit, $6, $7, $8, $9, $10
 	}' "$dir/medians.tsv"
 	echo
-	echo "system calls of the client (strace -c; 64-byte SENDs, ping-pong): step 05 busy-polled, event-driven, and ib_send_lat:"
-	awk -F'\t' '$4 + 0 != 0 { key = $1 " / " $2; list[key] = list[key] sprintf(" %s %s,", $3, $4); total[key] += $4 }
-		END { n = split("busy / set-up and teardown|busy / per message|events / set-up and teardown|events / per message|ib_send_lat / set-up and teardown|ib_send_lat / per message", k, "|")
-		      for (i = 1; i <= n; i++) { l = list[k[i]]; sub(/,$/, "", l); printf "  %-28s %8.2f:%s\n", k[i], total[k[i]], l } }' \
-		"$dir/syscalls.tsv"
+	echo "system calls of the client (strace; 64-byte SENDs, ping-pong) in three phases, split at the lines the program prints,"
+	echo "most frequent first, and per message where a call is made at least once in ten messages:"
+	echo "step 05 busy-polled, step 05 event-driven (-e), and ib_send_lat"
+	# Each phase's calls, sorted by count, then by name.
+	sort -t$'\t' -k1,1 -k2,2 -k4,4nr -k3,3 "$dir/syscalls.tsv" | awk -F'\t' '
+		{ key = $1 " / " $2; messages[key] = $5; total[key] += $4
+		  per = $2 == "loop" && $4 * 10 >= $5 ? sprintf(" (%.2f per message)", $4 / $5) : ""
+		  list[key] = list[key] sprintf(" %s %s%s,", $3, $4, per) }
+		END { n = split("busy|events|ib_send_lat", modes, "|")
+		      for (i = 1; i <= n; i++) for (p = 1; p <= 3; p++) {
+			      key = modes[i] " / " (p == 1 ? "set-up" : p == 2 ? "loop" : "teardown")
+			      label = p == 2 ? key " (" messages[key] " messages)" : key
+			      l = list[key]; sub(/,$/, "", l)
+			      printf "  %-34s %5d:%s\n", label, total[key], l } }'
 	echo
 	echo "06_gdr, tcp against rdma, one run per size (wall and CPU time of each side, in us; extra copies):"
 	printf '  %-8s %-5s %-9s %9s %9s %9s %7s\n' size path side wall user system copies
@@ -110,8 +119,8 @@ awk -F'\t' '
 	awk -F'\t' '{ printf "%s    {\"case\": \"%s\", \"bytes\": %s, \"ours\": %s, \"perftest\": %s, \"tool\": \"%s\", \"ratio\": %s, \"interval\": [%s, %s], \"confidence\": %s, \"verdict\": \"%s\", \"runs\": %s, \"ours_runs\": %s, \"perftest_runs\": %s, \"ratios\": %s}",
 		(NR > 1 ? ",\n" : ""), $1, $2, $4, $5, $6, $7, $8, $9, $15 / 100, $10, $11, $12, $13, $14 } END { print "" }' "$dir/medians.tsv"
 	printf '  ],\n  "syscalls": [\n'
-	awk -F'\t' '$4 + 0 != 0 { printf "%s    {\"mode\": \"%s\", \"phase\": \"%s\", \"syscall\": \"%s\", \"calls\": %s}",
-		(n++ ? ",\n" : ""), $1, $2, $3, $4 } END { print "" }' "$dir/syscalls.tsv"
+	awk -F'\t' '{ printf "%s    {\"mode\": \"%s\", \"phase\": \"%s\", \"syscall\": \"%s\", \"calls\": %s, \"loop_messages\": %s}",
+		(NR > 1 ? ",\n" : ""), $1, $2, $3, $4, $5 } END { print "" }' "$dir/syscalls.tsv"
 	printf '  ],\n  "tcp_vs_rdma": [\n'
 	awk -F'\t' '{ printf "%s    {\"bytes\": %s, \"path\": \"%s\", \"side\": \"%s\", \"wall_us\": %s, \"user_us\": %s, \"system_us\": %s, \"extra_copies\": %s}",
 		(NR > 1 ? ",\n" : ""), $1, $2, $3, $4, $5, $6, $7 } END { print "" }' "$dir/cpu.tsv"
