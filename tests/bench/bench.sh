@@ -134,16 +134,20 @@ measure_case() {
 #   before its loop; the loop, MESSAGES messages and one handshake on its socket, ends at its
 #   result line; teardown follows.
 # The marker writes themselves count in no phase, nor does what lies between the loop and set-up or teardown.
+# The server runs under strace too, though its calls are not reported: strace slows the program
+# it traces several times over, and a traced client facing an untraced server would find
+# every reply already there, and never sleep in event mode.
 count_syscalls() { # MODE MESSAGES
 	local mode=$1 n=$2 trace=$work/strace.$1 markers phases looped wait_opt=()
+	local server_strace=(strace -f -qq -c -o "$work/strace.server")
 	if [ "$mode" = ib_send_lat ]; then
-		run_pair ib_send_lat "${perf_opts[@]}" -s 64 -n "$n" -- \
+		run_pair "${server_strace[@]}" ib_send_lat "${perf_opts[@]}" -s 64 -n "$n" -- \
 			strace -f -qq -e signal=none -s 40 -o "$trace" -E LD_PRELOAD="$libstdbuf" -E _STDBUF_O=L \
 			ib_send_lat "${perf_opts[@]}" -s 64 -n "$n" 127.0.0.1
 		markers=$(printf '%s\t%s' '^ *#bytes' '^ *64 +[0-9]+ ') phases='loop teardown' looped=$n
 	else
 		[ "$mode" = events ] && wait_opt=(-e)
-		run_pair "$bin/05_poll_destroy" "${ours_opts[@]}" -o send -s 64 -n "$n" "${wait_opt[@]}" -- \
+		run_pair "${server_strace[@]}" "$bin/05_poll_destroy" "${ours_opts[@]}" -o send -s 64 -n "$n" "${wait_opt[@]}" -- \
 			strace -f -qq -e signal=none -s 40 -o "$trace" "$bin/05_poll_destroy" "${ours_opts[@]}" \
 			-o send -s 64 -n "$n" "${wait_opt[@]}" 127.0.0.1
 		markers=$(printf '%s\t%s\t%s\t%s' '^\\n== stages 4 and 5' '^iterations ' '' '^\\n== stage 5:')
