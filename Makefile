@@ -144,11 +144,11 @@ check: deps ## Build step STEP=NN from the learner's copy in work/ and run that 
 	@tests/exercise/check.sh "$(STEP)" $(EXERCISE_DIR)
 
 .PHONY: bench
-bench: deps all ## Run step 05 beside perftest (BENCH_REPS times, default 15), count system calls, compare TCP and RDMA: table, build/bench/bench.json and bench.svg (about 15 min)
+bench: deps all ## Run step 05 beside perftest (BENCH_REPS times, default 15), count system calls, compare TCP and RDMA: table, build/bench/bench.json and bench.svg (about 17 min)
 	@RDMA_STEPS_RESULTS_DIR=build/bench tests/run.sh bench && tests/bench/report.sh build/bench
 
 .PHONY: test-bench
-test-bench: deps all ## Run make bench's machinery once on small sizes and check its table, JSON and SVG (tests/slow/bench.bats, about 40 s; .ci/run runs it)
+test-bench: deps all ## Run make bench's machinery twice on small sizes and check its table, JSON and SVG, and its statistics on made-up figures (tests/slow/bench.bats, about 60 s; .ci/run runs it)
 	@RDMA_STEPS_RESULTS_DIR=build/test-results/bench tests/run.sh test tests/slow/bench.bats
 
 .PHONY: coverage
