@@ -68,6 +68,7 @@ awk -F'\t' '
 				ours_json, theirs_json, ratios_json, 100 * confidence, k
 		}
 	}' "$dir/raw.tsv" >"$dir/medians.tsv"
+
 {
 	echo "bench: $(meta device) ($(meta provider)), kernel $(meta kernel), clocksource $(meta clocksource), perftest $(meta perftest), commit $commit, $date"
 	awk -F'\t' 'NR == 1 {
