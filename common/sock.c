@@ -1,5 +1,6 @@
 /* sock.c: the TCP side channel used for the out-of-band exchange, every wait bounded by a timeout. */
 #include "sock.h"
+#include "clock.h"
 #include "report.h"
 #include "stop.h"
 
@@ -16,24 +17,6 @@
 #include <unistd.h>
 
 #define CONNECT_RETRY_MS 100
-
-static int ms_left(const struct timespec *deadline)
-{
-	struct timespec now;
-
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	return (int)((deadline->tv_sec - now.tv_sec) * 1000 +
-		     (deadline->tv_nsec - now.tv_nsec) / 1000000);
-}
-
-static struct timespec deadline_in(int timeout_s)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	t.tv_sec += timeout_s;
-	return t;
-}
 
 /*
  * Waits until FD is ready for EVENTS or the deadline passes; returns 1, 0

@@ -1,5 +1,6 @@
 /* main.c: step 04: post one work request (SEND/RECV, RDMA WRITE, WRITE with immediate or READ) and check the bytes. */
 #include "cq_qp_rts.h"
+#include "completion.h"
 #include "exchange.h"
 #include "pattern.h"
 #include "pause.h"
@@ -54,13 +55,13 @@ static int run_target(struct rdma_conn *conn, const struct rdma_buf *buf,
 	if (exchange_sync(conn->sock, 'P', timeout_s))
 		return -1;
 	if (op_needs_recv(post->op) &&
-	    (poll_completion(conn, &wc, POLL_TIMEOUT_MS) || expect_wr_id(&wc, WR_ID_RECV) ||
+	    (take_good_completion(conn, &wc, POLL_TIMEOUT_MS) || expect_wr_id(&wc, WR_ID_RECV) ||
 	     check_received_length(&wc, buf->len)))
 		return -1;
 	/* The initiator says over TCP when its completion arrived: only then is it all in place. */
 	if (exchange_sync(conn->sock, 'D', timeout_s))
 		return -1;
-	left = drain_completions(conn);
+	left = drain_completions(conn, false);
 	if (left < 0)
 		return -1;
 	if (!op_needs_recv(post->op))
@@ -83,7 +84,7 @@ static int run_initiator(struct rdma_conn *conn, const struct rdma_buf *buf,
 	if (exchange_sync(conn->sock, 'P', timeout_s))
 		return -1;
 	if (post_operation(conn, buf, len, post) ||
-	    poll_completion(conn, &wc, POLL_TIMEOUT_MS) || expect_wr_id(&wc, WR_ID_SEND))
+	    take_good_completion(conn, &wc, POLL_TIMEOUT_MS) || expect_wr_id(&wc, WR_ID_SEND))
 		return -1;
 	if (post->op == OP_READ && check_data(buf, post->op))
 		return -1;

@@ -1,5 +1,7 @@
 /* pingpong.c: stage 5: the loops of both roles, N messages each, the initiator timing every one. */
 #include "pingpong.h"
+#include "clock.h"
+#include "completion.h"
 #include "credits.h"
 #include "exchange.h"
 #include "pattern.h"
@@ -236,7 +238,7 @@ int run_target_loop(struct poller *p, const struct rdma_buf *buf, const struct p
 	if (post->op != OP_READ && !answers &&
 	    !check_pattern(buf->addr, buf->len, (uint8_t)(iters - 1)))
 		goto out_loud;
-	left = drain_completions(p->conn);
+	left = drain_completions(p->conn, false);
 	if (left < 0)
 		goto out_loud;
 	if (!op_needs_recv(post->op))
