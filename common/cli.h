@@ -55,6 +55,8 @@ struct cli_spec {
 
 /* What cli_parse returns when the program should run; anything else is its exit status. */
 #define CLI_RUN (-1)
+/* The exit status after bad usage, as getopt-based tools use. */
+#define CLI_BAD_USAGE 2
 
 /*
  * Fills COMMON and each stage's context from the command line.  Returns

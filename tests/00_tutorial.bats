@@ -1,7 +1,7 @@
 #!/usr/bin/env bats
 # 00_tutorial.bats: TUTORIAL.md stays true to the sources: generated diffs current, derived numbers recomputed.
 # Needs no RDMA device: it runs on the host, before the test VM boots.
-# bats file_tags=host
+# bats file_tags=outside-vm
 
 setup() {
 	load test_helper

@@ -127,7 +127,7 @@ int main(int argc, char **argv)
 	if (usage != CLI_RUN)
 		return usage;
 	if (violation_check_op(step.violation, step.post.op))
-		return 2;
+		return CLI_BAD_USAGE;
 	violation_prepare(&step.mr, &step.conn, step.violation, step.post.op, !opts.host);
 
 	if (session_open(&sess, &opts, &step.mr, &step.conn))

@@ -65,7 +65,7 @@ int main(int argc, char **argv)
 		return usage;
 	grant_op_access(&step.mr, step.post.op, !opts.host);
 	if (poll_opts_check(&step.poll, step.post.op))
-		return 2;
+		return CLI_BAD_USAGE;
 
 	if (session_open(&sess, &opts, &step.mr, &step.conn))
 		goto out_close_session;

@@ -1,7 +1,7 @@
 #!/usr/bin/env bats
 # exercises.bats: 'make exercise' writes a skeleton of each step that builds, fails its step's main test, which the reference passes ('make test-lab').
 # The skeletons are built here, on the host; the tests run in a VM of their own.
-# bats file_tags=host
+# bats file_tags=outside-vm
 
 setup_file() {
 	local root step

@@ -8,6 +8,7 @@ setup() {
 	# A coverage run (make test-faults) keeps each fault point's counts apart, under
 	# by-point/POINT, so that tests/label-coverage.sh can list what each point reached.
 	GCOV_ROOT=${GCOV_PREFIX:-}
+	read_fault_table
 }
 
 # Sends the gcov counts of the programs started next to POINT's own directory (coverage runs only).
@@ -16,26 +17,26 @@ count_for_point() {
 	return 0
 }
 
-# The text of the "fault injected" line and of the error for each point: the verb's name.
-declare -gA VERB=(
-	[open_device]=ibv_open_device [alloc_pd]=ibv_alloc_pd [reg_mr]=ibv_reg_mr
-	[create_comp_channel]=ibv_create_comp_channel [create_cq]=ibv_create_cq [create_qp]=ibv_create_qp
-	[modify_qp_init]='ibv_modify_qp (RESET -> INIT)' [modify_qp_rtr]='ibv_modify_qp (INIT -> RTR)'
-	[modify_qp_rts]='ibv_modify_qp (RTR -> RTS)' [post_recv]=ibv_post_recv [post_send]=ibv_post_send
-	[completion]='completion of work request' [req_notify_cq]=ibv_req_notify_cq
-	[get_cq_event]=ibv_get_cq_event [destroy_qp]=ibv_destroy_qp [destroy_cq]=ibv_destroy_cq
-	[destroy_comp_channel]=ibv_destroy_comp_channel [dereg_mr]=ibv_dereg_mr
-	[dealloc_pd]=ibv_dealloc_pd [close_device]=ibv_close_device
-)
+# What the "fault injected" line names for each point, read from the table's one
+# source, common/fault.c (its lines: { "POINT", "WHAT", ERRNO },).
+read_fault_table() {
+	declare -gA SHOWN=()
+	local point what
+	while IFS=$'\t' read -r point what; do
+		SHOWN[$point]=$what
+	done < <(sed -nE 's/^\t\{ "([a-z_]+)", "([^"]+)", E[A-Z]+ \},$/\1\t\2/p' "$PROJECT_ROOT/common/fault.c")
+	[ "${#SHOWN[@]}" -gt 0 ] || fail "no fault point could be read from common/fault.c's table"
+}
 
-# Fails unless NAME's output shows the fault at POINT and an error naming its verb.
+# Fails unless NAME's output shows the fault at POINT and an error naming its verb
+# (for the completion point, the completion that failed).
 assert_fault_named() {
-	local name=$1 point=$2 verb=${VERB[$2]}
+	local name=$1 point=$2 shown=${SHOWN[$2]:?no fault point $2 in common/fault.c} error
+	error=$shown
+	[ "$point" = completion ] && error='completion of work request'
 	use_output_of "$name"
-	local shown=$verb
-	[ "$2" = completion ] && shown='a completion (status RETRY_EXC_ERR)'
 	assert_output --partial "fault injected      : $shown fails here"
-	assert_output --partial "error: $verb"
+	assert_output --partial "error: $error"
 }
 
 # Runs a one-sided STEP with the fault at each POINT in turn.
@@ -57,7 +58,7 @@ assert_faults_alone() {
 # Runs a two-sided STEP (server and client, both with the fault at POINT, and ARGS) for
 # each point: each side exits non-zero within the timeout, at least one names the fault.
 assert_faults_paired() {
-	local step=$1 args=$2 point side fired tries
+	local step=$1 args=$2 point side fired listened
 	local -a extra
 	read -ra extra <<<"$args"
 	shift 2
@@ -68,12 +69,9 @@ assert_faults_paired() {
 		export RDMA_STEPS_FAIL_AT=$point
 		start_step srv "$step" -d "$DEV" -p "$port" -t 5 "${extra[@]}"
 		# A server that fails before it listens ends at once; otherwise start the client.
-		tries=100
-		until file_has_line "$BATS_TEST_TMPDIR/srv.out" '^listening ' || ! kill -0 "$srv_pid" 2>/dev/null; do
-			tries=$((tries - 1))
-			[ "$tries" -gt 0 ] || fail "$step with the fault at $point: the server neither listened nor ended"
-			sleep 0.1
-		done
+		listened=0
+		wait_listening "$port" 10 "$srv_pid" || listened=$?
+		[ "$listened" -ne 1 ] || fail "$step with the fault at $point: the server neither listened nor ended"
 		start_step cli "$step" -d "$DEV" -p "$port" -t 3 "${extra[@]}" 127.0.0.1
 		unset RDMA_STEPS_FAIL_AT
 		fired=0
