@@ -212,6 +212,23 @@ int cli_pick(const char *arg, const char *const *names, size_t n)
 	return -1;
 }
 
+int cli_pick_named(const char *option, const char *noun, const char *arg,
+		   const char *const *names, size_t first, size_t n)
+{
+	char list[256] = "";
+	int i = cli_pick(arg, names, n);
+
+	if (i >= (int)first)
+		return i;
+	for (size_t k = first; k < n; k++) {
+		strncat(list, names[k], sizeof(list) - strlen(list) - 1);
+		if (k + 1 < n)
+			strncat(list, k + 2 < n ? ", " : " or ", sizeof(list) - strlen(list) - 1);
+	}
+	report_error("%s: unknown %s '%s'; use %s", option, noun, arg, list);
+	return -1;
+}
+
 /* strtol and strtoull skip leading spaces and take a sign: a number here starts with a digit. */
 static bool starts_with_digit(const char *arg)
 {

@@ -77,6 +77,14 @@ int cli_parse_u32(const char *name, const char *arg, uint32_t *out);
 /* The index of ARG among the N words of NAMES, or -1 if it is none of them. */
 int cli_pick(const char *arg, const char *const *names, size_t n);
 
+/*
+ * The index of ARG among words FIRST to N-1 of NAMES; otherwise reports
+ * "OPTION: unknown NOUN 'ARG'; use a, b or c", listing those words, and
+ * returns -1.
+ */
+int cli_pick_named(const char *option, const char *noun, const char *arg,
+		   const char *const *names, size_t first, size_t n);
+
 /* Parses a byte count such as 4096, 64K, 1M or 1G (powers of 1024) in [min, max]. */
 int cli_parse_size(const char *name, const char *arg, size_t min, size_t max, size_t *out);
 

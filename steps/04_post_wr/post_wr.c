@@ -36,14 +36,12 @@ int post_wr_parse_option(int key, const char *arg, void *ctx)
 	if (key == CLI_KEY_IMM)
 		return cli_parse_u32("--imm", arg, &opts->imm);
 	/* -o */
-	i = cli_pick(arg, op_names, sizeof(op_names) / sizeof(op_names[0]));
-	if (i >= 0) {
-		opts->op = (enum wr_op)i;
-		return 0;
-	}
-	report_error("--op: unknown operation '%s'; use send, write, write_imm, read, fetch_add or "
-		     "cmp_swap", arg);
-	return -1;
+	i = cli_pick_named("--op", "operation", arg, op_names, 0,
+			   sizeof(op_names) / sizeof(op_names[0]));
+	if (i < 0)
+		return -1;
+	opts->op = (enum wr_op)i;
+	return 0;
 }
 
 const char *op_name(enum wr_op op)

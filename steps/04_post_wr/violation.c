@@ -48,18 +48,15 @@ const struct cli_option violation_cli_options[] = {
 int violation_parse_option(int key, const char *arg, void *ctx)
 {
 	enum violation *v = ctx;
-
 	int i;
 
 	(void)key;
-	i = cli_pick(arg, violation_names, N_VIOLATIONS);
-	if (i > VIOLATE_NONE) {
-		*v = (enum violation)i;
-		return 0;
-	}
-	report_error("--violate: unknown kind '%s'; use access, rkey, past_end, other_pd, "
-		     "short_recv or gone", arg);
-	return -1;
+	/* "none" is the default, not a kind to ask for. */
+	i = cli_pick_named("--violate", "kind", arg, violation_names, VIOLATE_NONE + 1, N_VIOLATIONS);
+	if (i < 0)
+		return -1;
+	*v = (enum violation)i;
+	return 0;
 }
 
 const char *violation_name(enum violation v)
