@@ -6,9 +6,11 @@
 #   raw.tsv       CASE TOOL REP VALUE   (latency in us, bandwidth in 10^6 B/s)
 #   syscalls.tsv  MODE PHASE SYSCALL CALLS MESSAGES   (PHASE: set-up, loop or teardown; MESSAGES: the loop's)
 #   cpu.tsv       SIZE PATH SIDE WALL_US USER_US SYSTEM_US COPIES
+#   counts.tsv    CASE TOOL SIDE PASS MESSAGES PART INSTRUCTIONS   (callgrind, user space; PART: an object, or check)
 #   meta.env      the kernel, device, provider and perftest version
 # BENCH_REPS (default 15) repeats each case, step 05 and perftest back to back in each
 # repetition; BENCH_QUICK=1 runs small sizes, to check the machinery ('make test-bench' does).
+# BENCH_COUNT_PASSES (default 1; 2 when quick) counts each case's instructions that many times.
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.." || exit 1
 out=${RDMA_STEPS_RESULTS:?set RDMA_STEPS_RESULTS to the folder for the raw figures}
@@ -176,7 +178,92 @@ cpu_case() {
 	' "$work/gdr.out" >>"$out/cpu.tsv"
 }
 
-rm -f "$out/raw.tsv" "$out/syscalls.tsv" "$out/cpu.tsv"
+# The instructions a process ran in user space, from callgrind's output FILE: one line per PART
+# (program, libibverbs, provider, libc, other; PROGRAM is the program's file name), each the
+# functions' own cost (not what they call) summed over the object that holds them.  Step 05's
+# data check gets a line of its own: the functions that fill and check the pattern, with what
+# they call (memcpy, memcmp), taken out of the objects they ran in.
+callgrind_parts() { # FILE PROGRAM
+	awk -v program="$2" -v check_functions="$check_functions" '
+		BEGIN { split(check_functions, f, " "); for (i in f) checking[f[i]] = 1 }
+		function part(object) {
+			if (object ~ "/" program "$") return "program"
+			if (object ~ /\/libibverbs\.so/) return "libibverbs"
+			if (object ~ /\/libibverbs\/lib[a-z0-9_]+-rdmav[0-9]+\.so$/) return "provider"
+			if (object ~ /\/libc\.so/) return "libc"
+			return "other"
+		}
+		/^ob=/ { object = substr($0, 4); next }
+		/^fn=/ { function_name = substr($0, 4); next }
+		/^cob=/ { callee_object = substr($0, 5); next }
+		/^cfn=/ { callee = substr($0, 5); next }
+		/^calls=/ { in_call = 1; next }
+		# A cost line: position, then the instruction count.  After calls=, it is the call
+		# inclusive cost, which belongs to the callee: counted only for the check.
+		/^[0-9+*-]/ {
+			if (in_call) {
+				if ((function_name in checking) && !(callee in checking)) {
+					check += $NF; checked[part(callee_object == "" ? object : callee_object)] += $NF
+				}
+				in_call = 0; callee_object = ""
+				next
+			}
+			own[part(object)] += $NF
+			if (function_name in checking) { check += $NF; checked[part(object)] += $NF }
+		}
+		END {
+			n = split("program libibverbs provider libc other", parts, " ")
+			for (i = 1; i <= n; i++) printf "%s\t%d\n", parts[i], own[parts[i]] - checked[parts[i]]
+			printf "check\t%d\n", check
+		}' "$1"
+}
+
+# Step 05's data check: its pattern's fill and check (steps/04_post_wr/pattern.c).
+check_functions="fill_pattern check_pattern blocks_match row_for_block"
+callgrind=(valgrind --tool=callgrind --dump-instr=no --compress-strings=no --compress-pos=no)
+
+# One counted pair on PORT, both sides under callgrind: step 05 (TOOL ours) or perftest's TOOL.
+# Their outputs go to $work/TAG.{target,initiator}; what each side counted, to counts.tsv.
+# Step 05's client retries its connect until its server listens, so the two start together;
+# perftest's client would give up, so it starts once its server listens.
+counted_pair() { # TAG PORT CASE TOOL PASS MESSAGES ARGS...
+	local tag=$1 port=$2 name=$3 tool=$4 pass=$5 n=$6 prog srv status=0 side patience=()
+	shift 6
+	if [ "$tool" = ours ]; then
+		prog=$bin/05_poll_destroy patience=(-t 600)
+	else
+		prog=$(command -v "$tool")
+	fi
+	local args=("$@" -p "$port" -n "$n" "${patience[@]}")
+	"${callgrind[@]}" --callgrind-out-file="$work/$tag.target" "$prog" "${args[@]}" >"$work/$tag.target.out" 2>&1 &
+	srv=$!
+	[ "$tool" = ours ] || wait_listening "$port" 600 "$srv" || status=1
+	[ "$status" -ne 0 ] || timeout 900 "${callgrind[@]}" --callgrind-out-file="$work/$tag.initiator" \
+		"$prog" "${args[@]}" 127.0.0.1 >"$work/$tag.initiator.out" 2>&1 || status=$?
+	wait "$srv" || status=$?
+	[ "$status" -eq 0 ] || die "counting $name ($tool, $n messages) failed ($status): $(tail -3 "$work/$tag.target.out") / $(tail -3 "$work/$tag.initiator.out")"
+	for side in initiator target; do
+		callgrind_parts "$work/$tag.$side" "${prog##*/}" |
+			awk -v prefix="$name	${tool##*/}	$side	$pass	$n" '{ print prefix "\t" $0 }' >>"$out/counts.tsv"
+	done
+}
+
+# KIND CASE OP SIZE PERFTEST PASS: one case counted, step 05 and PERFTEST, each at two message
+# counts; report.sh divides the difference of the counts by the difference of the messages, so
+# that set-up and teardown cancel.  Both run event-driven (step 05 -e, perftest -e): a busy
+# poll's empty polls would be counted too, as many as the wait lasts, and under callgrind that
+# changes from run to run.  The two tools' pairs run side by side, on two ports.
+count_case() {
+	local kind=$1 name=$2 op=$3 size=$4 tool=$5 pass=$6 n depth=()
+	[ "$kind" = bandwidth ] && depth=(-D 64)
+	for n in "${count_messages[@]}"; do
+		counted_pair "ours.$n" 18710 "$name" ours "$pass" "$n" -d "$dev" -x "$gid" -o "$op" -s "$size" -e "${depth[@]}" &
+		counted_pair "perftest.$n" 18711 "$name" "$tool" "$pass" "$n" -d "$dev" -x "$gid" -F -s "$size" -e &
+		wait -n && wait -n || die "counting $name failed"
+	done
+}
+
+rm -f "$out/raw.tsv" "$out/syscalls.tsv" "$out/cpu.tsv" "$out/counts.tsv"
 {
 	echo "kernel=$(uname -r)"
 	echo "device=$dev"
@@ -188,12 +275,14 @@ rm -f "$out/raw.tsv" "$out/syscalls.tsv" "$out/cpu.tsv"
 	echo "quick=$quick"
 } >"$out/meta.env"
 
-trace_iters=1000
+trace_iters=1000 count_messages=(100 300)
 if [ "$quick" = 1 ]; then
 	lat_sizes=(2 4096) bw_sizes=(65536) lat_iters=200 bw_iters=(200) cpu_sizes=(4096 65536)
+	count_lat_sizes=(2) count_bw_sizes=() count_passes=${BENCH_COUNT_PASSES:-2}
 else
 	lat_sizes=(2 4096 65536) bw_sizes=(65536 1048576) lat_iters=1000 bw_iters=(1000 100)
 	cpu_sizes=(4096 65536 1048576 4194304)
+	count_lat_sizes=("${lat_sizes[@]}") count_bw_sizes=("${bw_sizes[@]}") count_passes=${BENCH_COUNT_PASSES:-1}
 fi
 echo "bench: $dev, GID index $gid, $reps repetition(s) of each case"
 for ((rep = 1; rep <= reps; rep++)); do
@@ -212,6 +301,20 @@ count_syscalls busy "$trace_iters"
 count_syscalls events "$trace_iters"
 count_syscalls ib_send_lat "$trace_iters"
 echo "bench: system calls counted"
+for ((pass = 1; pass <= count_passes; pass++)); do
+	for size in "${count_lat_sizes[@]}"; do
+		count_case latency "send_lat $size" send "$size" ib_send_lat "$pass"
+	done
+	if [ "$quick" = 0 ]; then
+		count_case latency "write_lat 2" write 2 ib_write_lat "$pass"
+		count_case latency "read_lat 2" read 2 ib_read_lat "$pass"
+	fi
+	for size in "${count_bw_sizes[@]}"; do
+		count_case bandwidth "write_bw $size" write "$size" ib_write_bw "$pass"
+		count_case bandwidth "send_bw $size" send "$size" ib_send_bw "$pass"
+	done
+	echo "bench: instructions counted, pass $pass of $count_passes"
+done
 for size in "${cpu_sizes[@]}"; do
 	cpu_case "$size"
 done

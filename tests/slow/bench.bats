@@ -8,7 +8,7 @@ setup() {
 @test "bench, quick: every case beside perftest, in turn first, syscalls counted, tcp against rdma, and a well-formed table, JSON and SVG" {
 	out=$BATS_TEST_TMPDIR/bench
 	mkdir -p "$out"
-	BENCH_QUICK=1 BENCH_REPS=2 RDMA_STEPS_RESULTS=$out run timeout 300 "$PROJECT_ROOT/tests/bench/bench.sh"
+	BENCH_QUICK=1 BENCH_REPS=2 RDMA_STEPS_RESULTS=$out run timeout 1200 "$PROJECT_ROOT/tests/bench/bench.sh"
 	assert_success
 	# Each case ran step 05 first in repetition 1 and perftest first in repetition 2.
 	run awk -F'\t' '!(($1, $3) in first) { first[$1, $3] = $2; print $3, $2 }' "$out/raw.tsv"
@@ -23,6 +23,19 @@ setup() {
 		assert_line --regexp "^$case +[0-9.]+ MB/s +[0-9.]+ MB/s +ib_[a-z]+_bw +[0-9]+\.[0-9]+x  [0-9.]+-[0-9.]+x  too few runs$"
 	done
 	refute_line --regexp ' 0\.00x '
+	# The counts: send_lat 2 counted twice, each side of each tool, every object present, the
+	# two passes within 2%, and the ratio the quotient of both sides' totals.
+	for row in '05_poll_destroy +initiator' '05_poll_destroy +target' 'ib_send_lat +initiator' 'ib_send_lat +target'; do
+		assert_line --regexp "^send_lat 2 +$row +[1-9][0-9]* +[1-9][0-9]* +[1-9][0-9]* +[0-9]+ +[0-9]+ +[0-9]+ +[1-9][0-9]*  2 passes within [0-9.]+%$"
+	done
+	awk -F'\t' '$4 != 2 || $12 > 2 { print "not 2 passes within 2%: " $0; bad = 1 }
+		$2 == "05_poll_destroy" && $10 <= 0 { print "no data check counted: " $0; bad = 1 }
+		$2 != "05_poll_destroy" && $10 != 0 { print "a check counted for perftest: " $0; bad = 1 }
+		END { exit bad }' "$out/counted.tsv" || fail "$(cat "$out/counted.tsv")"
+	expected=$(awk -F'\t' '$2 == "05_poll_destroy" { ours += $11; check += $10 } $2 == "ib_send_lat" { theirs += $11 }
+		END { printf "%.2f %.2f", ours / theirs, (ours - check) / theirs }' "$out/counted.tsv")
+	read -r ratio without <<<"$expected"
+	assert_line --regexp "^send_lat 2 +${ratio/./[.]}x +${without/./[.]}x +[0-9.]+x  100 300$"
 	# Two repetitions give the interval from the two ratios, at 50% confidence: no verdict.
 	assert_line 'bench: interval: ratios 1 to 2 of the 2, sorted: a 50.0% confidence interval for that median'
 	assert_line 'bench: fewer than 6 repetitions give no 95% interval, so each verdict says: too few runs'
@@ -66,6 +79,10 @@ setup() {
 		and (.commit | length > 0) and (.date | test("^[0-9]{4}-[0-9]{2}-[0-9]{2}T"))
 		and (.tcp_vs_rdma | length == 8) and any(.syscalls[]; .syscall == "ioctl")' "$out/bench.json"
 	assert_success
+	run jq -r '.cases[] | select(.case == "send_lat" and .bytes == 2) | "\(.counted.ratio) \(.counted.ratio_without_check)"' "$out/bench.json"
+	assert_output "$(awk '{ print $1 + 0, $2 + 0 }' <<<"$expected")"
+	run jq -e '[.cases[] | select(.counted != null)] | length == 1' "$out/bench.json"
+	assert_success
 	grep -q '^<svg' "$out/bench.svg" || fail "bench.svg is no SVG: $(head -3 "$out/bench.svg")"
 	grep -qF 'step 05 (05_poll_destroy)' "$out/bench.svg" || fail "bench.svg has no line for step 05"
 	grep -qF 'perftest (ib_send_lat, t_typical)' "$out/bench.svg" || fail "bench.svg has no line for perftest"
@@ -88,6 +105,23 @@ setup() {
 				printf "%s\tours\t%d\t%.4f\n%s\t%s\t%d\t%d\n", n, r, p * (b + 0.01 * j), n, t, r, p }'
 		done
 	done >"$out/raw.tsv"
+	# Counts at 100 and 300 messages: a set-up of 50,000 instructions per part, then per
+	# message, on each side, ours 300 in the program, 100 in libibverbs, 200 in the provider,
+	# 20 in libc and 80 in the check (303 in the program in pass 2), perftest 400, 100, 200.
+	for pass in 1 2; do
+		for n in 100 300; do
+			for side in initiator target; do
+				awk -v n="$n" -v s="$side" -v p="$pass" 'BEGIN {
+					split("program libibverbs provider libc other check", part, " ")
+					split((p == 2 && s == "initiator" ? 303 : 300) " 100 200 20 0 80", ours, " ")
+					split("400 100 200 0 0 0", theirs, " ")
+					for (i = 1; i <= 6; i++) {
+						printf "send_lat 2\tours\t%s\t%d\t%d\t%s\t%d\n", s, p, n, part[i], 50000 + n * ours[i]
+						printf "send_lat 2\tib_send_lat\t%s\t%d\t%d\t%s\t%d\n", s, p, n, part[i], 50000 + n * theirs[i]
+					} }'
+			done
+		done
+	done >"$out/counts.tsv"
 	printf 'busy\tloop\twrite\t999\t999\n' >"$out/syscalls.tsv"
 	printf '4096\ttcp\tsender\t1\t1\t1\t2\n' >"$out/cpu.tsv"
 	printf 'kernel=k\ndevice=rxe0\nprovider=p\nperftest=v\nclocksource=tsc\nreps=15\n' >"$out/meta.env"
@@ -102,6 +136,13 @@ setup() {
 	assert_line --regexp '^send_bw 65536 .* 0\.87x  0\.83-0\.91x  unresolved$'
 	assert_line --regexp '^send_bw 1048576 .* 0\.77x  0\.73-0\.81x  misses floor$'
 	assert_line --regexp '^write_bw 1048576 .* 0\.95x  0\.91-0\.99x  meets floor$'
+	# Counted: the mean of the two passes per part, the spread of the totals, and the ratio
+	# (701.5 + 700) / 1400 with the check, (701.5 + 700 - 160) / 1400 without it.
+	assert_line --regexp '^send_lat 2 +05_poll_destroy +initiator +302 +100 +200 +20 +0 +80 +702  2 passes within 0\.43%$'
+	assert_line --regexp '^send_lat 2 +ib_send_lat +target +400 +100 +200 +0 +0 +0 +700  2 passes within 0\.00%$'
+	assert_line --regexp '^send_lat 2 +1\.00x +0\.89x +0\.92x  100 300$'
 	run jq -c '.cases[] | select(.case == "read_lat") | [.ratio, .interval, .confidence, .verdict, (.ratios | length)]' "$out/bench.json"
 	assert_output '[1.27,[1.23,1.31],0.965,"misses floor",15]'
+	run jq -c '.cases[] | select(.counted != null) | [.case, .bytes, .counted.ratio, .counted.ratio_without_check]' "$out/bench.json"
+	assert_output '["send_lat",2,1,0.89]'
 }
