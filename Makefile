@@ -153,7 +153,7 @@ check: deps ## Build step STEP=NN from the learner's copy in work/ and run that 
 
 .PHONY: bench
 bench: deps all ## Run step 05 beside perftest (BENCH_REPS times, default 15), count system calls, compare TCP and RDMA: table, build/bench/bench.json and bench.svg (about 17 min)
-	@tests/run.sh --results build/bench bench && tests/bench/report.sh build/bench
+	@RDMA_VM_TIMEOUT=$${RDMA_VM_TIMEOUT:-3000} tests/run.sh --results build/bench bench && tests/bench/report.sh build/bench
 
 .PHONY: coverage
 coverage: deps ## Build every step with gcov counters into build/coverage/bin (test-faults runs it)

@@ -254,12 +254,16 @@ counted_pair() { # TAG PORT CASE TOOL PASS MESSAGES ARGS...
 # poll's empty polls would be counted too, as many as the wait lasts, and under callgrind that
 # changes from run to run.  The two tools' pairs run side by side, on two ports.
 count_case() {
-	local kind=$1 name=$2 op=$3 size=$4 tool=$5 pass=$6 n depth=()
+	local kind=$1 name=$2 op=$3 size=$4 tool=$5 pass=$6 n depth=() events=(-e) ours status=0
 	[ "$kind" = bandwidth ] && depth=(-D 64)
+	[ "$tool" = ib_write_lat ] && events=()
 	for n in "${count_messages[@]}"; do
 		counted_pair "ours.$n" 18710 "$name" ours "$pass" "$n" -d "$dev" -x "$gid" -o "$op" -s "$size" -e "${depth[@]}" &
-		counted_pair "perftest.$n" 18711 "$name" "$tool" "$pass" "$n" -d "$dev" -x "$gid" -F -s "$size" -e &
-		wait -n && wait -n || die "counting $name failed"
+		ours=$!
+		counted_pair "perftest.$n" 18711 "$name" "$tool" "$pass" "$n" -d "$dev" -x "$gid" -F -s "$size" "${events[@]}" &
+		wait "$ours" || status=$?
+		wait $! || status=$?
+		[ "$status" -eq 0 ] || die "counting $name failed"
 	done
 }
 
