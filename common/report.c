@@ -14,6 +14,11 @@ void show_quiet(bool on)
 	quiet = on;
 }
 
+bool showing(void)
+{
+	return !quiet;
+}
+
 void show(const char *key, const char *fmt, ...)
 {
 	va_list ap;

@@ -18,6 +18,9 @@ void show(const char *key, const char *fmt, ...)
  */
 void show_quiet(bool quiet);
 
+/* Whether show() prints now: a line that costs work to build can skip it when it would not. */
+bool showing(void);
+
 /* A section heading: "== title ==". */
 void show_heading(const char *title);
 
