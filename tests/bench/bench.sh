@@ -262,11 +262,12 @@ counted_pair() { # TAG PORT CASE TOOL PASS MESSAGES ARGS...
 # counts; report.sh divides the difference of the counts by the difference of the messages, so
 # that set-up and teardown cancel.  Both run event-driven (step 05 -e, perftest -e): a busy
 # poll's empty polls would be counted too, as many as the wait lasts, and under callgrind that
-# changes from run to run.  The two tools' pairs run side by side, on two ports.
+# changes from run to run.  perftest has no event mode for WRITE (ib_write_lat, ib_write_bw):
+# those run busy-polled, their empty polls counted.  The two tools' pairs run side by side, on two ports.
 count_case() {
 	local kind=$1 name=$2 op=$3 size=$4 tool=$5 pass=$6 n depth=() events=(-e) ours status=0
 	[ "$kind" = bandwidth ] && depth=(-D 64)
-	[ "$tool" = ib_write_lat ] && events=()
+	[[ $tool == ib_write_* ]] && events=()
 	for n in "${count_messages[@]}"; do
 		counted_pair "ours.$n" 18710 "$name" ours "$pass" "$n" -d "$dev" -x "$gid" -o "$op" -s "$size" -e "${depth[@]}" &
 		ours=$!

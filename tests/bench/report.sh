@@ -144,8 +144,8 @@ awk -F'\t' -v parts="program libibverbs provider libc other check" -v ratios="$d
 	echo
 	echo "counted ratio: both sides' instructions per message, ours / perftest's, with step 05's data check and without it;"
 	echo "timed: the ratio in the first table (for bandwidth, higher is better there)"
-	! grep -q '^write_lat' "$dir/counted_ratio.tsv" ||
-		echo "write_lat: ib_write_lat has no event mode (it spins on the buffer's last byte), so its count holds its spins, as many as the wait"
+	! grep -q '^write_' "$dir/counted_ratio.tsv" ||
+		echo "write_lat, write_bw: perftest has no event mode for WRITE, so its count holds its empty polls (ib_write_lat: its spins on the buffer), as many as the wait"
 	printf '%-16s %8s %10s %7s  %s\n' case counted "w/o check" timed messages
 	awk -F'\t' 'FNR == NR { timed[$3] = $7; next }
 		{ printf "%-16s %7.2fx %9.2fx %6s  %s\n", $1, $2, $3, $1 in timed ? sprintf("%.2fx", timed[$1]) : "-", $4 }' \
