@@ -26,7 +26,7 @@ setup() {
 	# The counts: send_lat 2 counted twice, each side of each tool, every object present, the
 	# two passes within 2%, and the ratio the quotient of both sides' totals.
 	for row in '05_poll_destroy +initiator' '05_poll_destroy +target' 'ib_send_lat +initiator' 'ib_send_lat +target'; do
-		assert_line --regexp "^send_lat 2 +$row +[1-9][0-9]* +[1-9][0-9]* +[1-9][0-9]* +[0-9]+ +[0-9]+ +[0-9]+ +[1-9][0-9]*  2 passes within [0-9.]+%$"
+		assert_line --regexp "^send_lat 2 +$row +[1-9][0-9]* +[1-9][0-9]* +[1-9][0-9]* +[0-9]+ +-?[0-9]+ +[0-9]+ +[1-9][0-9]*  2 passes within [0-9.]+%$"
 	done
 	awk -F'\t' '$4 != 2 || $12 > 2 { print "not 2 passes within 2%: " $0; bad = 1 }
 		$2 == "05_poll_destroy" && $10 <= 0 { print "no data check counted: " $0; bad = 1 }
