@@ -137,7 +137,7 @@ $(eval $(call slow_check,soak,all,all nocuda,tests/slow/soak.bats))
 $(eval $(call slow_check,valgrind,valgrind,all nocuda,tests/slow/valgrind.bats))
 $(eval $(call slow_check,test-lab,all,all vm,tests/slow/lab.bats tests/slow/exercises.bats))
 $(eval $(call slow_check,test-wire,wire,all vm,tests/slow/wire.bats))
-$(eval $(call slow_check,test-bench,all,all,tests/slow/bench.bats))
+$(eval $(call slow_check,test-bench,valgrind,all,tests/slow/bench.bats))
 
 .PHONY: slow-checks
 slow-checks: ## List the slow checks, one name a line (.ci/run runs each)
@@ -152,6 +152,7 @@ check: deps ## Build step STEP=NN from the learner's copy in work/ and run that 
 	@tests/exercise/check.sh "$(STEP)" $(EXERCISE_DIR)
 
 .PHONY: bench
+bench: DEPS_SET := valgrind
 bench: deps all ## Run step 05 beside perftest (BENCH_REPS times, default 15), count system calls, compare TCP and RDMA: table, build/bench/bench.json and bench.svg (about 17 min)
 	@RDMA_VM_TIMEOUT=$${RDMA_VM_TIMEOUT:-3000} tests/run.sh --results build/bench bench && tests/bench/report.sh build/bench
 
