@@ -153,7 +153,7 @@ check: deps ## Build step STEP=NN from the learner's copy in work/ and run that 
 
 .PHONY: bench
 bench: DEPS_SET := valgrind
-bench: deps all ## Run step 05 beside perftest (BENCH_REPS times, default 15), count system calls, compare TCP and RDMA: table, build/bench/bench.json and bench.svg (about 17 min)
+bench: deps all ## Run step 05 beside perftest (BENCH_REPS times, default 15), count system calls, count instructions per message, compare TCP and RDMA: table, build/bench/bench.json and bench.svg (about 17 min timed, then a few minutes per counted case)
 	@RDMA_VM_TIMEOUT=$${RDMA_VM_TIMEOUT:-3000} tests/run.sh --results build/bench bench && tests/bench/report.sh build/bench
 
 .PHONY: coverage
