@@ -86,3 +86,25 @@ in_gb() {
 	assert_output ""
 	[ "$(grep -c '^### Predict, then run$' "$TUTORIAL")" = 6 ] || fail "expected one 'Predict, then run' per step"
 }
+
+@test "TUTORIAL.md: the quoted verbs code holds every verb of an RC program, in the step that introduces it or a later one" {
+	# For each step: the verbs its "New verbs" table lists, and those its "The verbs code" quotes.
+	run awk '
+		/^## / { step = ($0 ~ /^## Step [0-9][0-9]:/) ? substr($3, 1, 2) : "" }
+		/^### / { sec = $0 }
+		step != "" && sec == "### New verbs" && /^\| `ibv_[a-z_]+\(/ {
+			match($0, /ibv_[a-z_]+/); print "new", step, substr($0, RSTART, RLENGTH) }
+		step != "" && sec == "### The verbs code" {
+			line = $0
+			while (match(line, /ibv_[a-z_]+\(/)) { print "quoted", step, substr(line, RSTART, RLENGTH - 1); line = substr(line, RSTART + RLENGTH) }
+		}' "$TUTORIAL"
+	assert_success
+	listing=$output
+	for verb in ibv_get_device_list ibv_open_device ibv_alloc_pd ibv_reg_mr ibv_create_cq ibv_create_qp \
+		ibv_modify_qp ibv_post_recv ibv_post_send ibv_poll_cq; do
+		introduced=$(awk -v v="$verb" '$1 == "new" && $3 == v { print $2; exit }' <<<"$listing")
+		[ -n "$introduced" ] || fail "no step's 'New verbs' table lists $verb"
+		awk -v v="$verb" -v from="$introduced" '$1 == "quoted" && $3 == v && $2 + 0 >= from + 0 { found = 1 } END { exit !found }' <<<"$listing" ||
+			fail "$verb is introduced in step $introduced, but no 'The verbs code' from step $introduced on quotes a call to it"
+	done
+}
