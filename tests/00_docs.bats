@@ -1,7 +1,7 @@
 #!/usr/bin/env bats
 # 00_docs.bats: the prose holds together: internal links resolve, the contents list every section, INTERVIEW.md's figures are TUTORIAL.md's, and the reading times follow from the word counts.
 # Needs no RDMA device: it runs on the host, before the test VM boots.
-# bats file_tags=host
+# bats file_tags=outside-vm
 
 setup() {
 	load test_helper
