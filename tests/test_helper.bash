@@ -55,11 +55,11 @@ run_step() {
 	run timeout -k 2 "$STEP_TIMEOUT" "$BIN/$step" "$@"
 }
 
-# The kernel's counts of pd, cq, qp and mr on DEV, as "pd=N cq=N qp=N mr=N" (one rdma, one awk).
+# The kernel's counts of pd, cq, qp, mr and rdma_cm ids on DEV, as "pd=N cq=N qp=N mr=N cm_id=N" (one rdma, one awk).
 rdma_counts() {
 	rdma resource show | awk -v dev="$DEV:" '
 		$2 == dev { for (i = 3; i < NF; i++) n[$i] = $(i + 1) }
-		END { printf "pd=%s cq=%s qp=%s mr=%s\n", n["pd"], n["cq"], n["qp"], n["mr"] }'
+		END { printf "pd=%s cq=%s qp=%s mr=%s cm_id=%s\n", n["pd"], n["cq"], n["qp"], n["mr"], n["cm_id"] }'
 }
 
 # Records the kernel's counts of pd, cq, qp and mr, to compare after a run.
