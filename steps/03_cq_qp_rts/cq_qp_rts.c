@@ -24,16 +24,14 @@
 /* As perftest: 1 would keep a GRH inside one subnet, so no router could pass it on. */
 #define QP_HOP_LIMIT 255
 
-#define CM_OPTION { "cm", CLI_KEY_CM, NULL, "connect through the RDMA connection manager (rdma_cm) instead of the TCP side channel: HOST must be an address of an RDMA device, -p is rdma_cm's port" }
-
 const struct cli_option cq_qp_cli_options[] = {
 	{ "events", 'e', NULL, "create a completion channel: sleep for completions instead of busy polling" },
-	CM_OPTION,
 	{ 0 },
 };
 
 const struct cli_option cq_qp_cm_cli_options[] = {
-	CM_OPTION,
+	{ "cm", CLI_KEY_CM, NULL, "connect through the RDMA connection manager (rdma_cm), not the "
+	  "TCP side channel: HOST is an address of an RDMA device's interface, -p rdma_cm's port" },
 	{ 0 },
 };
 

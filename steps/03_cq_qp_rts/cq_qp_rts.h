@@ -23,8 +23,9 @@ struct conn_opts {
 };
 
 /*
- * Stage 3's part of the command line, -e and --cm, filling a struct
- * conn_opts; CQ_QP_CM_STAGE takes --cm alone (step 04 busy-polls).
+ * Stage 3's part of the command line, filling a struct conn_opts: -e
+ * (CQ_QP_STAGE), and --cm (CQ_QP_CM_STAGE) in the steps that connect
+ * through rdma_cm.
  */
 extern const struct cli_option cq_qp_cli_options[];
 extern const struct cli_option cq_qp_cm_cli_options[];

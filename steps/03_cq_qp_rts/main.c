@@ -22,7 +22,8 @@ struct step_opts {
 int main(int argc, char **argv)
 {
 	struct step_opts step = { 0 };
-	const struct cli_stage stages[] = { REG_MR_STAGE(&step.mr), CQ_QP_STAGE(&step.conn), { 0 } };
+	const struct cli_stage stages[] = { REG_MR_STAGE(&step.mr), CQ_QP_STAGE(&step.conn),
+					    CQ_QP_CM_STAGE(&step.conn), { 0 } };
 	const struct cli_spec spec = { .program = "03_cq_qp_rts", .purpose = purpose,
 				       .connects = true, .pauses = true, .stages = stages };
 	struct cli_common opts;

@@ -51,25 +51,11 @@ static int prepare_target(struct rdma_conn *conn, const struct rdma_buf *buf,
 	return 0;
 }
 
-/*
- * Waits for one completion.  Through rdma_cm, between slices of the wait it
- * looks for the peer's DISCONNECTED: a posted receive never says that its
- * peer has gone.
- */
+/* One completion; through rdma_cm, the peer's DISCONNECTED ends the wait too. */
 static int await_completion(struct session *sess, struct ibv_wc *wc)
 {
-	if (!session_through_cm(sess))
-		return poll_completion(&sess->conn, wc, POLL_TIMEOUT_MS);
-	for (int waited = 0; waited < POLL_TIMEOUT_MS; waited += CM_CHECK_MS) {
-		int rc = wait_completion(&sess->conn, wc, CM_CHECK_MS);
-
-		if (rc <= 0)
-			return rc ? -1 : check_completion(wc);
-		if (cm_peer_gone(&sess->cm))
-			return -1;
-	}
-	report_no_completion(POLL_TIMEOUT_MS);
-	return -1;
+	return poll_completion_cm(&sess->conn, session_through_cm(sess) ? &sess->cm : NULL, wc,
+				  POLL_TIMEOUT_MS);
 }
 
 /*

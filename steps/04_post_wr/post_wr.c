@@ -1,5 +1,6 @@
 /* post_wr.c: stage 4 of the verbs workflow: post work requests (SEND/RECV, RDMA WRITE, WRITE with immediate, READ). */
 #include "post_wr.h"
+#include "cm.h"
 #include "fault.h"
 #include "report.h"
 #include "stop.h"
@@ -307,6 +308,23 @@ int poll_completion(struct rdma_conn *conn, struct ibv_wc *wc, int timeout_ms)
 	if (take_completion(conn, wc, timeout_ms))
 		return -1;
 	return check_completion(wc);
+}
+
+int poll_completion_cm(struct rdma_conn *conn, struct cm_link *cm, struct ibv_wc *wc,
+		       int timeout_ms)
+{
+	if (!cm)
+		return poll_completion(conn, wc, timeout_ms);
+	for (int waited = 0; waited < timeout_ms; waited += CM_CHECK_MS) {
+		int rc = wait_completion(conn, wc, CM_CHECK_MS);
+
+		if (rc <= 0)
+			return rc ? -1 : check_completion(wc);
+		if (cm_peer_gone(cm))
+			return -1;
+	}
+	report_no_completion(timeout_ms);
+	return -1;
 }
 
 int check_completion(const struct ibv_wc *wc)

@@ -98,6 +98,14 @@ int take_completion(struct rdma_conn *conn, struct ibv_wc *wc, int timeout_ms);
 /* As take_completion, and fails on a completion whose status is not success. */
 int poll_completion(struct rdma_conn *conn, struct ibv_wc *wc, int timeout_ms);
 
+/*
+ * As poll_completion; with CM (--cm), between slices of CM_CHECK_MS it looks
+ * for the peer's DISCONNECTED, since a posted receive never says that its
+ * peer has gone.
+ */
+int poll_completion_cm(struct rdma_conn *conn, struct cm_link *cm, struct ibv_wc *wc,
+		       int timeout_ms);
+
 /* Fails, naming the status, unless WC succeeded; then shows it. */
 int check_completion(const struct ibv_wc *wc);
 
