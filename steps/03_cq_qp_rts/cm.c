@@ -528,7 +528,7 @@ static void reject(struct cm_link *cm, enum cm_reject_reason reason, const char 
 /* The server's checks of the client's private data, after stage 3: on a failure, a REJ says why. */
 static int check_request(struct cm_link *cm, const struct peer_info *local, struct peer_info *remote)
 {
-	char why[CM_REJECT_TEXT_LEN];
+	char why[256];	/* the REJ carries its first CM_REJECT_TEXT_LEN - 1 bytes */
 
 	if (cm_private_decode(cm->request, cm->request_len, remote, why, sizeof(why))) {
 		report_error("the client's private data: %s; rejected, with the reason in the REJ", why);
@@ -586,7 +586,7 @@ int cm_connect(struct cm_link *cm, struct ibv_qp *qp, struct peer_info *local,
 		.rnr_retry_count = 7,
 	};
 	struct cm_event ev;
-	char why[CM_REJECT_TEXT_LEN];
+	char why[256];	/* the REJ carries its first CM_REJECT_TEXT_LEN - 1 bytes */
 
 	cm_private_encode(local, msg);
 	if (cm->listen_id) {
