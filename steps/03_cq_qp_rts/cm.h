@@ -42,7 +42,6 @@
 enum cm_reject_reason {
 	CM_REJECT_PRIVATE_DATA = 1,	/* the client's private data is not what version 1 says */
 	CM_REJECT_OPTIONS = 2,		/* the client was given other options than the server */
-	CM_REJECT_DEVICE = 3,		/* the request came in on a device -d did not name */
 };
 
 /* What the peer runs: an rdma-steps --cm program, or rping (step 05's --peer=rping). */

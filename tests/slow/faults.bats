@@ -26,6 +26,11 @@ declare -gA VERB=(
 	[get_cq_event]=ibv_get_cq_event [destroy_qp]=ibv_destroy_qp [destroy_cq]=ibv_destroy_cq
 	[destroy_comp_channel]=ibv_destroy_comp_channel [dereg_mr]=ibv_dereg_mr
 	[dealloc_pd]=ibv_dealloc_pd [close_device]=ibv_close_device
+	[cm_create_event_channel]=rdma_create_event_channel [cm_create_id]=rdma_create_id
+	[cm_resolve_addr]=rdma_resolve_addr [cm_resolve_route]=rdma_resolve_route
+	[cm_bind_addr]=rdma_bind_addr [cm_listen]=rdma_listen [cm_create_qp]=rdma_create_qp
+	[cm_connect]=rdma_connect [cm_accept]=rdma_accept [cm_disconnect]=rdma_disconnect
+	[cm_destroy_id]=rdma_destroy_id
 )
 
 # Fails unless NAME's output shows the fault at POINT and an error naming its verb.
@@ -74,7 +79,7 @@ assert_faults_paired() {
 			[ "$tries" -gt 0 ] || fail "$step with the fault at $point: the server neither listened nor ended"
 			sleep 0.1
 		done
-		start_step cli "$step" -d "$DEV" -p "$port" -t 3 "${extra[@]}" 127.0.0.1
+		start_step cli "$step" -d "$DEV" -p "$port" -t 3 "${extra[@]}" "${FAULT_HOST:-127.0.0.1}"
 		unset RDMA_STEPS_FAIL_AT
 		fired=0
 		for side in srv cli; do
@@ -132,6 +137,18 @@ EVENTS=(req_notify_cq get_cq_event)
 	assert_faults_paired 05_poll_destroy "-n 20 --events" "${OPEN_PD[@]}" "${REG_MR[@]}" \
 		create_comp_channel "${CREATE_QP[@]}" "${POST_WR[@]}" "${EVENTS[@]}" "${DESTROY_QP[@]}" \
 		destroy_comp_channel "${DEREG_MR[@]}" "${CLOSE_PD[@]}"
+}
+
+# The points --cm adds: rdma_cm's calls, from the event channel to the last cm_id.
+CM=(cm_create_event_channel cm_create_id cm_resolve_addr cm_resolve_route cm_bind_addr cm_listen
+	cm_create_qp cm_connect cm_accept cm_disconnect cm_destroy_id)
+
+@test "fault points of 04_post_wr --cm (SEND), and of 05_poll_destroy --peer=rping" {
+	FAULT_HOST=$(rdma_cm_addr)
+	assert_faults_paired 04_post_wr "--cm -o send" "${CM[@]}" alloc_pd reg_mr create_cq \
+		"${POST_WR[@]}" "${DESTROY_QP[@]}" "${DEREG_MR[@]}" dealloc_pd
+	assert_faults_paired 05_poll_destroy "--peer=rping -n 3 -s 64" cm_create_qp reg_mr post_recv \
+		post_send completion cm_disconnect dereg_mr
 }
 
 @test "fault points of 06_gdr" {
