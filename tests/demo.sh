@@ -5,7 +5,7 @@
 # comment after it says how a reader runs it:
 #   "# terminal 1 ..."  runs in the background, like a server in a first terminal;
 #                       the next command starts once its TCP port (-p, default
-#                       18515) listens.
+#                       18515) listens, or its rdma_cm port (--cm, rping -s).
 #   "# terminal 2 ..."  runs next to it; when it ends, the terminal 1 commands
 #                       are waited for.  A blank line also waits for them.
 #   "# ... fails ..."   must exit with a non-zero status; every other command
@@ -93,10 +93,11 @@ port_of() {
 	[[ $1 =~ $re ]] && port_out=${BASH_REMATCH[2]}
 }
 
-# Whether a socket listens on TCP port PORT, from /proc/net/tcp and tcp6 (state 0A is LISTEN).
+# Whether a socket listens on TCP port PORT, from /proc/net/tcp and tcp6 (state 0A is LISTEN),
+# or a cm_id listens through rdma_cm on that port (--cm, rping -s), from the kernel's list.
 # shellcheck disable=SC2317  # called through wait_until
 listening() {
-	local hex table local_addr state
+	local hex table local_addr state line
 	printf -v hex '%04X' "$1"
 	for table in /proc/net/tcp /proc/net/tcp6; do
 		[ -r "$table" ] || continue
@@ -104,6 +105,9 @@ listening() {
 			[ "${local_addr##*:}" = "$hex" ] && [ "$state" = 0A ] && return 0
 		done <"$table"
 	done
+	while read -r line; do
+		[[ "$line " == *"state LISTEN "*":$1 "* ]] && return 0
+	done < <(rdma resource show cm_id 2>/dev/null)
 	return 1
 }
 
