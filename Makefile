@@ -14,11 +14,12 @@ PKG_CONFIG ?= pkg-config
 # runs before any compile.  Each value is computed once, then kept.
 IBVERBS_CFLAGS = $(eval IBVERBS_CFLAGS := $(shell $(PKG_CONFIG) --cflags libibverbs))$(IBVERBS_CFLAGS)
 IBVERBS_LIBS = $(eval IBVERBS_LIBS := $(shell $(PKG_CONFIG) --libs libibverbs))$(IBVERBS_LIBS)
+RDMACM_LIBS = $(eval RDMACM_LIBS := $(shell $(PKG_CONFIG) --libs librdmacm))$(RDMACM_LIBS)
 
 CFLAGS ?= -O2 -g
 CFLAGS += -std=gnu11 -Wall -Wextra -Werror -Wshadow -Wformat=2 -MMD -MP
 CPPFLAGS += -Icommon $(IBVERBS_CFLAGS)
-LDLIBS += $(IBVERBS_LIBS)
+LDLIBS += $(RDMACM_LIBS) $(IBVERBS_LIBS)
 
 # gcov counters, unoptimised so that every line keeps its own count (make coverage).
 ifeq ($(COVERAGE),1)
@@ -90,7 +91,7 @@ $(BIN):
 
 -include $(shell find $(OBJ) -name '*.d' 2>/dev/null)
 
-# Building alone needs the compiler and libibverbs-dev; the demo, the tests and
+# Building alone needs the compiler, libibverbs-dev and librdmacm-dev; the demo, the tests and
 # the VM need the rest too.  Every target that runs a sub-make depends on deps,
 # so that one apt-get runs at a time, even under -j.
 BUILD_ONLY_GOALS := all sanitize nocuda coverage clean distclean help build/%

@@ -27,6 +27,7 @@ enum cli_long_key {
 	CLI_KEY_PAUSE = CLI_FIRST_LONG_KEY,	/* --pause (every step that pauses) */
 	CLI_KEY_PEER,		/* --peer (stage 5) */
 	CLI_KEY_IMM,		/* --imm (stage 4) */
+	CLI_KEY_CM,		/* --cm (stage 3) */
 };
 
 /* An option a stage adds.  key is its short letter, or a cli_long_key for long-only options. */

@@ -210,7 +210,9 @@ int sock_connect(const char *host, int port, int timeout_s)
 	if (fd < 0) {
 		report_error("could not connect to %s port %d within %d s: %s. Is the server "
 			     "running (start it first, without a HOST argument)? A server takes one "
-			     "client and then stops listening, so it refuses a second one",
+			     "client and then stops listening, so it refuses a second one; and one "
+			     "started with --cm listens through rdma_cm, not on TCP (give both "
+			     "sides --cm, or neither)",
 			     host, port, timeout_s, strerror(err ? err : ETIMEDOUT));
 		return -1;
 	}

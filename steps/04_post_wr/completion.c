@@ -1,6 +1,7 @@
 /* completion.c: stage 4's completion handling: wait for a work completion, check it, show it, drain the CQ. */
 #include "completion.h"
 #include "clock.h"
+#include "cm.h"
 #include "fault.h"
 #include "report.h"
 #include "stop.h"
@@ -141,6 +142,23 @@ int take_good_completion(struct rdma_conn *conn, struct ibv_wc *wc, int timeout_
 	if (take_any_completion(conn, wc, timeout_ms))
 		return -1;
 	return check_good_completion(wc);
+}
+
+int take_good_completion_cm(struct rdma_conn *conn, struct cm_link *cm, struct ibv_wc *wc,
+			   int timeout_ms)
+{
+	if (!cm)
+		return take_good_completion(conn, wc, timeout_ms);
+	for (int waited = 0; waited < timeout_ms; waited += CM_CHECK_MS) {
+		int rc = wait_completion(conn, wc, CM_CHECK_MS);
+
+		if (rc <= 0)
+			return rc ? -1 : check_good_completion(wc);
+		if (cm_peer_gone(cm))
+			return -1;
+	}
+	report_no_completion(timeout_ms);
+	return -1;
 }
 
 int expect_failed_completion(struct rdma_conn *conn, const char *what)

@@ -29,6 +29,16 @@ int take_any_completion(struct rdma_conn *conn, struct ibv_wc *wc, int timeout_m
 /* As take_any_completion, and a completion whose status is not success fails too. */
 int take_good_completion(struct rdma_conn *conn, struct ibv_wc *wc, int timeout_ms);
 
+struct cm_link;
+
+/*
+ * As take_good_completion; with CM (--cm), between slices of CM_CHECK_MS it
+ * looks for the peer's DISCONNECTED, since a posted receive never says that
+ * its peer has gone.
+ */
+int take_good_completion_cm(struct rdma_conn *conn, struct cm_link *cm, struct ibv_wc *wc,
+			    int timeout_ms);
+
 /*
  * Takes the next completion, which must have failed: shows its status, what
  * that means and how long it took.  A success fails, naming WHAT, since

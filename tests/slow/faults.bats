@@ -72,7 +72,7 @@ assert_faults_paired() {
 		listened=0
 		wait_listening "$port" 10 "$srv_pid" || listened=$?
 		[ "$listened" -ne 1 ] || fail "$step with the fault at $point: the server neither listened nor ended"
-		start_step cli "$step" -d "$DEV" -p "$port" -t 3 "${extra[@]}" 127.0.0.1
+		start_step cli "$step" -d "$DEV" -p "$port" -t 3 "${extra[@]}" "${FAULT_HOST:-127.0.0.1}"
 		unset RDMA_STEPS_FAIL_AT
 		fired=0
 		for side in srv cli; do
@@ -130,6 +130,18 @@ EVENTS=(req_notify_cq get_cq_event)
 	assert_faults_paired 05_poll_destroy "-n 20 --events" "${OPEN_PD[@]}" "${REG_MR[@]}" \
 		create_comp_channel "${CREATE_QP[@]}" "${POST_WR[@]}" "${EVENTS[@]}" "${DESTROY_QP[@]}" \
 		destroy_comp_channel "${DEREG_MR[@]}" "${CLOSE_PD[@]}"
+}
+
+# The points --cm adds: rdma_cm's calls, from the event channel to the last cm_id.
+CM=(cm_create_event_channel cm_create_id cm_resolve_addr cm_resolve_route cm_bind_addr cm_listen
+	cm_create_qp cm_connect cm_accept cm_disconnect cm_destroy_id)
+
+@test "fault points of 04_post_wr --cm (SEND), and of 05_poll_destroy --peer=rping" {
+	FAULT_HOST=$(rdma_cm_addr)
+	assert_faults_paired 04_post_wr "--cm -o send" "${CM[@]}" alloc_pd reg_mr create_cq \
+		"${POST_WR[@]}" "${DESTROY_QP[@]}" "${DEREG_MR[@]}" dealloc_pd
+	assert_faults_paired 05_poll_destroy "--peer=rping -n 3 -s 64" cm_create_qp reg_mr post_recv \
+		post_send completion cm_disconnect dereg_mr
 }
 
 @test "fault points of 06_gdr" {
