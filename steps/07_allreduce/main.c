@@ -144,12 +144,8 @@ static int run_rank(const struct cli_common *common, const struct ring_opts *opt
 	    (opts->transport != TRANSPORT_RDMA && tcp_ring_connect(tcp, &nb, ctl, common->timeout_s)))
 		return -1;
 	show_heading("stage 7: the collective, every size");
-	show_quiet(true);
-	if (run_transports(&s, opts)) {
-		show_quiet(false);
+	if (run_transports(&s, opts))
 		return -1;
-	}
-	show_quiet(false);
 	if (ring_finish(ring, ctl, common->timeout_s) || ctl_gather(ctl, &none, all))
 		return -1;
 	if (common->pause)

@@ -29,6 +29,9 @@ struct rdma_ring {
 	bool granted[MAX_SLOTS];
 	int credit_sends_in_flight;
 	uint32_t sent_msgs, taken_msgs;	/* messages on each link so far */
+	/* Pieces of the next run, written by a previous rank that finished this run first. */
+	struct ibv_wc early[MAX_SLOTS];
+	int n_early;
 	uint64_t bytes_posted;
 };
 

@@ -91,6 +91,8 @@ static int run_size(const struct sweep *s, enum transport transport, size_t coun
 		return -1;
 	}
 	fill_input(&l, s->ctl->rank, data);
+	/* Thousands of work requests: their lines would bury the table. */
+	show_quiet(true);
 	if (run_times(s, transport, &l, &p, s->opts->warmup))
 		goto out_free_plan;
 	t0 = now_clock_us();
@@ -106,6 +108,7 @@ static int run_size(const struct sweep *s, enum transport transport, size_t coun
 			goto out_free_plan;
 		mine.wrong = count_wrong(&l, s->ctl->rank, data);
 	}
+	show_quiet(false);
 	if (ctl_gather(s->ctl, &mine, all))
 		goto out_free_plan;
 	/* Rank 0 has every rank's figures; the others know their own. */
@@ -125,6 +128,7 @@ static int run_size(const struct sweep *s, enum transport transport, size_t coun
 		print_row(s, count, slowest, wrong);
 	rc = 0;
 out_free_plan:
+	show_quiet(false);
 	plan_free(&p);
 	return rc;
 }
@@ -169,11 +173,11 @@ void show_bytes_check(const struct sweep *s, const struct sweep_result *res)
 		     count / (size_t)n);
 	else
 		show("bytes posted", "%llu to %llu B per rank per %s of S = %zu B, against %s x S = "
-		     "%.1f B: %zu elements do not split into %d equal chunks, so the first %zu chunks "
-		     "have one element more; all ranks together posted %llu B = %s x S, exactly",
+		     "%.1f B: %zu elements do not split into %d equal chunks, so chunks 0 to %zu have "
+		     "one element more; all ranks together posted %llu B = %s x S, exactly",
 		     (unsigned long long)lo, (unsigned long long)hi, collective_name(s->opts->coll),
 		     bytes, s->opts->coll == COLL_ALL_REDUCE ? "2(N-1)/N" : "(N-1)/N",
-		     f * (double)bytes, count, n, count % (size_t)n, (unsigned long long)total,
+		     f * (double)bytes, count, n, count % (size_t)n - 1, (unsigned long long)total,
 		     s->opts->coll == COLL_ALL_REDUCE ? "2(N-1)" : "(N-1)");
 }
 
