@@ -75,7 +75,7 @@ int launch_resolve(const struct ring_opts *opts, const struct cli_common *common
 			     "variables give them)");
 		return -1;
 	}
-	for (size_t i = 0; opts->rank < 0 && i < sizeof(launchers) / sizeof(launchers[0]); i++) {
+	for (size_t i = 0; l->rank < 0 && i < sizeof(launchers) / sizeof(launchers[0]); i++) {
 		const struct launcher *ln = &launchers[i];
 
 		if (!getenv(ln->rank_var) || !getenv(ln->size_var))

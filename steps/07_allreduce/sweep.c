@@ -57,6 +57,7 @@ static void print_header(const struct sweep *s, enum transport transport)
 	printf("#                                                       out-of-place\n");
 	printf("#       size         count      type   redop    root     time   algbw   busbw #wrong\n");
 	printf("#        (B)    (elements)                               (us)  (GB/s)  (GB/s)       \n");
+	fflush(stdout);
 }
 
 static void print_row(const struct sweep *s, size_t count, double time_us, uint64_t wrong)
@@ -173,11 +174,11 @@ void show_bytes_check(const struct sweep *s, const struct sweep_result *res)
 		     count / (size_t)n);
 	else
 		show("bytes posted", "%llu to %llu B per rank per %s of S = %zu B, against %s x S = "
-		     "%.1f B: %zu elements do not split into %d equal chunks, so chunks 0 to %zu have "
-		     "one element more; all ranks together posted %llu B = %s x S, exactly",
+		     "%.1f B: %zu elements do not split into %d equal chunks, so the first %zu of them "
+		     "have one element more; all ranks together posted %llu B = %s x S, exactly",
 		     (unsigned long long)lo, (unsigned long long)hi, collective_name(s->opts->coll),
 		     bytes, s->opts->coll == COLL_ALL_REDUCE ? "2(N-1)/N" : "(N-1)/N",
-		     f * (double)bytes, count, n, count % (size_t)n - 1, (unsigned long long)total,
+		     f * (double)bytes, count, n, count % (size_t)n, (unsigned long long)total,
 		     s->opts->coll == COLL_ALL_REDUCE ? "2(N-1)" : "(N-1)");
 }
 
