@@ -132,6 +132,12 @@ valgrind: deps all nocuda ## Run every step under valgrind's memcheck over rxe: 
 test-lab: deps all vm ## Check the lab in VMs of their own: the edit-rebuild-rerun loop and banner of make shell, its two nodes (NODES=2), and that every make exercise skeleton builds, fails its step's main test and names its TODO (tests/slow/; .ci/run runs it)
 	@RDMA_STEPS_RESULTS_DIR=build/test-results/lab tests/run.sh test tests/slow/lab.bats tests/slow/exercises.bats
 
+# torchrun comes with Debian's python3-torch (about 1 GB): installed for this target only.
+test-allreduce: DEPS_SET := collective
+.PHONY: test-allreduce
+test-allreduce: deps all vm ## Step 07 at 8 MiB, the failures make test leaves out, and under mpirun, torchrun --no-python and srun's variables (tests/slow/allreduce.bats)
+	@RDMA_STEPS_RESULTS_DIR=build/test-results/allreduce tests/run.sh test tests/slow/allreduce.bats
+
 # The capture needs tcpdump and tshark (tshark's dissector decodes InfiniBand over UDP).
 test-wire: DEPS_SET := wire
 .PHONY: test-wire
