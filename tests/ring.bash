@@ -42,7 +42,8 @@ assert_ring_success() {
 	done
 }
 
-# Fails unless every rank started ended with 1 within BOUND seconds, its last error
+# Fails unless every rank started ended with 1 within BOUND seconds (2 x -t and 5 s for
+# the ranks' start and teardown under emulation, on a shared machine), its last error
 # line (the only one, on a rank that did not fail itself) being "error: rank FAILED: CAUSE".
 assert_all_name() {
 	local failed=$1 cause=$2 bound=$3 k errors

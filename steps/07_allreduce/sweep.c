@@ -174,11 +174,13 @@ void show_bytes_check(const struct sweep *s, const struct sweep_result *res)
 		     count / (size_t)n);
 	else
 		show("bytes posted", "%llu to %llu B per rank per %s of S = %zu B, against %s x S = "
-		     "%.1f B: %zu elements do not split into %d equal chunks, so the first %zu of them "
-		     "have one element more; all ranks together posted %llu B = %s x S, exactly",
+		     "%.1f B: %zu elements do not split into %d equal chunks, so %s %zu %s one element "
+		     "more; all ranks together posted %llu B = %s x S, exactly",
 		     (unsigned long long)lo, (unsigned long long)hi, collective_name(s->opts->coll),
 		     bytes, s->opts->coll == COLL_ALL_REDUCE ? "2(N-1)/N" : "(N-1)/N",
-		     f * (double)bytes, count, n, count % (size_t)n, (unsigned long long)total,
+		     f * (double)bytes, count, n, count % (size_t)n == 1 ? "chunk" : "chunks 0 to",
+		     count % (size_t)n - 1,
+		     count % (size_t)n == 1 ? "has" : "have", (unsigned long long)total,
 		     s->opts->coll == COLL_ALL_REDUCE ? "2(N-1)" : "(N-1)");
 }
 

@@ -22,12 +22,13 @@ assert_launched_right() {
 @test "allreduce: 8 MiB, 1 MiB and sizes not divisible by 4, on 4 ranks, float and int32, K = 8 and K = 1: every rank right, no RNR NAK" {
 	record_baseline
 	rnr_before=$(rnr_naks)
-	run_ring 4 -t 20 -b 8M --maxbytes 8M -n 2 -w 1
+	STEP_TIMEOUT=240
+	run_ring 4 -t 30 -b 8M --maxbytes 8M -n 1 -w 0
 	assert_ring_success
 	use_output_of r0
 	assert_line --regexp '^ +8388608 +2097152 +float +sum +-1 .* 0$'
 	assert_line --regexp '^bytes posted +: each rank 12582912 B per all_reduce of S = 8388608 B; 2\(N-1\)/N x S = 12582912 B: exact \(S is 4 chunks of 524288 whole elements\)$'
-	run_ring 4 -t 20 --datatype int32 -b 4 --maxbytes 1M -f 7 -n 2 -w 1 --slots 1
+	run_ring 4 -t 30 --datatype int32 -b 4 --maxbytes 1M -f 7 -n 1 -w 0 --slots 1
 	assert_ring_success
 	use_output_of r0
 	assert_line --regexp '^ +802816 +200704 +int32 +sum +-1 .* 0$'
@@ -39,15 +40,15 @@ assert_launched_right() {
 @test "allreduce failures: world sizes that differ, a rank past the world size, no rank 0, a verb failed on one rank: every rank names the rank" {
 	record_baseline
 	RANK_ARGS_1="--world-size 4" run_ring 3 -t 5
-	assert_all_name 1 "it was given world size 4, rank 0 world size 3" 5
+	assert_all_name 1 "it was given world size 4, rank 0 world size 3" 15
 	RANK_ARGS_2="--rank 5" run_ring 3 -t 5
-	assert_all_name 5 "rank 5 is past the world size 3 \(ranks are 0 to 2\)" 5
+	assert_all_name 5 "rank 5 is past the world size 3 \(ranks are 0 to 2\)" 15
 	SKIP_RANK=0
 	run_ring 2 -t 1
-	assert_all_name 0 "no rendezvous at 127.0.0.1 port $RING_PORT within 1 s \(Connection refused\): is rank 0 running, with the same -p\?" 4
+	assert_all_name 0 "no rendezvous at 127.0.0.1 port $RING_PORT within 1 s \(Connection refused\): is rank 0 running, with the same -p\?" 7
 	unset SKIP_RANK
 	RDMA_STEPS_FAIL_AT=post_send RDMA_STEPS_FAIL_RANK=2 run_ring 3 -t 3 -b 4K --maxbytes 4K -n 1 -w 0
-	assert_all_name 2 "it could not send a credit" 5
+	assert_all_name 2 "it could not send a credit" 15
 	use_output_of r2
 	assert_line 'error: ibv_post_send (credit) failed: Cannot allocate memory (errno 12)'
 	use_output_of r0
