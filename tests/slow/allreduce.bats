@@ -90,8 +90,8 @@ assert_launched_right() {
 	command -v torchrun >/dev/null || skip "no torchrun (Debian's python3-torch: make test-allreduce installs it)"
 	record_baseline
 	port=$(pick_port)
-	run timeout -k 2 120 torchrun --no-python --nnodes 1 --nproc-per-node 3 --master-addr 127.0.0.1 \
-		--master-port "$((port + 1))" --log-dir "$BATS_TEST_TMPDIR/torch" --redirects 3 \
+	run timeout -k 2 120 torchrun --no_python --nnodes 1 --nproc_per_node 3 --master_addr 127.0.0.1 \
+		--master_port "$((port + 1))" --log_dir "$BATS_TEST_TMPDIR/torch" --redirects 3 \
 		"$BIN/07_allreduce" -d "$DEV" -p "$port" -t 30 -b 64K --maxbytes 64K -n 2 -w 1
 	[ "$status" -eq 0 ] || fail "torchrun exited with $status: $output $(cat "$BATS_TEST_TMPDIR"/torch/*/attempt_0/*/stdout.log 2>/dev/null)"
 	mapfile -t outs < <(ls "$BATS_TEST_TMPDIR"/torch/*/attempt_0/*/stdout.log)
