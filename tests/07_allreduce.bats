@@ -34,6 +34,12 @@ setup() {
 		assert_line --regexp '^ibv_post_send +: credit for slot 7: a SEND with immediate 7 and no bytes, to the previous rank$'
 		assert_in_order '^ibv_destroy_qp ' '^ibv_destroy_cq ' '^ibv_destroy_qp ' '^ibv_destroy_cq ' '^ibv_dereg_mr ' '^ibv_dereg_mr ' '^ibv_dealloc_pd ' '^ibv_close_device ' '^teardown +: every object released$'
 	done
+	# One rank: no ring, no QP, nothing moves; a bus bandwidth of 0, as 2(n-1)/n is 0.
+	run_ring 1 -b 0 --maxbytes 4K -f 1024 -n 1 -w 0
+	assert_ring_success
+	use_output_of r0
+	assert_line --regexp '^ +4096 +1024 +float +sum +-1 +[0-9.]+ +[0-9.]+ +0\.000 +0$'
+	refute_line --regexp '^ibv_create_qp '
 	assert_back_to_baseline
 }
 

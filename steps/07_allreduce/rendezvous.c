@@ -445,10 +445,10 @@ static int serve_rendezvous(struct ring_ctl *c, int lfd, const struct hello *min
 	     sock_local_port(lfd), c->world - 1, c->timeout_s);
 	while (g->n_accepted < c->world - 1 && wait_readable(lfd, &deadline) > 0)
 		take_hello(c, lfd, g, &deadline);
-	if (stop_requested())
-		snprintf(g->why, sizeof(g->why), "stopped by %s", stop_signal_name());
-	if (stop_requested() && g->failed < 0)
+	if (stop_requested() && g->failed < 0) {
 		g->failed = 0;
+		snprintf(g->why, sizeof(g->why), "stopped by %s", stop_signal_name());
+	}
 	name_missing(c, g);
 	if (g->failed >= 0) {
 		for (int r = 0; r < MAX_WORLD; r++)
@@ -523,6 +523,9 @@ int rendezvous(struct ring_ctl *c, const struct launch *l, const struct hello *m
 {
 	int lfd, rc;
 
+	/* A ring of one has no neighbour to meet. */
+	if (l->world == 1)
+		return failure ? -1 : 0;
 	if (l->rank != 0)
 		return join_rendezvous(c, l, mine, failure, out);
 	lfd = sock_listen(l->port, MAX_WORLD);

@@ -143,7 +143,6 @@ static int post_piece(struct rdma_ring *r, const struct piece *pc)
 	r->credit_count--;
 	r->writes_in_flight++;
 	r->sent_msgs++;
-	r->bytes_posted += bytes;
 	return 0;
 }
 
@@ -161,9 +160,14 @@ static int next_of(const struct rdma_ring *r)
 static int completion_failed(struct rdma_ring *r, struct ring_ctl *ctl, const struct ibv_wc *wc,
 			     bool to_next)
 {
-	ctl_fail(ctl, to_next ? next_of(r) : prev_of(r), "%s %s completed with status %s (%d): "
-		 "its QP is gone or unreachable", wc->wr_id == WR_ID_SEND ? "our" : "a receive for",
-		 to_next ? "RDMA WRITE to it" : "its WRITEs", ibv_wc_status_str(wc->status), wc->status);
+	static const char *const what[2][2] = {
+		{ "a receive for its WRITEs", "our credit SEND to it" },
+		{ "a receive for its credits", "our RDMA WRITE to it" },
+	};
+
+	ctl_fail(ctl, to_next ? next_of(r) : prev_of(r), "%s completed with status %s (%d): its QP "
+		 "is gone or unreachable", what[to_next][wc->wr_id == WR_ID_SEND],
+		 ibv_wc_status_str(wc->status), wc->status);
 	return -1;
 }
 

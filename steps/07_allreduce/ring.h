@@ -32,7 +32,6 @@ struct rdma_ring {
 	/* Pieces of the next run, written by a previous rank that finished this run first. */
 	struct ibv_wc early[MAX_SLOTS];
 	int n_early;
-	uint64_t bytes_posted;
 };
 
 /*
