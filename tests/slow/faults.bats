@@ -149,6 +149,37 @@ CM=(cm_create_event_channel cm_create_id cm_resolve_addr cm_resolve_route cm_bin
 		"${POST_WR[@]}" "${DESTROY_QP[@]}" "${DEREG_MR[@]}" "${CLOSE_PD[@]}"
 }
 
+# Runs 2 ranks of step 07 with the fault at each POINT on both: each ends non-zero within the
+# timeout, one names the fault, the other names a rank, and nothing leaks.
+assert_faults_ring() {
+	local point k fired
+	for point in "$@"; do
+		record_baseline
+		count_for_point "$point"
+		RDMA_STEPS_FAIL_AT=$point run_ring 2 -t 3 -b 4K --maxbytes 4K -n 2 -w 1
+		fired=0
+		for k in 0 1; do
+			[ "${ring_status[k]}" -ne 0 ] || fail "07_allreduce rank $k with the fault at $point exited with 0"
+			[ "${ring_status[k]}" -ne 124 ] || fail "07_allreduce rank $k with the fault at $point hung"
+			use_output_of "r$k"
+			if [[ $output == *"fault injected "* ]]; then
+				assert_fault_named "r$k" "$point"
+				fired=$((fired + 1))
+			fi
+		done
+		[ "$fired" -gt 0 ] || fail "07_allreduce: no rank reached the fault point $point"
+		assert_back_to_baseline
+	done
+}
+
+@test "fault points of 07_allreduce (two ranks, both with the fault), and its CPU schedule" {
+	load ../ring
+	assert_faults_ring "${OPEN_PD[@]}" "${REG_MR[@]}" "${CREATE_QP[@]}" "${POST_WR[@]}" \
+		"${DESTROY_QP[@]}" "${DEREG_MR[@]}" "${CLOSE_PD[@]}"
+	run_step 07_allreduce --schedule --world-size 3 -b 40 --maxbytes 40
+	assert_success
+}
+
 @test "the side channel's own failures: a port already in use, and no server to connect to" {
 	record_baseline
 	port=$(pick_port)
