@@ -56,15 +56,20 @@ endif
 COMMON_SRC := $(sort $(wildcard common/*.c))
 
 # A step's stage code is every .c in its directory but main.c.  A step links
-# its own main.c, its own stage and the stages of every step before it, so
+# its own main.c, its own stage and the stages of the steps before it, so
 # each stage's verbs code lives in exactly one place.
 # make check: the step named by EXERCISE comes from the learner's copy in
 # EXERCISE_DIR (make exercise writes it) instead of steps/.
 EXERCISE_DIR ?= work
 step_dir = $(if $(filter $(1),$(EXERCISE)),$(EXERCISE_DIR)/$(1),steps/$(1))
 stage_src = $(filter-out %/main.c,$(wildcard $(call step_dir,$(1))/*.c))
+# A step that builds on some earlier steps only names them in STAGES_<step>:
+# step 06 calls nothing of step 05's, and step 07's ring runs on host memory and
+# needs nothing of step 06's CUDA.
+STAGES_06_gdr := 01_open_pd 02_reg_mr 03_cq_qp_rts 04_post_wr
+STAGES_07_allreduce := 01_open_pd 02_reg_mr 03_cq_qp_rts 04_post_wr 05_poll_destroy
 steps_so_far :=
-$(foreach s,$(STEPS),$(eval steps_so_far += $(s))$(eval UPTO_$(s) := $(steps_so_far)))
+$(foreach s,$(STEPS),$(eval UPTO_$(s) := $(or $(STAGES_$(s)),$(steps_so_far)) $(s))$(eval steps_so_far += $(s)))
 step_src = $(COMMON_SRC) $(foreach s,$(UPTO_$(1)),$(call stage_src,$(s))) $(call step_dir,$(1))/main.c
 step_includes = $(foreach s,$(UPTO_$(1)),-I$(call step_dir,$(s)))
 
@@ -109,32 +114,41 @@ nocuda: deps ## Build 06_gdr without CUDA into build/nocuda/bin (the tests run b
 test: deps all nocuda ## Run the bats suite over soft-RoCE: natively if an RDMA device exists, else in the VM
 	@tests/run.sh test $(TESTS)
 
-.PHONY: test-faults
-test-faults: deps all nocuda coverage ## Run every fault point of RDMA_STEPS_FAIL_AT in every step, then check that every out_* label ran (slow: about 5 min; .ci/run runs it)
-	@rm -rf build/test-results/faults
-	@RDMA_STEPS_RESULTS_DIR=build/test-results/faults RDMA_STEPS_BIN=build/coverage/bin RDMA_STEPS_GCOV=1 \
-		tests/run.sh test tests/slow/faults.bats; status=$$?; \
-		tests/label-coverage.sh build/coverage build/test-results/faults || status=1; exit $$status
+# The slow checks: too slow for make test, each a target of its own that .ci/run
+# runs.  A check runs its bats files through tests/run.sh (in the VM, or natively)
+# and leaves its results in build/test-results/NAME/; 'make slow-checks' lists the
+# names.  Adding one is one line here:
+#   $(eval $(call slow_check,NAME,PACKAGES,BUILT FIRST,BATS FILES))
+# PACKAGES is a set of tests/deps.sh's; BUILT FIRST, the targets it needs.  A
+# check that needs settings, or a step after its tests, says so in slow_env_NAME
+# or slow_then_NAME beside its line.  'make help' describes each check with the
+# header line of its first bats file.
+SLOW_RESULTS := build/test-results
+SLOW_CHECKS :=
+define slow_check
+SLOW_CHECKS += $(1)
+slow_files_$(1) := $(4)
+$(1): DEPS_SET := $(2)
+.PHONY: $(1)
+$(1): deps $(3)
+	@rm -rf $(SLOW_RESULTS)/$(1)
+	@$$(slow_env_$(1)) tests/run.sh --results $(SLOW_RESULTS)/$(1) test $(4); status=$$$$?; \
+		$$(if $$(slow_then_$(1)),$$(slow_then_$(1)) || status=1;) exit $$$$status
+endef
 
-.PHONY: soak
-soak: deps all nocuda ## Run step 05 for SOAK_ITERS round trips (default 100000), busy-polled and event-driven: no failure, flat RSS, no leak (.ci/run runs it)
-	@RDMA_STEPS_RESULTS_DIR=build/test-results/soak tests/run.sh test tests/slow/soak.bats
+$(eval $(call slow_check,test-faults,all,all nocuda coverage,tests/slow/faults.bats))
+slow_env_test-faults := RDMA_STEPS_BIN=build/coverage/bin RDMA_STEPS_GCOV=1
+slow_then_test-faults := tests/label-coverage.sh build/coverage $(SLOW_RESULTS)/test-faults
+$(eval $(call slow_check,soak,all,all nocuda,tests/slow/soak.bats))
+$(eval $(call slow_check,valgrind,valgrind,all nocuda,tests/slow/valgrind.bats))
+$(eval $(call slow_check,test-lab,all,all vm,tests/slow/lab.bats tests/slow/exercises.bats))
+$(eval $(call slow_check,test-wire,wire,all vm,tests/slow/wire.bats))
+$(eval $(call slow_check,test-bench,all,all,tests/slow/bench.bats))
+$(eval $(call slow_check,test-allreduce,collective,all vm,tests/slow/allreduce.bats))
 
-# memcheck runs in the VM, from this machine's own valgrind.
-valgrind: DEPS_SET := valgrind
-.PHONY: valgrind
-valgrind: deps all nocuda ## Run every step under valgrind's memcheck over rxe: no error, no leak (tests/slow/valgrind.bats; .ci/run runs it)
-	@RDMA_STEPS_RESULTS_DIR=build/test-results/valgrind tests/run.sh test tests/slow/valgrind.bats
-
-.PHONY: test-lab
-test-lab: deps all vm ## Check the lab in VMs of their own: the edit-rebuild-rerun loop and banner of make shell, its two nodes (NODES=2), and that every make exercise skeleton builds, fails its step's main test and names its TODO (tests/slow/; .ci/run runs it)
-	@RDMA_STEPS_RESULTS_DIR=build/test-results/lab tests/run.sh test tests/slow/lab.bats tests/slow/exercises.bats
-
-# The capture needs tcpdump and tshark (tshark's dissector decodes InfiniBand over UDP).
-test-wire: DEPS_SET := wire
-.PHONY: test-wire
-test-wire: deps all vm ## Two VMs on one virtual wire: step 04's operations between them, captured and decoded; packets checked against what the programs printed (about 2 min; .ci/run runs it)
-	@RDMA_STEPS_RESULTS_DIR=build/test-results/wire tests/run.sh test tests/slow/wire.bats
+.PHONY: slow-checks
+slow-checks: ## List the slow checks, one name a line (.ci/run runs each)
+	@printf '%s\n' $(SLOW_CHECKS)
 
 .PHONY: exercise
 exercise: ## Write a learner's copy of step STEP=NN into work/NN_name, its verbs functions emptied with a TODO saying what belongs there
@@ -146,11 +160,7 @@ check: deps ## Build step STEP=NN from the learner's copy in work/ and run that 
 
 .PHONY: bench
 bench: deps all ## Run step 05 beside perftest (BENCH_REPS times, default 15), count system calls, compare TCP and RDMA: table, build/bench/bench.json and bench.svg (about 17 min)
-	@RDMA_STEPS_RESULTS_DIR=build/bench tests/run.sh bench && tests/bench/report.sh build/bench
-
-.PHONY: test-bench
-test-bench: deps all ## Run make bench's machinery twice on small sizes and check its table, JSON and SVG, and its statistics on made-up figures (tests/slow/bench.bats, about 60 s; .ci/run runs it)
-	@RDMA_STEPS_RESULTS_DIR=build/test-results/bench tests/run.sh test tests/slow/bench.bats
+	@tests/run.sh --results build/bench bench && tests/bench/report.sh build/bench
 
 .PHONY: coverage
 coverage: deps ## Build every step with gcov counters into build/coverage/bin (test-faults runs it)
@@ -211,3 +221,5 @@ distclean: ## Remove everything built, the VM's kernel cache included
 help: ## List the targets
 	@echo "Targets (variables: TESTS=tests/NN_x.bats to run some tests, RDMA_TEST_MODE=native|vm):"
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/^([a-z-]+):.*## (.*)/  \1\t\2/' | expand -t 18
+	@echo "Slow checks (results in $(SLOW_RESULTS)/NAME/; .ci/run runs them all):"
+	@$(foreach c,$(SLOW_CHECKS),printf '  %s\t%s\n' $(c) "$$(sed -n '2s/^# [^:]*: //p' $(firstword $(slow_files_$(c))))" | expand -t 18;)

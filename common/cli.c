@@ -151,9 +151,6 @@ static void report_bad_option(const struct cli_spec *spec, int key, const char *
 		report_error("%s '%s'; see %s --help", what, word, spec->program);
 }
 
-/* The exit status after bad usage, as getopt-based tools use. */
-#define CLI_BAD_USAGE 2
-
 int cli_parse(int argc, char **argv, const struct cli_spec *spec, struct cli_common *common)
 {
 	struct option longs[MAX_OPTIONS];
@@ -207,7 +204,6 @@ int cli_parse(int argc, char **argv, const struct cli_spec *spec, struct cli_com
 	return CLI_RUN;
 }
 
-/* strtol and strtoull skip leading spaces and take a sign: a number here starts with a digit. */
 int cli_pick(const char *arg, const char *const *names, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
@@ -216,6 +212,24 @@ int cli_pick(const char *arg, const char *const *names, size_t n)
 	return -1;
 }
 
+int cli_pick_named(const char *option, const char *noun, const char *arg,
+		   const char *const *names, size_t first, size_t n)
+{
+	char list[256] = "";
+	int i = cli_pick(arg, names, n);
+
+	if (i >= (int)first)
+		return i;
+	for (size_t k = first; k < n; k++) {
+		strncat(list, names[k], sizeof(list) - strlen(list) - 1);
+		if (k + 1 < n)
+			strncat(list, k + 2 < n ? ", " : " or ", sizeof(list) - strlen(list) - 1);
+	}
+	report_error("%s: unknown %s '%s'; use %s", option, noun, arg, list);
+	return -1;
+}
+
+/* strtol and strtoull skip leading spaces and take a sign: a number here starts with a digit. */
 static bool starts_with_digit(const char *arg)
 {
 	return isdigit((unsigned char)arg[0]);

@@ -28,6 +28,15 @@ enum cli_long_key {
 	CLI_KEY_PEER,		/* --peer (stage 5) */
 	CLI_KEY_IMM,		/* --imm (stage 4) */
 	CLI_KEY_CM,		/* --cm (stage 3) */
+	CLI_KEY_MAXBYTES,	/* stage 7: --maxbytes, --datatype, ... */
+	CLI_KEY_DATATYPE,
+	CLI_KEY_RANK,
+	CLI_KEY_WORLD_SIZE,
+	CLI_KEY_SLOTS,
+	CLI_KEY_SLOT_BYTES,
+	CLI_KEY_TRANSPORT,
+	CLI_KEY_SLOW,
+	CLI_KEY_SCHEDULE,
 };
 
 /* An option a stage adds.  key is its short letter, or a cli_long_key for long-only options. */
@@ -56,6 +65,8 @@ struct cli_spec {
 
 /* What cli_parse returns when the program should run; anything else is its exit status. */
 #define CLI_RUN (-1)
+/* The exit status after bad usage, as getopt-based tools use. */
+#define CLI_BAD_USAGE 2
 
 /*
  * Fills COMMON and each stage's context from the command line.  Returns
@@ -75,6 +86,14 @@ int cli_parse_u32(const char *name, const char *arg, uint32_t *out);
 
 /* The index of ARG among the N words of NAMES, or -1 if it is none of them. */
 int cli_pick(const char *arg, const char *const *names, size_t n);
+
+/*
+ * The index of ARG among words FIRST to N-1 of NAMES; otherwise reports
+ * "OPTION: unknown NOUN 'ARG'; use a, b or c", listing those words, and
+ * returns -1.
+ */
+int cli_pick_named(const char *option, const char *noun, const char *arg,
+		   const char *const *names, size_t first, size_t n);
 
 /* Parses a byte count such as 4096, 64K, 1M or 1G (powers of 1024) in [min, max]. */
 int cli_parse_size(const char *name, const char *arg, size_t min, size_t max, size_t *out);

@@ -100,6 +100,8 @@ bool fault_at(const char *point)
 	if (!fp)
 		return false;
 	fired = true;
+	/* A loop that runs quietly after its first round must still say where it failed. */
+	show_quiet(false);
 	show("fault injected", "%s fails here, as if with %s (%s=%s)", fp->verb, strerror(fp->err),
 	     FAULT_ENV, point);
 	errno = fp->err;

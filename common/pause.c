@@ -1,6 +1,7 @@
 /* pause.c: hold a program still so that a learner (or a test) can look at the kernel's view of it. */
 #define _GNU_SOURCE	/* ppoll */
 #include "pause.h"
+#include "clock.h"
 #include "report.h"
 #include "stop.h"
 
@@ -18,14 +19,6 @@ static void on_sigusr1(int sig)
 	told_to_go_on = 1;
 }
 
-static long ms_since(const struct timespec *start)
-{
-	struct timespec now;
-
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	return (now.tv_sec - start->tv_sec) * 1000 + (now.tv_nsec - start->tv_nsec) / 1000000;
-}
-
 /*
  * Waits for a line on stdin (until EOF), SIGUSR1, a stop signal or the
  * deadline; returns what ended it.  The three signals stay blocked except
@@ -39,7 +32,7 @@ static const char *wait_for_go(int timeout_s, const sigset_t *wait_mask)
 	struct timespec start;
 	char line[256];
 
-	clock_gettime(CLOCK_MONOTONIC, &start);
+	clock_start(&start);
 	while (!told_to_go_on) {
 		if (stop_requested())
 			return stop_signal_name();

@@ -1,7 +1,7 @@
 #!/usr/bin/env bats
 # 00_diagrams.bats: every diagrams/NAME.dot has a committed diagrams/NAME.svg, and dot renders the .dot to exactly that SVG.
 # Needs no RDMA device: it runs on the host, before the test VM boots.
-# bats file_tags=host
+# bats file_tags=outside-vm
 
 setup() {
 	load test_helper

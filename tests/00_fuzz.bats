@@ -1,7 +1,7 @@
 #!/usr/bin/env bats
 # 00_fuzz.bats: make fuzz-replay runs every committed fuzz input through its decoder's harness under ASan and UBSan, without a crash.
 # Needs no RDMA device: it runs on the host, before the test VM boots.
-# bats file_tags=host
+# bats file_tags=outside-vm
 
 # One build for the whole file (make fuzz-replay also replays every corpus);
 # each test then replays its own target, to see its status and its line alone.

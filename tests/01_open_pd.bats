@@ -25,7 +25,7 @@ setup() {
 }
 
 @test "01_open_pd chooses the IPv4-mapped RoCE v2 GID that the kernel lists" {
-	idx=$(sysfs_ipv4_mapped_gid_index)
+	idx=$(sysfs_ipv4_mapped_gid_index "$DEV")
 	[ -n "$idx" ] || fail "sysfs lists no IPv4-mapped RoCE v2 GID on $DEV: give its netdev an IPv4 address"
 	addr=$(gid_to_ipv6 "$(cat "/sys/class/infiniband/$DEV/ports/1/gids/$idx")")
 	run_step 01_open_pd -d "$DEV"

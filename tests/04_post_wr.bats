@@ -8,7 +8,7 @@ setup() {
 @test "04_post_wr: SEND lands in the receive the target posted first; a small SEND goes inline" {
 	record_baseline
 	run_server_client 04_post_wr -o send
-	[ "$srv_status" -eq 0 ] && [ "$cli_status" -eq 0 ] || fail "server $srv_status, client $cli_status: $(cat "$BATS_TEST_TMPDIR"/*.out)"
+	assert_both_succeeded
 	use_output_of srv
 	assert_line --regexp '^operation +: send, we are the target$'
 	# Least privilege: SEND/RECV needs no remote access on either side, so no rkey is sent.
@@ -22,7 +22,7 @@ setup() {
 	assert_line --regexp '^ibv_post_send +: SEND of 4096 bytes posted: '
 	assert_line --regexp '^ibv_poll_cq +: completion: opcode SEND, status success'
 	run_server_client 04_post_wr -o send -s 32
-	[ "$srv_status" -eq 0 ] && [ "$cli_status" -eq 0 ] || fail "inline run: server $srv_status, client $cli_status"
+	assert_both_succeeded "inline run"
 	use_output_of cli
 	assert_line --regexp '^ibv_post_send +: SEND of 32 bytes posted, inline: '
 	use_output_of srv
@@ -33,7 +33,7 @@ setup() {
 @test "04_post_wr: RDMA WRITE gives the target no completion; WRITE with immediate gives it one carrying the value" {
 	record_baseline
 	run_server_client 04_post_wr -o write
-	[ "$srv_status" -eq 0 ] && [ "$cli_status" -eq 0 ] || fail "write: server $srv_status, client $cli_status: $(cat "$BATS_TEST_TMPDIR"/*.out)"
+	assert_both_succeeded "write"
 	use_output_of srv
 	assert_line --regexp '^access +: local_write,remote_write: the target of RDMA WRITE: the peer writes into this buffer$'
 	assert_line --regexp '^ibv_modify_qp +: RESET -> INIT: .*remote access remote_write '
@@ -44,7 +44,7 @@ setup() {
 	use_output_of cli
 	assert_line --regexp '^ibv_poll_cq +: completion: opcode RDMA_WRITE, status success'
 	run_server_client 04_post_wr -o write_imm --imm 0xdeadbeef
-	[ "$srv_status" -eq 0 ] && [ "$cli_status" -eq 0 ] || fail "write_imm: server $srv_status, client $cli_status: $(cat "$BATS_TEST_TMPDIR"/*.out)"
+	assert_both_succeeded "write_imm"
 	use_output_of srv
 	assert_line --regexp '^ibv_poll_cq +: completion: opcode RECV_RDMA_WITH_IMM, status success, 4096 bytes, immediate 0xdeadbeef$'
 	assert_line --regexp '^data check +: 4096 bytes arrived intact$'
@@ -57,7 +57,7 @@ setup() {
 @test "04_post_wr: RDMA READ fetches the target's bytes without a completion on the target" {
 	record_baseline
 	run_server_client 04_post_wr -o read -s 64K
-	[ "$srv_status" -eq 0 ] && [ "$cli_status" -eq 0 ] || fail "server $srv_status, client $cli_status: $(cat "$BATS_TEST_TMPDIR"/*.out)"
+	assert_both_succeeded
 	use_output_of cli
 	assert_line --regexp '^access +: local_write: the initiator of RDMA READ: our NIC writes the fetched bytes here; no peer may reach this buffer$'
 	assert_line --regexp '^remote buffer +: .*, rkey 0x[0-9a-f]*[1-9a-f][0-9a-f]*$'
@@ -92,7 +92,7 @@ setup() {
 @test "04_post_wr: fetch_add and cmp_swap change the target's 8-byte word in one step and bring its old value back" {
 	record_baseline
 	run_server_client 04_post_wr -o fetch_add
-	[ "$srv_status" -eq 0 ] && [ "$cli_status" -eq 0 ] || fail "fetch_add: server $srv_status, client $cli_status: $(cat "$BATS_TEST_TMPDIR"/*.out)"
+	assert_both_succeeded "fetch_add"
 	use_output_of srv
 	assert_line --regexp '^access +: local_write,remote_atomic: the target of an atomic: '
 	assert_line --regexp '^ibv_modify_qp +: RESET -> INIT: .*remote access remote_atomic '
@@ -103,7 +103,7 @@ setup() {
 	assert_line --regexp '^ibv_poll_cq +: completion: opcode FETCH_ADD, status success, 8 bytes$'
 	assert_line --regexp '^atomic check +: the old value 0x1000 came back into our buffer$'
 	run_server_client 04_post_wr -o cmp_swap -s 8
-	[ "$srv_status" -eq 0 ] && [ "$cli_status" -eq 0 ] || fail "cmp_swap: server $srv_status, client $cli_status: $(cat "$BATS_TEST_TMPDIR"/*.out)"
+	assert_both_succeeded "cmp_swap"
 	use_output_of srv
 	assert_line --regexp '^atomic check +: the 8 bytes at 0x[0-9a-f]+ went from 0x1000 to 0xcafe: '
 	use_output_of cli
@@ -132,7 +132,7 @@ retry_counters() {
 # operation failed as it should and the bytes it aimed at are unchanged.
 run_violation() {
 	run_server_client 04_post_wr -V "$1" -o "$2"
-	[ "$srv_status" -eq 0 ] && [ "$cli_status" -eq 0 ] || fail "--violate $1 -o $2: server $srv_status, client $cli_status: $(cat "$BATS_TEST_TMPDIR"/*.out)"
+	assert_both_succeeded "--violate $1 -o $2"
 }
 
 # The initiator's side of a violation that moved its QP to ERR: the failed

@@ -17,7 +17,7 @@ assert_latency_ordered() {
 @test "05_poll_destroy: a SEND ping-pong by busy polling checks every message, reports latency and bandwidth, and frees all" {
 	record_baseline
 	run_server_client 05_poll_destroy -n 200
-	[ "$srv_status" -eq 0 ] && [ "$cli_status" -eq 0 ] || fail "server $srv_status, client $cli_status: $(cat "$BATS_TEST_TMPDIR"/*.out)"
+	assert_both_succeeded
 	use_output_of cli
 	# Each side: 200 receives, and its SENDs of messages 0, 32, ..., 192 and 199, the
 	# only ones that ask for a completion: 208.
@@ -37,7 +37,7 @@ assert_latency_ordered() {
 @test "05_poll_destroy --recover: a QP in ERR goes back through RESET, INIT, a new exchange, RTR and RTS, and carries on" {
 	record_baseline
 	run_server_client 05_poll_destroy -R -o write_imm -n 50
-	[ "$srv_status" -eq 0 ] && [ "$cli_status" -eq 0 ] || fail "server $srv_status, client $cli_status: $(cat "$BATS_TEST_TMPDIR"/*.out)"
+	assert_both_succeeded
 	use_output_of cli
 	assert_line --regexp '^ibv_post_send +: RDMA WRITE of 1 bytes posted, inline: remote addr 0x[0-9a-f]+, rkey 0x[0-9a-f]+$'
 	assert_line --regexp '^ibv_poll_cq +: completion of work request 2 \(send-queue operation\): status remote access error \(10\), '
@@ -69,7 +69,7 @@ assert_latency_ordered() {
 	record_baseline
 	rnr_before=$(rnr_naks)
 	run_server_client 05_poll_destroy -n 200 --events
-	[ "$srv_status" -eq 0 ] && [ "$cli_status" -eq 0 ] || fail "server $srv_status, client $cli_status: $(cat "$BATS_TEST_TMPDIR"/*.out)"
+	assert_both_succeeded
 	# A sleeping target still posts its next receive before it replies: no SEND is refused.
 	[ "$(rnr_naks)" = "$rnr_before" ] || fail "RNR NAKs (sent, received) went from $rnr_before to $(rnr_naks): a SEND found no receive posted"
 	# Only the first round is shown. A side whose completion was already in the CQ at its
@@ -100,14 +100,14 @@ assert_latency_ordered() {
 	# The kernel's count of RNR NAKs: a WRITE that found no receive posted and had to be retried.
 	rnr_before=$(rnr_naks)
 	run_server_client 05_poll_destroy -n 100 -o write_imm --events
-	[ "$srv_status" -eq 0 ] && [ "$cli_status" -eq 0 ] || fail "write_imm: server $srv_status, client $cli_status: $(cat "$BATS_TEST_TMPDIR"/*.out)"
+	assert_both_succeeded "write_imm"
 	use_output_of srv
 	assert_line --regexp "^data check +: immediate values 0 to 99 arrived in order; the last message's 4096 bytes are intact$"
 	assert_line --regexp '^completions +: 100, every one success; '
 	[ "$(rnr_naks)" = "$rnr_before" ] || fail "RNR NAKs (sent, received) went from $rnr_before to $(rnr_naks): a WRITE with immediate found no receive posted"
 	assert_line --regexp '^ibv_post_recv +: 64 receives posted in one call, a chain of work requests: each up to 4096 bytes into '
 	run_server_client 05_poll_destroy -n 100 -o write -s 1K
-	[ "$srv_status" -eq 0 ] && [ "$cli_status" -eq 0 ] || fail "write: server $srv_status, client $cli_status"
+	assert_both_succeeded "write"
 	use_output_of srv
 	assert_line --regexp '^target CQ +: 0 completion\(s\) after 100 one-sided operations$'
 	assert_line --regexp '^data check +: the last of 100 writes left 1024 intact bytes$'
@@ -115,7 +115,7 @@ assert_latency_ordered() {
 	assert_line --regexp '^results +: 100 x write of 1024 bytes$'
 	assert_line --regexp '^completions +: 100, every one success'
 	run_server_client 05_poll_destroy -n 100 -o read
-	[ "$srv_status" -eq 0 ] && [ "$cli_status" -eq 0 ] || fail "read: server $srv_status, client $cli_status"
+	assert_both_succeeded "read"
 	use_output_of srv
 	assert_line --regexp '^target CQ +: 0 completion\(s\) after 100 one-sided operations$'
 	use_output_of cli
@@ -184,7 +184,7 @@ assert_peer_found_gone() { # DEAD SURVIVOR
 	record_baseline
 	rnr_before=$(rnr_naks)
 	run_server_client 05_poll_destroy -o write -s 64K -n 200 -D 16
-	[ "$srv_status" -eq 0 ] && [ "$cli_status" -eq 0 ] || fail "write: server $srv_status, client $cli_status: $(cat "$BATS_TEST_TMPDIR"/*.out)"
+	assert_both_succeeded "write"
 	use_output_of cli
 	assert_line --regexp '^pipeline +: up to 16 work requests in flight; a completion asked for once in every 8 and on the last, the rest unsignalled$'
 	assert_line --regexp '^results +: 200 x write of 65536 bytes, up to 16 in flight$'
@@ -198,14 +198,14 @@ assert_peer_found_gone() { # DEAD SURVIVOR
 	# An odd depth, the last WR signalled on its own, a SEND stream the target takes without
 	# answering, and 64 in flight (the whole send queue) of inline WRITEs with immediate.
 	run_server_client 05_poll_destroy -o send -s 2K -n 101 -D 3 --events
-	[ "$srv_status" -eq 0 ] && [ "$cli_status" -eq 0 ] || fail "send: server $srv_status, client $cli_status: $(cat "$BATS_TEST_TMPDIR"/*.out)"
+	assert_both_succeeded "send"
 	use_output_of cli
 	assert_line --regexp '^signalling +: 51 completions for 101 work requests: '
 	use_output_of srv
 	assert_line --regexp "^data check +: 101 messages of 2048 bytes arrived; the last one's bytes are intact$"
 	assert_line --regexp '^completions +: 101, every one success; '
 	run_server_client 05_poll_destroy -o write_imm -s 32 -n 1000 -D 64
-	[ "$srv_status" -eq 0 ] && [ "$cli_status" -eq 0 ] || fail "write_imm: server $srv_status, client $cli_status: $(cat "$BATS_TEST_TMPDIR"/*.out)"
+	assert_both_succeeded "write_imm"
 	use_output_of cli
 	assert_line --regexp '^ibv_post_send +: RDMA WRITE of 32 bytes posted, inline: '
 	assert_line --regexp '^signalling +: 32 completions for 1000 work requests: '
@@ -215,7 +215,7 @@ assert_peer_found_gone() { # DEAD SURVIVOR
 	assert_line --regexp "^data check +: immediate values 0 to 999 arrived in order; the last message's 32 bytes are intact$"
 	assert_line --regexp '^credits +: 59 count\(s\) sent to the initiator, the last 1000: '
 	run_server_client 05_poll_destroy -o read -s 8K -n 50 -D 4
-	[ "$srv_status" -eq 0 ] && [ "$cli_status" -eq 0 ] || fail "read: server $srv_status, client $cli_status: $(cat "$BATS_TEST_TMPDIR"/*.out)"
+	assert_both_succeeded "read"
 	use_output_of cli
 	assert_line --regexp '^signalling +: 25 completions for 50 work requests: '
 	[ "$(rnr_naks)" = "$rnr_before" ] || fail "RNR NAKs (sent, received) went from $rnr_before to $(rnr_naks): a message found no receive posted"

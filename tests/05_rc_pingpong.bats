@@ -3,7 +3,7 @@
 
 setup() {
 	load test_helper
-	GIDX=$(sysfs_ipv4_mapped_gid_index)
+	GIDX=$(sysfs_ipv4_mapped_gid_index "$DEV")
 	[ -n "$GIDX" ] || fail "no IPv4-mapped RoCE v2 GID on $DEV for ibv_rc_pingpong's -g"
 }
 

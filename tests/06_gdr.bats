@@ -9,7 +9,7 @@ setup() {
 # Checks both sides' lines for the three paths in emulation: 2, 1 and 0 extra copies, intact bytes.
 assert_three_paths_emulated() {
 	local size=$1
-	[ "$srv_status" -eq 0 ] && [ "$cli_status" -eq 0 ] || fail "server $srv_status, client $cli_status: $(cat "$BATS_TEST_TMPDIR"/*.out)"
+	assert_both_succeeded
 	use_output_of srv
 	assert_line --regexp "^path tcp +: sender, 2 extra copies: GPU->host \(emulated cudaMemcpy\), host->kernel \(send\); $size bytes in [0-9]+ us \[emulated GPU memory\]$"
 	assert_line --regexp "^path rdma +: sender, 1 extra copy: GPU->host \(emulated cudaMemcpy\); $size bytes in [0-9]+ us \[emulated GPU memory\]$"
@@ -63,7 +63,7 @@ assert_three_paths_emulated() {
 	[ -e /dev/nvidiactl ] || skip "no NVIDIA GPU and driver here (no /dev/nvidiactl): this check needs a real GPU"
 	record_baseline
 	run_server_client 06_gdr -s 1M --path gdr
-	[ "$srv_status" -eq 0 ] && [ "$cli_status" -eq 0 ] || fail "server $srv_status, client $cli_status: $(cat "$BATS_TEST_TMPDIR"/*.out)"
+	assert_both_succeeded
 	for side in srv cli; do
 		use_output_of "$side"
 		assert_line --regexp '^GPU memory +: real \(CUDA device 0: '

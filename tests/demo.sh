@@ -30,6 +30,10 @@ work=$(mktemp -d)
 NAP_DIR=$work
 # shellcheck source=tests/nap.bash
 . tests/nap.bash
+# shellcheck source=tests/listen.bash
+. tests/listen.bash
+# shellcheck source=tests/paused.bash
+. tests/paused.bash
 
 block_step=() block_line=() block_text=()
 # The background commands of the current block, one entry each in parallel arrays.
@@ -91,35 +95,6 @@ port_of() {
 	local re="(-p|--port)[ =]([0-9]+)"
 	port_out=18515
 	[[ $1 =~ $re ]] && port_out=${BASH_REMATCH[2]}
-}
-
-# Whether a socket listens on TCP port PORT, from /proc/net/tcp and tcp6 (state 0A is LISTEN),
-# or a cm_id listens through rdma_cm on that port (--cm, rping -s), from the kernel's list.
-# shellcheck disable=SC2317  # called through wait_until
-listening() {
-	local hex table local_addr state line
-	printf -v hex '%04X' "$1"
-	for table in /proc/net/tcp /proc/net/tcp6; do
-		[ -r "$table" ] || continue
-		while read -r _ local_addr _ state _; do
-			[ "${local_addr##*:}" = "$hex" ] && [ "$state" = 0A ] && return 0
-		done <"$table"
-	done
-	while read -r line; do
-		[[ "$line " == *"state LISTEN "*":$1 "* ]] && return 0
-	done < <(rdma resource show cm_id 2>/dev/null)
-	return 1
-}
-
-# Whether FILE has a paused line; its pid goes in $paused_out.
-# shellcheck disable=SC2317  # called through wait_until
-paused_line() {
-	local line re="^paused +: pid ([0-9]+)"
-	[ -r "$1" ] || return 1
-	while IFS= read -r line; do
-		[[ $line =~ $re ]] && { paused_out=${BASH_REMATCH[1]}; return 0; }
-	done <"$1"
-	return 1
 }
 
 # Prints FILE from byte OFFSET on (LC_ALL=C: offsets count bytes).
@@ -242,7 +217,7 @@ run_block() {
 		if [ "$label" = "terminal 1" ] || [[ $cmd == *--pause* ]]; then
 			start_background "$cmd" "$expect" "${label:-terminal 1}" "$line"
 			port_of "$cmd"
-			if [ "$label" = "terminal 1" ] && ! wait_until "$started" "$LISTEN_WAIT_S" listening "$port_out"; then
+			if [ "$label" = "terminal 1" ] && ! wait_until "$started" "$LISTEN_WAIT_S" port_listening "$port_out"; then
 				failures+=("TUTORIAL.md line $line: '$cmd' did not listen on TCP port $port_out")
 			fi
 			continue
@@ -257,7 +232,7 @@ run_block() {
 	[ -n "$pid" ] && return
 	for i in "${!proc_pid[@]}"; do
 		[[ ${proc_cmd[i]} == *--pause* ]] || continue
-		if wait_until "$i" "$PAUSE_WAIT_S" paused_line "${proc_out[i]}"; then
+		if wait_until "$i" "$PAUSE_WAIT_S" read_paused_pid "${proc_out[i]}"; then
 			paused=${paused:-$paused_out}
 		else
 			failures+=("TUTORIAL.md line $line: '${proc_cmd[i]}' never printed its paused line")

@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # deps.sh: install the Debian packages that the build, the demo and the tests need ('make deps').
 #
-# Usage: tests/deps.sh build|all|valgrind|wire
+# Usage: tests/deps.sh build|all|valgrind|wire|collective
 #   build:    what compiling needs (make, make sanitize, make nocuda);
 #   all:      that, plus what the demo, the tests, the VM and the checks need;
 #   valgrind: all, plus valgrind ('make valgrind');
-#   wire:     all, plus tcpdump and tshark ('make test-wire', 'make shell NODES=2').
+#   wire:     all, plus tcpdump and tshark ('make test-wire', 'make shell NODES=2');
+#   collective: all, plus mpirun and torchrun (python3-torch, about 1 GB) ('make test-allreduce').
 # As root it installs what is missing; otherwise it prints the one apt-get line
 # to run and fails, before anything compiles.  For 'all' it also makes sure apt
 # knows the kernel package the test VM boots, since the VM fetches it with
@@ -27,7 +28,8 @@ build) packages=("${build_packages[@]}") ;;
 all) packages=("${build_packages[@]}" "${run_packages[@]}") ;;
 valgrind) packages=("${build_packages[@]}" "${run_packages[@]}" valgrind) ;;
 wire) packages=("${build_packages[@]}" "${run_packages[@]}" tcpdump tshark) ;;
-*) echo "usage: tests/deps.sh build|all|valgrind|wire" >&2; exit 2 ;;
+collective) packages=("${build_packages[@]}" "${run_packages[@]}" openmpi-bin python3-torch) ;;
+*) echo "usage: tests/deps.sh build|all|valgrind|wire|collective" >&2; exit 2 ;;
 esac
 
 # One dpkg-query for every package: in the test VM, where 'make' runs this too, each process costs about 80 ms.

@@ -12,7 +12,7 @@
 #      targets must stop before compiling, with the apt-get line to run;
 #   2. as root: make demo, then make test on one test file, each the first time;
 #   3. as root: make sanitize, make lint and make test-wire, which need packages of their own.
-# The TAP lines go to build/test-results/fresh-machine.tap; the root is removed
+# The TAP lines go to build/test-results/fresh-machine/tap; the root is removed
 # afterwards, whatever happened.
 set -uo pipefail
 
@@ -20,9 +20,9 @@ project=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 commit=$(git -C "$project" rev-parse --verify "${1:-HEAD}^{commit}") || exit 1
 work=$project/build/fresh-machine
 target=$work/root
-results=$project/build/test-results
-tap=$results/fresh-machine.tap
-log=$results/fresh-machine.log
+results=$project/build/test-results/fresh-machine
+tap=$results/tap
+log=$results/log
 test_file=tests/01_open_pd.bats
 learner_uid=1000
 
@@ -161,7 +161,8 @@ mount_system || die "could not bind-mount /proc, /sys, /dev, /dev/pts and the re
 clone_into_root || die "could not clone $commit into the root"
 say "cloned $(git -C "$project" log -1 --format='%h %s' "$commit")"
 
-learner_targets=(all demo test test-faults soak valgrind test-lab test-wire test-bench bench fuzz-replay shell 'shell NODES=2'
+mapfile -t slow_checks < <(make -s --no-print-directory -C "$project" slow-checks)
+learner_targets=(all demo test "${slow_checks[@]}" bench fuzz-replay shell 'shell NODES=2'
 	sanitize test-sanitize nocuda vm lint)
 echo "1..$((${#learner_targets[@]} + 5))" >"$tap"
 for t in "${learner_targets[@]}"; do

@@ -1,28 +1,29 @@
 #!/usr/bin/env bash
 # run-bats.sh: run bats files with TAP output, copied to the results directory; exits with bats' status.
 #
-# Usage: tests/run-bats.sh [--host | --device] [BATS_FILE...]   (default: every tests/*.bats)
-# Tests tagged "host" (# bats file_tags=host) need no RDMA device.  --host runs
-# only those and writes $RDMA_STEPS_RESULTS/host.tap; --device runs all the
-# others; with neither, every test runs.  The TAP output goes to
-# $RDMA_STEPS_RESULTS/tap unless --host is given.
+# Usage: tests/run-bats.sh [--outside-vm | --device] [BATS_FILE...]   (default: every tests/*.bats)
+# Files tagged "outside-vm" (# bats file_tags=outside-vm) run on this machine,
+# never in the test VM: they need no RDMA device, or they boot VMs of their own.
+# --outside-vm runs only those and writes $RDMA_STEPS_RESULTS/outside-vm.tap;
+# --device runs all the others; with neither, every test runs.  The TAP output
+# goes to $RDMA_STEPS_RESULTS/tap unless --outside-vm is given.
 set -uo pipefail
 results=${RDMA_STEPS_RESULTS:?RDMA_STEPS_RESULTS must name the results directory}
 tap=$results/tap
 filter=() device_only=0
 case ${1:-} in
---host) filter=(--filter-tags host) tap=$results/host.tap; shift ;;
---device) filter=(--filter-tags '!host') device_only=1; shift ;;
+--outside-vm) filter=(--filter-tags outside-vm) tap=$results/outside-vm.tap; shift ;;
+--device) filter=(--filter-tags '!outside-vm') device_only=1; shift ;;
 esac
 cd "$(dirname "${BASH_SOURCE[0]}")/.." || exit 1
 [ $# -gt 0 ] || set -- tests/*.bats
 # bats reads every file it is given before the first test, about half a second a
-# file in the VM: with --device, the files tagged host as a whole are left out.
+# file in the VM: with --device, the files tagged outside-vm as a whole are left out.
 if [ "$device_only" = 1 ]; then
-	declare -A host_file=()
-	while IFS= read -r f; do host_file[$f]=1; done < <(grep -l -- '^# bats file_tags=host$' "$@" 2>/dev/null)
+	declare -A outside_file=()
+	while IFS= read -r f; do outside_file[$f]=1; done < <(grep -l -- '^# bats file_tags=outside-vm$' "$@" 2>/dev/null)
 	kept=()
-	for f in "$@"; do [ -n "${host_file[$f]:-}" ] || kept+=("$f"); done
+	for f in "$@"; do [ -n "${outside_file[$f]:-}" ] || kept+=("$f"); done
 	if [ ${#kept[@]} -eq 0 ]; then
 		echo "1..0" | tee "$tap"
 		exit 0

@@ -1,19 +1,24 @@
 #!/usr/bin/env bash
 # run.sh: run the test suite or the demo where RDMA works: natively on an existing device, else in the soft-RoCE VM.
 #
-# Usage: tests/run.sh test [BATS_FILE...]
-#        tests/run.sh demo
+# Usage: tests/run.sh [--results DIR] test [BATS_FILE...]
+#        tests/run.sh [--results DIR] demo | bench
 #        tests/run.sh shell [NODES]   (an interactive shell in the VM; NODES=2: two VMs on one wire)
+# DIR, relative to the project's root, receives the results (default
+# build/test-results, make test's own): a slow check's go to a folder of its own.
 # RDMA_TEST_MODE=native or RDMA_TEST_MODE=vm forces a mode; the default picks
 # native when /sys/class/infiniband lists a device and the VM otherwise.
 set -uo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root" || exit 1
-# RDMA_STEPS_RESULTS_DIR keeps a second run (make test-faults) from overwriting the suite's results.
-results=$root/${RDMA_STEPS_RESULTS_DIR:-build/test-results}
+results=$root/build/test-results
+if [ "${1:-}" = --results ]; then
+	results=$root/${2:?tests/run.sh: --results needs a folder}
+	shift 2
+fi
 vm_dir=$root/build/vm
-what=${1:?usage: tests/run.sh test [BATS_FILE...] | tests/run.sh demo | tests/run.sh bench | tests/run.sh shell}
+what=${1:?usage: tests/run.sh [--results DIR] test [BATS_FILE...] | demo | bench | shell [NODES]}
 shift
 
 die() { echo "$what: $*" >&2; exit 1; }
@@ -42,7 +47,7 @@ esac
 start=$SECONDS
 mode=$(choose_mode) || exit 1
 mkdir -p "$results"
-rm -f "$results/tap" "$results/host.tap"
+rm -f "$results/tap" "$results/outside-vm.tap"
 if [ "$what" = shell ]; then
 	nodes=${1:-1}
 	case $nodes in 1 | 2) ;; *) die "NODES must be 1 or 2, not '$nodes'" ;; esac
@@ -60,16 +65,16 @@ if [ "$mode" = native ]; then
 else
 	command -v qemu-system-x86_64 >/dev/null ||
 		die "there is no RDMA device here and no QEMU to boot the soft-RoCE VM: run 'make deps' as root (it installs qemu-system-x86), or create an RDMA device and set RDMA_TEST_MODE=native"
-	host_status=0
+	outside_status=0
 	if [ "$what" = test ]; then
-		# The tests that need no RDMA device run here, where a process costs far less than
-		# in the emulated VM, and while the VM boots; their report follows the VM's.
-		RDMA_DEV=none RDMA_STEPS_RESULTS=$results tests/run-bats.sh --host "$@" >"$results/host.out" 2>&1 &
-		host_pid=$!
-		trap 'kill "$host_pid" 2>/dev/null' EXIT
+		# The tests tagged outside-vm run here, where a process costs far less than in
+		# the emulated VM, and while the VM boots; their report follows the VM's.
+		RDMA_DEV=none RDMA_STEPS_RESULTS=$results tests/run-bats.sh --outside-vm "$@" >"$results/outside-vm.out" 2>&1 &
+		outside_pid=$!
+		trap 'kill "$outside_pid" 2>/dev/null' EXIT
 		job=(tests/run-bats.sh --device "$@")
 	fi
-	if [ "$what" = test ] && [ "$(bats --count --filter-tags '!host' "${@:-tests/}")" = 0 ]; then
+	if [ "$what" = test ] && [ "$(bats --count --filter-tags '!outside-vm' "${@:-tests/}")" = 0 ]; then
 		echo "test: none of these tests needs the VM"
 		echo "1..0" >"$results/tap"
 		status=0
@@ -83,16 +88,16 @@ else
 		status=$?
 	fi
 	if [ "$what" = test ]; then
-		wait "$host_pid" || host_status=$?
+		wait "$outside_pid" || outside_status=$?
 		trap - EXIT
-		echo "test: the tests tagged host, run here on the host while the VM booted"
-		cat "$results/host.out"
-		[ "$status" -ne 0 ] || status=$host_status
+		echo "test: the tests tagged outside-vm, run here on the host while the VM booted"
+		cat "$results/outside-vm.out"
+		[ "$status" -ne 0 ] || status=$outside_status
 	fi
 fi
 echo "$what: finished in $((SECONDS - start)) s ($mode)"
 if [ "$what" = test ]; then
 	tests/slowest.sh "$results"/*tap
-	tests/summarize.sh "$results/tap" ${host_status+"$results/host.tap"} || exit 1
+	tests/summarize.sh "$results/tap" ${outside_status+"$results/outside-vm.tap"} || exit 1
 fi
 exit "$status"

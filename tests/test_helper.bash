@@ -35,6 +35,12 @@ PROJECT_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 NAP_DIR=$BATS_TEST_TMPDIR
 # shellcheck source=tests/nap.bash
 . "$PROJECT_ROOT/tests/nap.bash"
+# shellcheck source=tests/gid.bash
+. "$PROJECT_ROOT/tests/gid.bash"
+# shellcheck source=tests/listen.bash
+. "$PROJECT_ROOT/tests/listen.bash"
+# shellcheck source=tests/paused.bash
+. "$PROJECT_ROOT/tests/paused.bash"
 BIN=${RDMA_STEPS_BIN:-$PROJECT_ROOT/build/bin}
 DEV=${RDMA_DEV:?RDMA_DEV must name the RDMA device under test; run the suite with make test}
 # A program that has not finished after this many seconds is killed: a hang is a failure.
@@ -70,7 +76,7 @@ rdma_cm_addr() {
 		echo "$RDMA_STEPS_ADDR"
 		return
 	fi
-	gid=$(cat "/sys/class/infiniband/$DEV/ports/1/gids/$(sysfs_ipv4_mapped_gid_index)")
+	gid=$(cat "/sys/class/infiniband/$DEV/ports/1/gids/$(sysfs_ipv4_mapped_gid_index "$DEV")")
 	gid=$(gid_to_ipv6 "$gid")
 	echo "${gid#::ffff:}"
 }
@@ -109,27 +115,9 @@ rnr_naks() {
 	echo "$(cat "$dir/send_rnr_err") $(cat "$dir/rcvd_rnr_err")"
 }
 
-# "INDEX GID" for every GID in use on port 1, from sysfs (one grep: forks are slow in the VM).
-sysfs_gids_in_use() {
-	grep -H . /sys/class/infiniband/"$DEV"/ports/1/gids/* 2>/dev/null |
-		sed -E 's|.*/gids/([0-9]+):|\1 |' | grep -v ' 0000:0000:0000:0000:0000:0000:0000:0000$' | sort -n
-}
-
-# The index of the first RoCE v2 GID with an IPv4-mapped address, from sysfs.
-sysfs_ipv4_mapped_gid_index() {
-	local i gid
-	while read -r i gid; do
-		case $gid in
-		0000:0000:0000:0000:0000:ffff:*)
-			[ "$(cat "/sys/class/infiniband/$DEV/ports/1/gid_attrs/types/$i")" = "RoCE v2" ] &&
-				{ echo "$i"; return; } ;;
-		esac
-	done < <(sysfs_gids_in_use)
-}
-
 # The indexes of the GIDs in use on port 1, as "0, 1", from sysfs.
 sysfs_gid_indexes_in_use() {
-	sysfs_gids_in_use | cut -d' ' -f1 | paste -sd, | sed 's/,/, /g'
+	sysfs_gids_in_use "$DEV" | cut -d' ' -f1 | paste -sd, | sed 's/,/, /g'
 }
 
 # A GID as sysfs prints it (8 groups of 4 hex digits) in the IPv6 notation the programs print.
@@ -177,11 +165,6 @@ wait_for_line() {
 		[ "$SECONDS" -lt "$deadline" ] || fail "no line matching '$regex' in $file after ${3:-20} s; it holds: $(cat "$file")"
 		nap 0.05
 	done
-}
-
-# The pid a paused program printed ("paused : pid N, ...").
-paused_pid() {
-	sed -nE 's/^paused +: pid ([0-9]+),.*/\1/p' "$1"
 }
 
 # Waits for the background job PID and sets "status" and "output" from NAME's log, as run does.
@@ -253,6 +236,13 @@ run_two_sides() {
 		>"$BATS_TEST_TMPDIR/cli.out" 2>&1 || cli_status=$?
 	srv_status=0
 	wait "$srv_pid" || srv_status=$?
+}
+
+# Fails unless both sides of the last run_two_sides (or a run like it) exited 0,
+# naming WHAT and both statuses, then DETAILS (default: both sides' output).
+assert_both_succeeded() { # [WHAT [DETAILS]]
+	[ "$srv_status" -eq 0 ] && [ "$cli_status" -eq 0 ] ||
+		fail "${1:+$1: }server $srv_status, client $cli_status: ${2-$(cat "$BATS_TEST_TMPDIR"/*.out)}"
 }
 
 # Runs STEP with SERVER_ARGS and CLIENT_ARGS (as run_two_sides) and checks that

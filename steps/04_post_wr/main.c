@@ -1,5 +1,6 @@
 /* main.c: step 04: post one work request (SEND/RECV, RDMA WRITE, WRITE with immediate or READ) and check the bytes. */
 #include "cq_qp_rts.h"
+#include "completion.h"
 #include "exchange.h"
 #include "pattern.h"
 #include "pause.h"
@@ -54,8 +55,8 @@ static int prepare_target(struct rdma_conn *conn, const struct rdma_buf *buf,
 /* One completion; through rdma_cm, the peer's DISCONNECTED ends the wait too. */
 static int await_completion(struct session *sess, struct ibv_wc *wc)
 {
-	return poll_completion_cm(&sess->conn, session_through_cm(sess) ? &sess->cm : NULL, wc,
-				  POLL_TIMEOUT_MS);
+	return take_good_completion_cm(&sess->conn, session_through_cm(sess) ? &sess->cm : NULL, wc,
+				       POLL_TIMEOUT_MS);
 }
 
 /*
@@ -92,7 +93,7 @@ static int run_target(struct session *sess, const struct post_opts *post, int ti
 	/* The initiator says when its completion arrived: only then is it all in place. */
 	if (barrier(sess, 'D', true, timeout_s))
 		return -1;
-	left = drain_completions(conn);
+	left = drain_completions(conn, false);
 	if (left < 0)
 		return -1;
 	if (!op_needs_recv(post->op))
@@ -160,11 +161,11 @@ int main(int argc, char **argv)
 	if (usage != CLI_RUN)
 		return usage;
 	if (violation_check_op(step.violation, step.post.op))
-		return 2;
+		return CLI_BAD_USAGE;
 	if (step.violation && step.conn.cm) {
 		report_error("--violate drives both sides through side-channel barriers at each point "
 			     "of the failure: drop --cm");
-		return 2;
+		return CLI_BAD_USAGE;
 	}
 	violation_prepare(&step.mr, &step.conn, step.violation, step.post.op, !opts.host);
 

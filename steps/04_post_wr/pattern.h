@@ -6,6 +6,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* What a READ's initiator fills its buffer with first; it differs from the target's seed 0 in every byte. */
+#define READ_POISON_SEED 0x80
+
 /*
  * Byte i of the pattern for SEED is (SEED + 7i + i/256) mod 256.  The i/256
  * term keeps the pattern from repeating every 256 bytes, so a block that

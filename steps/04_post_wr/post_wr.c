@@ -1,18 +1,11 @@
 /* post_wr.c: stage 4 of the verbs workflow: post work requests (SEND/RECV, RDMA WRITE, WRITE with immediate, READ). */
 #include "post_wr.h"
-#include "cm.h"
 #include "fault.h"
 #include "report.h"
-#include "stop.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
-#include <stdio.h>
 #include <string.h>
-#include <time.h>
-
-/* Empty polls between two looks at the clock while busy polling. */
-#define CLOCK_EVERY 1024
 
 static const char *const op_names[] = {
 	[OP_SEND] = "send",	  [OP_WRITE] = "write",	       [OP_WRITE_IMM] = "write_imm",
@@ -43,14 +36,12 @@ int post_wr_parse_option(int key, const char *arg, void *ctx)
 	if (key == CLI_KEY_IMM)
 		return cli_parse_u32("--imm", arg, &opts->imm);
 	/* -o */
-	i = cli_pick(arg, op_names, sizeof(op_names) / sizeof(op_names[0]));
-	if (i >= 0) {
-		opts->op = (enum wr_op)i;
-		return 0;
-	}
-	report_error("--op: unknown operation '%s'; use send, write, write_imm, read, fetch_add or "
-		     "cmp_swap", arg);
-	return -1;
+	i = cli_pick_named("--op", "operation", arg, op_names, 0,
+			   sizeof(op_names) / sizeof(op_names[0]));
+	if (i < 0)
+		return -1;
+	opts->op = (enum wr_op)i;
+	return 0;
 }
 
 const char *op_name(enum wr_op op)
@@ -225,122 +216,6 @@ int post_operation(struct rdma_conn *conn, const struct rdma_buf *buf, size_t le
 	return 0;
 }
 
-static const char *wc_opcode_name(enum ibv_wc_opcode opcode)
-{
-	switch (opcode) {
-	case IBV_WC_SEND:
-		return "SEND";
-	case IBV_WC_RDMA_WRITE:
-		return "RDMA_WRITE";
-	case IBV_WC_RDMA_READ:
-		return "RDMA_READ";
-	case IBV_WC_RECV:
-		return "RECV";
-	case IBV_WC_RECV_RDMA_WITH_IMM:
-		return "RECV_RDMA_WITH_IMM";
-	case IBV_WC_FETCH_ADD:
-		return "FETCH_ADD";
-	case IBV_WC_COMP_SWAP:
-		return "COMP_SWAP";
-	default:
-		return "other";
-	}
-}
-
-void show_completion(const struct ibv_wc *wc)
-{
-	char imm[40] = "";
-
-	/* imm_data belongs to receive completions; rxe also sets the flag on the sender's, with 0 in imm_data. */
-	if ((wc->wc_flags & IBV_WC_WITH_IMM) && (wc->opcode & IBV_WC_RECV))
-		snprintf(imm, sizeof(imm), ", immediate 0x%08x", ntohl(wc->imm_data));
-	show("ibv_poll_cq", "completion: opcode %s, status %s, %u bytes%s",
-	     wc_opcode_name(wc->opcode), ibv_wc_status_str(wc->status), wc->byte_len, imm);
-}
-
-static long elapsed_ms(const struct timespec *since)
-{
-	struct timespec now;
-
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	return (now.tv_sec - since->tv_sec) * 1000 + (now.tv_nsec - since->tv_nsec) / 1000000;
-}
-
-int wait_completion(struct rdma_conn *conn, struct ibv_wc *wc, int timeout_ms)
-{
-	struct timespec start;
-	int n;
-
-	/* Busy polling: ibv_poll_cq reads the CQ in our own memory, with no system call.
-	 * Reading the clock may make one (it does in the test VM if its clocksource is hpet),
-	 * so the timeout is looked at once every CLOCK_EVERY empty polls. */
-	clock_gettime(CLOCK_MONOTONIC, &start);
-	for (unsigned int spins = 1; (n = ibv_poll_cq(conn->cq, 1, wc)) == 0; spins++) {
-		if (stop_requested())
-			return report_stopped();
-		if (spins % CLOCK_EVERY == 0 && elapsed_ms(&start) > timeout_ms)
-			return 1;
-	}
-	if (n < 0) {
-		report_error("ibv_poll_cq failed (%d)", n);
-		return -1;
-	}
-	return 0;
-}
-
-void report_no_completion(int timeout_ms)
-{
-	report_error("no completion within %d ms: is the peer running, and did it post what "
-		     "this operation needs?", timeout_ms);
-}
-
-int take_completion(struct rdma_conn *conn, struct ibv_wc *wc, int timeout_ms)
-{
-	int rc = wait_completion(conn, wc, timeout_ms);
-
-	if (rc == 1)
-		report_no_completion(timeout_ms);
-	return rc ? -1 : 0;
-}
-
-int poll_completion(struct rdma_conn *conn, struct ibv_wc *wc, int timeout_ms)
-{
-	if (take_completion(conn, wc, timeout_ms))
-		return -1;
-	return check_completion(wc);
-}
-
-int poll_completion_cm(struct rdma_conn *conn, struct cm_link *cm, struct ibv_wc *wc,
-		       int timeout_ms)
-{
-	if (!cm)
-		return poll_completion(conn, wc, timeout_ms);
-	for (int waited = 0; waited < timeout_ms; waited += CM_CHECK_MS) {
-		int rc = wait_completion(conn, wc, CM_CHECK_MS);
-
-		if (rc <= 0)
-			return rc ? -1 : check_completion(wc);
-		if (cm_peer_gone(cm))
-			return -1;
-	}
-	report_no_completion(timeout_ms);
-	return -1;
-}
-
-int check_completion(const struct ibv_wc *wc)
-{
-	enum ibv_wc_status status = fault_at("completion") ? IBV_WC_RETRY_EXC_ERR : wc->status;
-
-	if (status != IBV_WC_SUCCESS) {
-		report_error("completion of work request %llu failed: %s (status %d, vendor error 0x%x)",
-			     (unsigned long long)wc->wr_id, ibv_wc_status_str(status), status,
-			     wc->vendor_err);
-		return -1;
-	}
-	show_completion(wc);
-	return 0;
-}
-
 const char *wr_id_name(uint64_t wr_id)
 {
 	switch (wr_id) {
@@ -351,40 +226,6 @@ const char *wr_id_name(uint64_t wr_id)
 	default:
 		return "unknown";
 	}
-}
-
-int expect_wr_id(const struct ibv_wc *wc, uint64_t wr_id)
-{
-	if (wc->wr_id == wr_id)
-		return 0;
-	report_error("completion of work request %llu (%s) where work request %llu (%s) was expected",
-		     (unsigned long long)wc->wr_id, wr_id_name(wc->wr_id), (unsigned long long)wr_id,
-		     wr_id_name(wr_id));
-	return -1;
-}
-
-int check_received_length(const struct ibv_wc *wc, size_t len)
-{
-	if ((wc->opcode & IBV_WC_RECV) && wc->byte_len != len) {
-		report_error("the peer sent %u bytes where this side expects %zu: give both sides "
-			     "the same -s", wc->byte_len, len);
-		return -1;
-	}
-	return 0;
-}
-
-int drain_completions(struct rdma_conn *conn)
-{
-	struct ibv_wc wc;
-	int n, count = 0;
-
-	while ((n = ibv_poll_cq(conn->cq, 1, &wc)) > 0)
-		count++;
-	if (n < 0) {
-		report_error("ibv_poll_cq failed (%d)", n);
-		return -1;
-	}
-	return count;
 }
 
 void atomic_word_set(const struct rdma_buf *buf)

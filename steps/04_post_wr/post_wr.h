@@ -10,7 +10,6 @@
 #include "cq_qp_rts.h"
 #include "reg_mr.h"
 
-#define POLL_TIMEOUT_MS 10000
 #define DEFAULT_IMM 0x1234abcd
 
 enum wr_op { OP_SEND, OP_WRITE, OP_WRITE_IMM, OP_READ, OP_FETCH_ADD, OP_CMP_SWAP };
@@ -66,9 +65,6 @@ bool op_needs_recv(enum wr_op op);
 /* What a wr_id of ours tags: "receive", "send-queue operation" or "unknown". */
 const char *wr_id_name(uint64_t wr_id);
 
-/* Fails, naming both, unless WC is the completion of the work request tagged WR_ID. */
-int expect_wr_id(const struct ibv_wc *wc, uint64_t wr_id);
-
 /* Posts one receive of LEN bytes into BUF: the landing place for a SEND, or the slot a WRITE_IMM's notice uses. */
 int post_receive(struct rdma_conn *conn, const struct rdma_buf *buf, size_t len);
 
@@ -82,44 +78,6 @@ int post_receives(struct rdma_conn *conn, const struct rdma_buf *buf, size_t len
  */
 int post_operation(struct rdma_conn *conn, const struct rdma_buf *buf, size_t len,
 		   const struct post_opts *opts);
-
-/*
- * Busy-polls the CQ until one completion arrives, whatever its status:
- * returns 0 then, 1 when TIMEOUT_MS passes first, -1 on an error (reported).
- */
-int wait_completion(struct rdma_conn *conn, struct ibv_wc *wc, int timeout_ms);
-
-/* Reports that TIMEOUT_MS passed with no completion, and what to check. */
-void report_no_completion(int timeout_ms);
-
-/* As wait_completion, but a timeout is an error too, reported with what to check: 0 or -1. */
-int take_completion(struct rdma_conn *conn, struct ibv_wc *wc, int timeout_ms);
-
-/* As take_completion, and fails on a completion whose status is not success. */
-int poll_completion(struct rdma_conn *conn, struct ibv_wc *wc, int timeout_ms);
-
-/*
- * As poll_completion; with CM (--cm), between slices of CM_CHECK_MS it looks
- * for the peer's DISCONNECTED, since a posted receive never says that its
- * peer has gone.
- */
-int poll_completion_cm(struct rdma_conn *conn, struct cm_link *cm, struct ibv_wc *wc,
-		       int timeout_ms);
-
-/* Fails, naming the status, unless WC succeeded; then shows it. */
-int check_completion(const struct ibv_wc *wc);
-
-/* Reports what a completion says: opcode, status, bytes, immediate value. */
-void show_completion(const struct ibv_wc *wc);
-
-/*
- * A receive completion must carry exactly LEN bytes, what this side expects;
- * fails, naming both sizes, otherwise.  Other completions pass.
- */
-int check_received_length(const struct ibv_wc *wc, size_t len);
-
-/* How many completions the CQ holds right now, taking them off it; -1 on error. */
-int drain_completions(struct rdma_conn *conn);
 
 /* The target's word before an atomic: ATOMIC_BEFORE, in BUF's first 8 bytes. */
 void atomic_word_set(const struct rdma_buf *buf);

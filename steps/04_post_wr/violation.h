@@ -55,17 +55,4 @@ int violate_as_initiator(struct rdma_dev *dev, struct rdma_conn *conn, const str
 int violate_as_target(struct rdma_conn *conn, const struct rdma_buf *buf,
 		      const struct post_opts *post, enum violation v, int timeout_s);
 
-/*
- * Takes the next completion, which must have failed: shows its status, what
- * that means and how long it took.  A success fails, naming WHAT, since
- * memory protection should have refused it.
- */
-int expect_failed_completion(struct rdma_conn *conn, const char *what);
-
-/* What a completion status means: its cause, in a phrase. */
-const char *wc_status_cause(enum ibv_wc_status status);
-
-/* Shows a failed completion: which work request, its status and what that means. */
-void show_failed_completion(const struct ibv_wc *wc);
-
 #endif

@@ -1,6 +1,6 @@
 /* credits.c: stage 5: receive credits: the target says how many receives it has posted, and the initiator never sends past them. */
 #include "credits.h"
-#include "perf_report.h"
+#include "clock.h"
 #include "report.h"
 #include "sock.h"
 

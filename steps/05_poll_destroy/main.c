@@ -114,9 +114,9 @@ int main(int argc, char **argv)
 	if (usage != CLI_RUN)
 		return usage;
 	if (poll_opts_check(&step.poll, step.post.op, step.conn.events))
-		return 2;
+		return CLI_BAD_USAGE;
 	if (step.poll.rping && rping_check_size(step.mr.size))
-		return 2;
+		return CLI_BAD_USAGE;
 	step.conn.rping = step.poll.rping;
 	if (step.poll.rping)
 		grant_rping_access(&step.mr, opts.host != NULL);

@@ -3,15 +3,6 @@
 #include "report.h"
 
 #include <stdlib.h>
-#include <time.h>
-
-double now_us(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return t.tv_sec * 1e6 + t.tv_nsec / 1e3;
-}
 
 static void show_bandwidth(size_t size, int iters, double total_us)
 {

@@ -6,9 +6,6 @@
 
 #include "post_wr.h"
 
-/* Microseconds on the monotonic clock. */
-double now_us(void);
-
 /*
  * Prints ITERS messages of SIZE bytes: the latency percentiles of LAT_US
  * (sorted in place) and the bandwidth over TOTAL_US.

@@ -1,5 +1,7 @@
 /* pingpong.c: stage 5: the loops of both roles, N messages each, the initiator timing every one. */
 #include "pingpong.h"
+#include "clock.h"
+#include "completion.h"
 #include "credits.h"
 #include "exchange.h"
 #include "pattern.h"
@@ -222,7 +224,7 @@ int run_target_loop(struct poller *p, const struct rdma_buf *buf, const struct p
 		return -1;
 	for (int i = 0; op_needs_recv(post->op) && i < iters; i++) {
 		if (target_round(p, &credits, buf, post, i, iters, answers))
-			goto out_loud;
+			goto out_unquiet;
 		if (i == 0)
 			show("iterations", "the first shown above; %d more run quietly", iters - 1);
 		show_quiet(i + 1 < iters);
@@ -232,13 +234,13 @@ int run_target_loop(struct poller *p, const struct rdma_buf *buf, const struct p
 	if (op_needs_recv(post->op))
 		show_rss(rss_first, iters);
 	if (poller_sync(p, 'D', timeout_s))
-		goto out_loud;
+		goto out_unquiet;
 	if (post->op != OP_READ && !answers &&
 	    !check_pattern(buf->addr, buf->len, (uint8_t)(iters - 1)))
-		goto out_loud;
-	left = drain_completions(p->conn);
+		goto out_unquiet;
+	left = drain_completions(p->conn, false);
 	if (left < 0)
-		goto out_loud;
+		goto out_unquiet;
 	if (!op_needs_recv(post->op))
 		show("target CQ", "%d completion(s) after %d one-sided operations", left, iters);
 	if (p->rc_pingpong)
@@ -249,7 +251,7 @@ int run_target_loop(struct poller *p, const struct rdma_buf *buf, const struct p
 	credits_report(&credits, false);
 	poller_report(p);
 	rc = 0;
-out_loud:
+out_unquiet:
 	show_quiet(false);
 	return rc;
 }

@@ -6,9 +6,6 @@
 #include "post_wr.h"
 #include "reg_mr.h"
 
-/* What a READ's initiator fills its buffer with first; it differs from the target's seed 0 in every byte. */
-#define READ_POISON_SEED 0x80
-
 /*
  * The initiator posts ITERS operations (a SEND is answered by the target,
  * a ping-pong), checks the bytes, and reports latency and bandwidth; the

@@ -1,9 +1,10 @@
 /* pipeline.c: stage 5: the initiator's pipelined loop, --depth work requests in flight, few of them signalled. */
 #include "pipeline.h"
+#include "clock.h"
+#include "completion.h"
 #include "credits.h"
 #include "pattern.h"
 #include "perf_report.h"
-#include "pingpong.h"
 #include "report.h"
 
 /*
@@ -97,7 +98,7 @@ int run_pipelined_loop(struct poller *p, const struct rdma_buf *buf, const struc
 	show_pipeline_report(iters, buf->len, now_us() - start, post->op, depth, p->completions);
 	if (post->op == OP_READ && !check_pattern(buf->addr, buf->len, 0))
 		return -1;
-	left = drain_completions(p->conn);
+	left = drain_completions(p->conn, false);
 	if (left < 0)
 		return -1;
 	show("initiator CQ", "%d completion(s) left after the last signalled one: the unsignalled "

@@ -1,5 +1,6 @@
 /* poller.c: stage 5: wait for completions, by busy polling or on the completion channel, and take each by its wr_id. */
 #include "poller.h"
+#include "completion.h"
 #include "exchange.h"
 #include "fault.h"
 #include "post_wr.h"
@@ -41,7 +42,7 @@ static int spin_for_completion(struct poller *p, struct ibv_wc *wc, int timeout_
 		int rc = wait_completion(p->conn, wc, PEER_CHECK_MS);
 
 		if (rc <= 0)
-			return rc ? -1 : check_completion(wc);
+			return rc ? -1 : check_good_completion(wc);
 		if (peer_gone(p))
 			return -1;
 	}
@@ -135,7 +136,7 @@ static int wait_next(struct poller *p, struct ibv_wc *wc, int timeout_ms)
 		if (wait_for_event(p, timeout_ms))
 			return -1;
 	}
-	if (check_completion(wc))
+	if (check_good_completion(wc))
 		return -1;
 	p->completions++;
 	return 0;

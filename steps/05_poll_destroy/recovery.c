@@ -1,9 +1,9 @@
 /* recovery.c: stage 5's recovery drill: a QP broken on purpose, then brought back from ERR to RTS. */
 #include "recovery.h"
 #include "exchange.h"
+#include "completion.h"
 #include "post_wr.h"
 #include "report.h"
-#include "violation.h"
 
 #include <errno.h>
 #include <poll.h>
@@ -26,17 +26,10 @@ static int break_qp(struct rdma_conn *conn, const struct rdma_buf *buf)
 /* Shows, and takes off the CQ, whatever completions the error left there. */
 static int drain_after_error(struct rdma_conn *conn)
 {
-	struct ibv_wc wc;
-	int n, count = 0;
+	int count = drain_completions(conn, true);
 
-	while ((n = ibv_poll_cq(conn->cq, 1, &wc)) > 0) {
-		show_failed_completion(&wc);
-		count++;
-	}
-	if (n < 0) {
-		report_error("ibv_poll_cq failed (%d)", n);
+	if (count < 0)
 		return -1;
-	}
 	show("CQ drained", "%d completion(s) left by the error", count);
 	return 0;
 }

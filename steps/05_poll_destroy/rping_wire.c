@@ -1,6 +1,7 @@
 /* rping_wire.c: rping's protocol (rdma-core's librdmacm example), spoken in either role over an rdma_cm connection. */
 #include "rping_wire.h"
 #include "byteorder.h"
+#include "completion.h"
 #include "fault.h"
 #include "post_wr.h"
 #include "report.h"
@@ -127,7 +128,7 @@ static int await(struct session *s, struct rping *r, bool want_recv)
 	struct ibv_wc wc;
 
 	while (want_recv ? !r->recv_ready : !r->rdma_done) {
-		if (poll_completion_cm(&s->conn, &s->cm, &wc, POLL_TIMEOUT_MS))
+		if (take_good_completion_cm(&s->conn, &s->cm, &wc, POLL_TIMEOUT_MS))
 			return -1;
 		if (wc.wr_id == WR_ID_RECV) {
 			r->recv_ready = true;

@@ -1,7 +1,8 @@
 /* gdr.c: stage 6: GPUDirect RDMA: register GPU memory with the NIC, and the three data paths of Figure 1. */
 #include "gdr.h"
+#include "clock.h"
+#include "completion.h"
 #include "exchange.h"
-#include "perf_report.h"
 #include "post_wr.h"
 #include "report.h"
 #include "sock.h"
@@ -165,13 +166,13 @@ static int rdma_transfer(struct gdr_side *s, const struct rdma_buf *buf, bool gp
 	struct ibv_wc wc;
 
 	if (!s->sender) {
-		if (poll_completion(s->conn, &wc, POLL_TIMEOUT_MS) || expect_wr_id(&wc, WR_ID_RECV) ||
+		if (take_good_completion(s->conn, &wc, POLL_TIMEOUT_MS) || expect_wr_id(&wc, WR_ID_RECV) ||
 		    check_received_length(&wc, buf->len))
 			return -1;
 		return 0;
 	}
 	if (post_operation(s->conn, buf, buf->len, &send) ||
-	    poll_completion(s->conn, &wc, POLL_TIMEOUT_MS))
+	    take_good_completion(s->conn, &wc, POLL_TIMEOUT_MS))
 		return -1;
 	return expect_wr_id(&wc, WR_ID_SEND);
 }

@@ -22,18 +22,10 @@ trap 'rm -rf "$work"' EXIT
 
 die() { echo "bench: $*" >&2; exit 1; }
 
-# The GID index both tools use: the first RoCE v2 entry with an IPv4-mapped address, as our programs choose.
-gid_index() {
-	local gids=/sys/class/infiniband/$dev/ports/1 gid i
-	for gid in "$gids"/gids/*; do
-		i=${gid##*/}
-		case $(cat "$gid" 2>/dev/null) in
-		0000:0000:0000:0000:0000:ffff:*)
-			[ "$(cat "$gids/gid_attrs/types/$i" 2>/dev/null)" = "RoCE v2" ] && { echo "$i"; return; } ;;
-		esac
-	done
-	echo 0
-}
+# shellcheck source=tests/gid.bash
+. tests/gid.bash
+# shellcheck source=tests/listen.bash
+. tests/listen.bash
 
 # The kernel driver behind the device: a PCI device's driver, or a software device's module (rxe, siw).
 provider() {
@@ -49,16 +41,6 @@ provider() {
 	fi
 }
 
-# Waits until something listens on PORT (at most 20 s): the client must not race its server.
-wait_listening() {
-	local i
-	for ((i = 0; i < 200; i++)); do
-		ss -Hltn "sport = :$1" | grep -q . && return 0
-		sleep 0.1
-	done
-	return 1
-}
-
 # Runs SERVER_CMD... -- CLIENT_CMD... as a pair over $port; the client's output goes to $work/cli.out.
 run_pair() {
 	local server=() srv status=0
@@ -66,7 +48,7 @@ run_pair() {
 	shift
 	"${server[@]}" >"$work/srv.out" 2>&1 &
 	srv=$!
-	wait_listening "$port" || { kill "$srv" 2>/dev/null; die "the server never listened: $(cat "$work/srv.out")"; }
+	wait_listening "$port" 20 || { kill "$srv" 2>/dev/null; die "the server never listened: $(cat "$work/srv.out")"; }
 	timeout 300 "$@" >"$work/cli.out" 2>&1 || status=$?
 	wait "$srv" || status=$?
 	[ "$status" -eq 0 ] || die "failed ($status): $* -- server: $(tail -3 "$work/srv.out") client: $(tail -3 "$work/cli.out")"
@@ -94,7 +76,8 @@ record() { # CASE TOOL REP VALUE
 
 libstdbuf=/usr/libexec/coreutils/libstdbuf.so
 [ -e "$libstdbuf" ] || die "$libstdbuf is missing: it comes with coreutils, which marks ib_send_lat's phases"
-gid=$(gid_index)
+# Both tools use the GID our programs choose.
+gid=$(sysfs_ipv4_mapped_gid_index "$dev") || gid=0
 ours_opts=(-d "$dev" -x "$gid" -p "$port")
 perf_opts=(-d "$dev" -x "$gid" -p "$port" -F)
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bats
 # exercises.bats: 'make exercise' writes a skeleton of each step that builds, fails its step's main test, which the reference passes ('make test-lab').
 # The skeletons are built here, on the host; the tests run in a VM of their own.
-# bats file_tags=host
+# bats file_tags=outside-vm
 
 setup_file() {
 	local root step
@@ -40,9 +40,9 @@ setup() {
 	run tests/exercise/make-exercise.sh 02 "$WORK/work"
 	assert_failure 1
 	assert_output --partial "exists, with your work in it"
-	run tests/exercise/make-exercise.sh 7 "$WORK/work"
+	run tests/exercise/make-exercise.sh 9 "$WORK/work"
 	assert_failure 2
-	assert_output "exercise: no step '7': give STEP=01 to 06 (or a name such as 02_reg_mr)"
+	assert_output "exercise: no step '9': give STEP=01 to 07 (or a name such as 02_reg_mr)"
 }
 
 @test "exercises: each skeleton fails its step's main test, which the reference passes, and names its TODO" {

@@ -8,6 +8,7 @@ setup() {
 	# A coverage run (make test-faults) keeps each fault point's counts apart, under
 	# by-point/POINT, so that tests/label-coverage.sh can list what each point reached.
 	GCOV_ROOT=${GCOV_PREFIX:-}
+	read_fault_table
 }
 
 # Sends the gcov counts of the programs started next to POINT's own directory (coverage runs only).
@@ -16,31 +17,26 @@ count_for_point() {
 	return 0
 }
 
-# The text of the "fault injected" line and of the error for each point: the verb's name.
-declare -gA VERB=(
-	[open_device]=ibv_open_device [alloc_pd]=ibv_alloc_pd [reg_mr]=ibv_reg_mr
-	[create_comp_channel]=ibv_create_comp_channel [create_cq]=ibv_create_cq [create_qp]=ibv_create_qp
-	[modify_qp_init]='ibv_modify_qp (RESET -> INIT)' [modify_qp_rtr]='ibv_modify_qp (INIT -> RTR)'
-	[modify_qp_rts]='ibv_modify_qp (RTR -> RTS)' [post_recv]=ibv_post_recv [post_send]=ibv_post_send
-	[completion]='completion of work request' [req_notify_cq]=ibv_req_notify_cq
-	[get_cq_event]=ibv_get_cq_event [destroy_qp]=ibv_destroy_qp [destroy_cq]=ibv_destroy_cq
-	[destroy_comp_channel]=ibv_destroy_comp_channel [dereg_mr]=ibv_dereg_mr
-	[dealloc_pd]=ibv_dealloc_pd [close_device]=ibv_close_device
-	[cm_create_event_channel]=rdma_create_event_channel [cm_create_id]=rdma_create_id
-	[cm_resolve_addr]=rdma_resolve_addr [cm_resolve_route]=rdma_resolve_route
-	[cm_bind_addr]=rdma_bind_addr [cm_listen]=rdma_listen [cm_create_qp]=rdma_create_qp
-	[cm_connect]=rdma_connect [cm_accept]=rdma_accept [cm_disconnect]=rdma_disconnect
-	[cm_destroy_id]=rdma_destroy_id
-)
+# What the "fault injected" line names for each point, read from the table's one
+# source, common/fault.c (its lines: { "POINT", "WHAT", ERRNO },).
+read_fault_table() {
+	declare -gA SHOWN=()
+	local point what
+	while IFS=$'\t' read -r point what; do
+		SHOWN[$point]=$what
+	done < <(sed -nE 's/^\t\{ "([a-z_]+)", "([^"]+)", E[A-Z]+ \},$/\1\t\2/p' "$PROJECT_ROOT/common/fault.c")
+	[ "${#SHOWN[@]}" -gt 0 ] || fail "no fault point could be read from common/fault.c's table"
+}
 
-# Fails unless NAME's output shows the fault at POINT and an error naming its verb.
+# Fails unless NAME's output shows the fault at POINT and an error naming its verb
+# (for the completion point, the completion that failed).
 assert_fault_named() {
-	local name=$1 point=$2 verb=${VERB[$2]}
+	local name=$1 point=$2 shown=${SHOWN[$2]:?no fault point $2 in common/fault.c} error
+	error=$shown
+	[ "$point" = completion ] && error='completion of work request'
 	use_output_of "$name"
-	local shown=$verb
-	[ "$2" = completion ] && shown='a completion (status RETRY_EXC_ERR)'
 	assert_output --partial "fault injected      : $shown fails here"
-	assert_output --partial "error: $verb"
+	assert_output --partial "error: $error"
 }
 
 # Runs a one-sided STEP with the fault at each POINT in turn.
@@ -62,7 +58,7 @@ assert_faults_alone() {
 # Runs a two-sided STEP (server and client, both with the fault at POINT, and ARGS) for
 # each point: each side exits non-zero within the timeout, at least one names the fault.
 assert_faults_paired() {
-	local step=$1 args=$2 point side fired tries
+	local step=$1 args=$2 point side fired listened
 	local -a extra
 	read -ra extra <<<"$args"
 	shift 2
@@ -73,12 +69,9 @@ assert_faults_paired() {
 		export RDMA_STEPS_FAIL_AT=$point
 		start_step srv "$step" -d "$DEV" -p "$port" -t 5 "${extra[@]}"
 		# A server that fails before it listens ends at once; otherwise start the client.
-		tries=100
-		until file_has_line "$BATS_TEST_TMPDIR/srv.out" '^listening ' || ! kill -0 "$srv_pid" 2>/dev/null; do
-			tries=$((tries - 1))
-			[ "$tries" -gt 0 ] || fail "$step with the fault at $point: the server neither listened nor ended"
-			sleep 0.1
-		done
+		listened=0
+		wait_listening "$port" 10 "$srv_pid" || listened=$?
+		[ "$listened" -ne 1 ] || fail "$step with the fault at $point: the server neither listened nor ended"
 		start_step cli "$step" -d "$DEV" -p "$port" -t 3 "${extra[@]}" "${FAULT_HOST:-127.0.0.1}"
 		unset RDMA_STEPS_FAIL_AT
 		fired=0
@@ -154,6 +147,37 @@ CM=(cm_create_event_channel cm_create_id cm_resolve_addr cm_resolve_route cm_bin
 @test "fault points of 06_gdr" {
 	assert_faults_paired 06_gdr "-s 64K" "${OPEN_PD[@]}" "${REG_MR[@]}" "${CREATE_QP[@]}" \
 		"${POST_WR[@]}" "${DESTROY_QP[@]}" "${DEREG_MR[@]}" "${CLOSE_PD[@]}"
+}
+
+# Runs 2 ranks of step 07 with the fault at each POINT on both: each ends non-zero within the
+# timeout, one names the fault, the other names a rank, and nothing leaks.
+assert_faults_ring() {
+	local point k fired
+	for point in "$@"; do
+		record_baseline
+		count_for_point "$point"
+		RDMA_STEPS_FAIL_AT=$point run_ring 2 -t 3 -b 4K --maxbytes 4K -n 2 -w 1
+		fired=0
+		for k in 0 1; do
+			[ "${ring_status[k]}" -ne 0 ] || fail "07_allreduce rank $k with the fault at $point exited with 0"
+			[ "${ring_status[k]}" -ne 124 ] || fail "07_allreduce rank $k with the fault at $point hung"
+			use_output_of "r$k"
+			if [[ $output == *"fault injected "* ]]; then
+				assert_fault_named "r$k" "$point"
+				fired=$((fired + 1))
+			fi
+		done
+		[ "$fired" -gt 0 ] || fail "07_allreduce: no rank reached the fault point $point"
+		assert_back_to_baseline
+	done
+}
+
+@test "fault points of 07_allreduce (two ranks, both with the fault), and its CPU schedule" {
+	load ../ring
+	assert_faults_ring "${OPEN_PD[@]}" "${REG_MR[@]}" "${CREATE_QP[@]}" "${POST_WR[@]}" \
+		"${DESTROY_QP[@]}" "${DEREG_MR[@]}" "${CLOSE_PD[@]}"
+	run_step 07_allreduce --schedule --world-size 3 -b 40 --maxbytes 40
+	assert_success
 }
 
 @test "the side channel's own failures: a port already in use, and no server to connect to" {

@@ -1,7 +1,7 @@
 #!/usr/bin/env bats
 # lab.bats: the lab loop of 'make shell': edit, rebuild and rerun a step in the same VM, on the host or in the VM itself ('make test-lab').
 # It boots its own VM, the way 'make shell' does, on a copy of the project, so the real tree is never edited.
-# bats file_tags=host
+# bats file_tags=outside-vm
 
 setup() {
 	load ../test_helper

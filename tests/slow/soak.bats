@@ -1,10 +1,10 @@
 #!/usr/bin/env bats
 # soak.bats: step 05 for SOAK_ITERS round trips (default 100,000), busy-polled and event-driven ('make soak').
-# Slow: 'make test' runs the same checks on 3,000 round trips (tests/05_poll_destroy.bats).
+# Slow: 'make test' runs no soak; .ci/run runs this one.
 
 setup() {
 	load ../test_helper
-	load ../soak
+	load soak
 	SOAK_ITERS=${SOAK_ITERS:-100000}
 	# A long run outlives the suite's per-program limit.
 	STEP_TIMEOUT=${SOAK_TIMEOUT:-1200}

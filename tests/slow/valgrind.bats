@@ -49,8 +49,7 @@ run_pair() {
 		>"$BATS_TEST_TMPDIR/cli.out" 2>&1 || cli_status=$?
 	srv_status=0
 	wait "$srv_pid" || srv_status=$?
-	[ "$srv_status" -eq 0 ] && [ "$cli_status" -eq 0 ] ||
-		fail "$(basename "$server") $*: server $srv_status, client $cli_status: $(grep -h -B3 '^error' "$BATS_TEST_TMPDIR"/*.out; cat "$VG_DIR"/*.memcheck 2>/dev/null)"
+	assert_both_succeeded "$(basename "$server") $*" "$(grep -h -B3 '^error' "$BATS_TEST_TMPDIR"/*.out; cat "$VG_DIR"/*.memcheck 2>/dev/null)"
 }
 
 # Runs STEP (from BIN, or the build folder given) with ARGS twice: the server under

@@ -1,7 +1,7 @@
 #!/usr/bin/env bats
 # wire.bats: step 04 between two VMs on one virtual wire, captured: each operation's packets, and their fields against what the programs printed ('make test-wire').
 # tests/wire/wire.sh boots the two nodes once for the whole file; node 1 is the target and captures.
-# bats file_tags=host
+# bats file_tags=outside-vm
 
 setup_file() {
 	export WIRE=$BATS_FILE_TMPDIR/wire

@@ -5,8 +5,8 @@
 # tests/slow/lab.bats runs it too, and checks each claim.
 netdev=${RDMA_STEPS_NETDEV:-rxenet0}
 where="Soft-RoCE VM: rxe0 is up on $(ip -4 -br addr show dev "$netdev" | awk '{print $1, $3}')."
-if [ -n "${RDMA_STEPS_NODE:-}" ]; then
-	where="NODE $RDMA_STEPS_NODE of 2 ($(hostname)): rxe0 is up on $netdev, $RDMA_STEPS_ADDR, wired to node $((3 - RDMA_STEPS_NODE)) at $RDMA_STEPS_PEER_ADDR.
+if [ -n "${RDMA_VM_NODE:-}" ]; then
+	where="NODE $RDMA_VM_NODE of 2 ($(hostname)): rxe0 is up on $netdev, $RDMA_STEPS_ADDR, wired to node $((3 - RDMA_VM_NODE)) at $RDMA_STEPS_PEER_ADDR.
 The two nodes are the two panes of a tmux session on your host: Ctrl-b o moves
 between them.  Run a step's server on one node and its client on the other, with
 the server's address: 'build/bin/04_post_wr -o write' on node 1, then

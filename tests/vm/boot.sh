@@ -22,21 +22,21 @@ shift 2
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 timeout_s=${RDMA_VM_TIMEOUT:-1500}
 
+# The settings that cross into the guest, each under the one name it has on both
+# sides: job.env exports those that are set.  Add a setting here and nowhere else.
+forwarded=(RDMA_STEPS_BIN RDMA_STEPS_GCOV SOAK_ITERS BENCH_REPS BENCH_QUICK STEP_TIMEOUT
+	RDMA_VM_NODE RDMA_VM_PROJECT_RW TERM LINES COLUMNS)
+# make shell: the guest's console gets this terminal's size.
+if [ -t 0 ]; then
+	read -r LINES COLUMNS < <(stty size)
+fi
 rm -f "$results"/{status,console.log,job.env}
 {
 	printf 'RDMA_STEPS_ROOT=%q\n' "$root"
 	printf 'RDMA_STEPS_VM_DIR=%q\n' "$vm_dir"
-	printf 'RDMA_STEPS_BIN=%q\n' "${RDMA_STEPS_BIN:-}"
-	printf 'RDMA_STEPS_GCOV=%q\n' "${RDMA_STEPS_GCOV:-}"
-	printf 'SOAK_ITERS=%q\n' "${SOAK_ITERS:-}"
-	printf 'BENCH_REPS=%q\n' "${BENCH_REPS:-}"
-	printf 'RDMA_STEPS_PROJECT_RW=%q\n' "${RDMA_VM_PROJECT_RW:-0}"
-	printf 'BENCH_QUICK=%q\n' "${BENCH_QUICK:-}"
-	printf 'RDMA_STEPS_NODE=%q\n' "${RDMA_VM_NODE:-}"
-	printf 'RDMA_STEPS_TERM=%q\n' "${TERM:-vt100}"
-	if [ -t 0 ]; then
-		stty size | awk '{ printf "RDMA_STEPS_ROWS=%d\nRDMA_STEPS_COLS=%d\n", $1, $2 }'
-	fi
+	for name in "${forwarded[@]}"; do
+		[ -n "${!name:-}" ] && printf 'export %s=%q\n' "$name" "${!name}"
+	done
 	printf 'RDMA_STEPS_JOB=('
 	printf '%q ' "$@"
 	printf ')\n'

@@ -2,7 +2,7 @@
 # guest-init.sh: PID 1 inside the test VM; brings up soft-RoCE (rxe0) and runs the bats suite.
 #
 # The host's root is mounted read-only at /; the writable 9p share "results"
-# carries job.env in and the TAP output, the exit status and a log back out.
+# carries job.env in (the settings boot.sh forwards, under the same names) and the TAP output, the exit status and a log back out.
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 export HOME=/root TMPDIR=/run/tmp LANG=C.UTF-8
 
@@ -79,7 +79,7 @@ wait_for_gid() {
 
 # The interface rxe0 runs on: a dummy one, or a node's NIC on the wire.
 start_netdev() {
-	if [ -z "${RDMA_STEPS_NODE:-}" ]; then
+	if [ -z "${RDMA_VM_NODE:-}" ]; then
 		modprobe -d "$RDMA_STEPS_VM_DIR/kernel" dummy && ip link add "$RXE_NETDEV" type dummy
 	else
 		modprobe -d "$RDMA_STEPS_VM_DIR/kernel" virtio_net && ip link show "$RXE_NETDEV" >/dev/null
@@ -103,11 +103,10 @@ start_rxe() {
 mount_filesystems || { say "mounting /proc, /sys, /dev, /tmp, /run or the results share failed"; power_off; }
 # shellcheck source=/dev/null
 . /run/results/job.env || fail "cannot read job.env from the results share"
-export RDMA_STEPS_TERM RDMA_STEPS_ROWS RDMA_STEPS_COLS
-if [ -n "${RDMA_STEPS_NODE:-}" ]; then
-	RXE_NETDEV=eth0 RXE_ADDR=198.18.0.$RDMA_STEPS_NODE
-	export RDMA_STEPS_NODE RDMA_STEPS_PEER_ADDR=198.18.0.$((3 - RDMA_STEPS_NODE))
-	hostname "node$RDMA_STEPS_NODE"
+if [ -n "${RDMA_VM_NODE:-}" ]; then
+	RXE_NETDEV=eth0 RXE_ADDR=198.18.0.$RDMA_VM_NODE
+	export RDMA_STEPS_PEER_ADDR=198.18.0.$((3 - RDMA_VM_NODE))
+	hostname "node$RDMA_VM_NODE"
 else
 	hostname rdma-vm
 fi
@@ -122,15 +121,11 @@ say "guest up at $(uptime_s) s (kernel $(uname -r))"
 start_rxe || fail "soft-RoCE set-up failed: rxe0 on $RXE_NETDEV ($RXE_ADDR) did not come up"
 say "rxe0 ready on $RXE_NETDEV ($RXE_ADDR) at $(uptime_s) s"
 # make shell: the project's own share, writable and uncached (see boot.sh).
-if [ "${RDMA_STEPS_PROJECT_RW:-0}" = 1 ]; then
+if [ "${RDMA_VM_PROJECT_RW:-0}" = 1 ]; then
 	mount -t 9p -o trans=virtio,version=9p2000.L,msize=512000,cache=mmap project "$RDMA_STEPS_ROOT" ||
 		fail "cannot mount the project's share (mount_tag project) at $RDMA_STEPS_ROOT"
 fi
 cd "$RDMA_STEPS_ROOT" || fail "no project at $RDMA_STEPS_ROOT"
-[ -n "$RDMA_STEPS_BIN" ] && export RDMA_STEPS_BIN
-[ -n "${SOAK_ITERS:-}" ] && export SOAK_ITERS
-[ -n "${BENCH_REPS:-}" ] && export BENCH_REPS
-[ -n "${BENCH_QUICK:-}" ] && export BENCH_QUICK
 # A coverage build writes its gcov counts beside its objects, which are read-only
 # here: GCOV_PREFIX sends them to the results share instead (make test-faults).
 [ -n "${RDMA_STEPS_GCOV:-}" ] && export GCOV_PREFIX=/run/results/gcov

@@ -8,8 +8,8 @@
 # stay out of the way.
 tty=/dev/ttyS0
 stty -F "$tty" sane
-[ "${RDMA_STEPS_ROWS:-0}" -gt 0 ] && stty -F "$tty" rows "$RDMA_STEPS_ROWS" cols "$RDMA_STEPS_COLS"
-export TERM=${RDMA_STEPS_TERM:-vt100} HOME=$TMPDIR/home TMUX_TMPDIR=$TMPDIR
+[ "${LINES:-0}" -gt 0 ] && stty -F "$tty" rows "$LINES" cols "$COLUMNS"
+export TERM=${TERM:-vt100} HOME=$TMPDIR/home TMUX_TMPDIR=$TMPDIR
 mkdir -p "$HOME"
 cat >"$HOME/.bashrc" <<'RC'
 PS1='\u@\h:\w\$ '

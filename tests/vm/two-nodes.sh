@@ -20,7 +20,7 @@ die() { echo "shell: $*" >&2; exit 1; }
 run_node() { # N PORT VM_DIR RESULTS_DIR
 	if [ "$1" = 2 ]; then
 		echo "shell: node 2 waits for node 1's end of the wire (127.0.0.1 port $2)"
-		wire_wait_listening "$2" 30
+		wait_listening "$2" 30
 	fi
 	RDMA_VM_INTERACTIVE=1 RDMA_VM_PROJECT_RW=1 RDMA_VM_NODE=$1 RDMA_VM_WIRE_PORT=$2 \
 		tests/vm/boot.sh "$3" "$4/node$1" tests/vm/shell.sh

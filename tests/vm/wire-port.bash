@@ -1,4 +1,5 @@
 # wire-port.bash: the TCP port on 127.0.0.1 that joins two nodes' NICs (QEMU's socket backend); sourced by two-nodes.sh and tests/wire/wire.sh.
+# Node 1's QEMU listens on it once started, so node 2 waits for it with wait_listening (tests/listen.bash).
 
 # A port in 20000-29999 that nothing listens on.
 wire_free_port() {
@@ -9,14 +10,5 @@ wire_free_port() {
 	return 1
 }
 
-# Node 1's QEMU listens on PORT once started; node 2 can only connect then.  Waits up to
-# SECONDS; with PID, gives up as soon as that process (node 1's) has ended.
-wire_wait_listening() { # PORT SECONDS [PID]
-	local i
-	for ((i = 0; i < $2 * 10; i++)); do
-		[ -n "$(ss -Hltn "sport = :$1")" ] && return 0
-		[ -z "${3:-}" ] || kill -0 "$3" 2>/dev/null || return 1
-		sleep 0.1
-	done
-	return 1
-}
+# shellcheck source=tests/listen.bash
+. "$(dirname "${BASH_SOURCE[0]}")/../listen.bash"

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # node.sh: one node's job in make test-wire: steps 03 to 06 across the wire, node 1 the server with the capture, node 2 the client.
 #
-# Runs in each VM (tests/wire/wire.sh boots them), with RDMA_STEPS_NODE, RDMA_STEPS_NETDEV
+# Runs in each VM (tests/wire/wire.sh boots them), with RDMA_VM_NODE, RDMA_STEPS_NETDEV
 # and RDMA_STEPS_PEER_ADDR set by the guest's init.  For each case of cases.tsv, node 1 runs
 # the step's server and node 2 its client, which retries its connection until that server
 # listens.  Node 1 captures RoCE v2 (UDP port 4791) on its NIC the whole time.  Writes, in
@@ -10,7 +10,7 @@
 set -uo pipefail
 bin=${RDMA_STEPS_BIN:-build/bin}
 out=${RDMA_STEPS_RESULTS:?}
-node=${RDMA_STEPS_NODE:?node.sh runs in a VM booted as one of two nodes (tests/wire/wire.sh)}
+node=${RDMA_VM_NODE:?node.sh runs in a VM booted as one of two nodes (tests/wire/wire.sh)}
 
 say() { echo "node $node: $*"; }
 

@@ -44,7 +44,7 @@ start=$SECONDS
 echo "wire: node 1 and node 2 on 127.0.0.1 port $port; logs in $out/node1.boot.log and node2.boot.log"
 boot_node 1 "$port" &
 pid1=$!
-wire_wait_listening "$port" 10 "$pid1" || die "node 1's QEMU never listened on port $port: $(tail -n 5 "$out/node1.boot.log")"
+wait_listening "$port" 10 "$pid1" || die "node 1's QEMU never listened on port $port: $(tail -n 5 "$out/node1.boot.log")"
 boot_node 2 "$port"
 status2=$?
 wait "$pid1"

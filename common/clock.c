@@ -1,0 +1,41 @@
+/* clock.c: the one clock every step reads: the monotonic clock, immune to changes of the wall clock. */
+#include "clock.h"
+
+double now_us(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return t.tv_sec * 1e6 + t.tv_nsec / 1e3;
+}
+
+void clock_start(struct timespec *start)
+{
+	clock_gettime(CLOCK_MONOTONIC, start);
+}
+
+long ms_since(const struct timespec *start)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (now.tv_sec - start->tv_sec) * 1000 + (now.tv_nsec - start->tv_nsec) / 1000000;
+}
+
+struct timespec deadline_in(int timeout_s)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	t.tv_sec += timeout_s;
+	return t;
+}
+
+int ms_left(const struct timespec *deadline)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (int)((deadline->tv_sec - now.tv_sec) * 1000 +
+		     (deadline->tv_nsec - now.tv_nsec) / 1000000);
+}

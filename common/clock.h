@@ -1,0 +1,22 @@
+/* clock.h: the one clock every step reads: the monotonic clock, immune to changes of the wall clock. */
+#ifndef RDMA_STEPS_CLOCK_H
+#define RDMA_STEPS_CLOCK_H
+
+#include <time.h>
+
+/* Microseconds on the monotonic clock. */
+double now_us(void);
+
+/* Starts a stopwatch: the monotonic clock's time now, into START. */
+void clock_start(struct timespec *start);
+
+/* Whole milliseconds since START, which clock_start filled. */
+long ms_since(const struct timespec *start);
+
+/* The monotonic clock's time TIMEOUT_S seconds from now: a deadline for ms_left. */
+struct timespec deadline_in(int timeout_s);
+
+/* Milliseconds left until DEADLINE: zero or less once it has passed. */
+int ms_left(const struct timespec *deadline);
+
+#endif

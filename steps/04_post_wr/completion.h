@@ -1,0 +1,79 @@
+/* completion.h: stage 4's completion handling: wait for a work completion, check it, show it, drain the CQ. */
+#ifndef RDMA_STEPS_COMPLETION_H
+#define RDMA_STEPS_COMPLETION_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <infiniband/verbs.h>
+
+#include "cq_qp_rts.h"
+#include "post_wr.h"
+
+/* How long a wait for one completion lasts before it counts as lost. */
+#define POLL_TIMEOUT_MS 10000
+
+/*
+ * The waits, each built on the one before it: they differ in what they
+ * leave to the caller.
+ *
+ * wait_completion busy-polls the CQ until one completion arrives, whatever
+ * its status: 0 then, 1 when TIMEOUT_MS passes first (the caller decides
+ * what that means), -1 on an error (reported).
+ */
+int wait_completion(struct rdma_conn *conn, struct ibv_wc *wc, int timeout_ms);
+
+/* As wait_completion, but a timeout is an error too, reported with what to check: 0 or -1. */
+int take_any_completion(struct rdma_conn *conn, struct ibv_wc *wc, int timeout_ms);
+
+/* As take_any_completion, and a completion whose status is not success fails too. */
+int take_good_completion(struct rdma_conn *conn, struct ibv_wc *wc, int timeout_ms);
+
+struct cm_link;
+
+/*
+ * As take_good_completion; with CM (--cm), between slices of CM_CHECK_MS it
+ * looks for the peer's DISCONNECTED, since a posted receive never says that
+ * its peer has gone.
+ */
+int take_good_completion_cm(struct rdma_conn *conn, struct cm_link *cm, struct ibv_wc *wc,
+			    int timeout_ms);
+
+/*
+ * Takes the next completion, which must have failed: shows its status, what
+ * that means and how long it took.  A success fails, naming WHAT, since
+ * memory protection should have refused it.
+ */
+int expect_failed_completion(struct rdma_conn *conn, const char *what);
+
+/* Reports that TIMEOUT_MS passed with no completion, and what to check. */
+void report_no_completion(int timeout_ms);
+
+/* Fails, naming the status, unless WC succeeded; then shows it. */
+int check_good_completion(const struct ibv_wc *wc);
+
+/* Fails, naming both, unless WC is the completion of the work request tagged WR_ID. */
+int expect_wr_id(const struct ibv_wc *wc, uint64_t wr_id);
+
+/*
+ * A receive completion must carry exactly LEN bytes, what this side expects;
+ * fails, naming both sizes, otherwise.  Other completions pass.
+ */
+int check_received_length(const struct ibv_wc *wc, size_t len);
+
+/* Reports what a successful completion says: opcode, status, bytes, immediate value. */
+void show_completion(const struct ibv_wc *wc);
+
+/* Shows a failed completion: which work request, its status and what that means. */
+void show_failed_completion(const struct ibv_wc *wc);
+
+/* What a completion status means: its cause, in a phrase. */
+const char *wc_status_cause(enum ibv_wc_status status);
+
+/*
+ * Takes every completion the CQ holds right now off it, showing each when
+ * SHOW_EACH (a failed one with its cause); returns how many, or -1.
+ */
+int drain_completions(struct rdma_conn *conn, bool show_each);
+
+#endif
