@@ -86,6 +86,8 @@ bool fault_at(const char *point)
 	if (!fp)
 		return false;
 	fired = true;
+	/* Never hidden by show_quiet: the run is about to fail, and this says why. */
+	show_quiet(false);
 	show("fault injected", "%s fails here, as if with %s (%s=%s)", fp->verb, strerror(fp->err),
 	     FAULT_ENV, point);
 	errno = fp->err;
