@@ -121,6 +121,7 @@ static int run_rank(const struct cli_common *common, const struct ring_opts *opt
 	const char *failure = NULL;
 	struct hello mine = { .rank = l->rank, .world = l->world };
 	struct neighbours nb;
+	int rc;
 	struct sweep s = { .ring = ring, .tcp = tcp, .ctl = ctl, .opts = opts,
 			   .timeout_s = common->timeout_s };
 
@@ -146,7 +147,11 @@ static int run_rank(const struct cli_common *common, const struct ring_opts *opt
 	show_heading("stage 7: the collective, every size");
 	if (run_transports(&s, opts))
 		return -1;
-	if (ring_finish(ring, ctl, common->timeout_s) || ctl_gather(ctl, &none, all))
+	/* The last credits' completions, quietly, as every run's. */
+	show_quiet(true);
+	rc = ring_finish(ring, ctl, common->timeout_s);
+	show_quiet(false);
+	if (rc || ctl_gather(ctl, &none, all))
 		return -1;
 	if (common->pause)
 		pause_until_told("the collective is done (see 'rdma resource show')");

@@ -156,7 +156,7 @@ assert_faults_ring() {
 	for point in "$@"; do
 		record_baseline
 		count_for_point "$point"
-		RDMA_STEPS_FAIL_AT=$point run_ring 2 -t 3 -b 4K --maxbytes 4K -n 2 -w 1
+		RDMA_STEPS_FAIL_AT=$point run_ring 2 -t 10 -b 4K --maxbytes 4K -n 2 -w 1
 		fired=0
 		for k in 0 1; do
 			[ "${ring_status[k]}" -ne 0 ] || fail "07_allreduce rank $k with the fault at $point exited with 0"
