@@ -1,5 +1,6 @@
 /* cm.c: the connection through the RDMA connection manager (--cm): address, route, the CM's handshake and its private data. */
 #include "cm.h"
+#include "clock.h"
 #include "byteorder.h"
 #include "cq_qp_rts.h"
 #include "device.h"
@@ -141,14 +142,6 @@ static void report_no_rdma_cm(int err)
 		report_verb_error("rdma_create_event_channel", err);
 }
 
-static long ms_until(const struct timespec *deadline)
-{
-	struct timespec now;
-
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	return (deadline->tv_sec - now.tv_sec) * 1000 + (deadline->tv_nsec - now.tv_nsec) / 1000000;
-}
-
 /*
  * Waits until DEADLINE for the channel's next event and copies it into EV.
  * Returns 0, 1 when the deadline passed first, -1 on an error (reported).
@@ -163,7 +156,7 @@ static int next_event(struct cm_link *cm, const struct timespec *deadline, struc
 	for (;;) {
 		if (stop_requested())
 			return report_stopped();
-		left = ms_until(deadline);
+		left = ms_left(deadline);
 		left = left < 0 ? 0 : left;
 		rc = poll(&pfd, 1, (int)(left < 100 ? left : 100));
 		if (rc > 0)
@@ -195,12 +188,6 @@ static int next_event(struct cm_link *cm, const struct timespec *deadline, struc
 		show("rdma_cm event", "%s: %s", rdma_event_str(ev->type),
 		     event_meaning(ev->type, cm->listen_id != NULL));
 	return 0;
-}
-
-static void deadline_in(struct timespec *deadline, int seconds)
-{
-	clock_gettime(CLOCK_MONOTONIC, deadline);
-	deadline->tv_sec += seconds;
 }
 
 /* The server's REJ text, when the REJ is ours: the client then names what the server refused. */
@@ -273,10 +260,9 @@ static void report_unwanted(const struct cm_link *cm, const struct cm_event *ev,
 static int wait_for_event(struct cm_link *cm, enum rdma_cm_event_type want, struct cm_event *ev,
 			  const char *options, const char *late, const char *hint)
 {
-	struct timespec deadline;
+	struct timespec deadline = deadline_in(cm->timeout_s);
 	int rc;
 
-	deadline_in(&deadline, cm->timeout_s);
 	for (;;) {
 		rc = next_event(cm, &deadline, ev);
 		if (rc < 0)
@@ -624,10 +610,10 @@ int cm_connect(struct cm_link *cm, struct ibv_qp *qp, struct peer_info *local,
 
 bool cm_peer_gone(struct cm_link *cm)
 {
-	struct timespec now;
+	struct timespec now = deadline_in_ms(0);
 	struct cm_event ev;
 
-	clock_gettime(CLOCK_MONOTONIC, &now);
+	/* A deadline of now: an event already queued is taken, none is waited for. */
 	if (next_event(cm, &now, &ev) || ev.type != RDMA_CM_EVENT_DISCONNECTED)
 		return false;
 	cm->disconnected = true;

@@ -1,5 +1,6 @@
 /* rendezvous.c: stage 7: the launcher's rank and world size, rank 0's rendezvous, and the control channel that ends every rank on a failure. */
 #include "rendezvous.h"
+#include "clock.h"
 #include "report.h"
 #include "sock.h"
 #include "stop.h"
@@ -160,28 +161,6 @@ static int decode(const uint8_t in[CTL_MSG_LEN], struct ctl_msg *m)
 	return 0;
 }
 
-static long ms_until(const struct timespec *deadline)
-{
-	struct timespec now;
-
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	return (deadline->tv_sec - now.tv_sec) * 1000 + (deadline->tv_nsec - now.tv_nsec) / 1000000;
-}
-
-static struct timespec in_ms(long ms)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	t.tv_sec += ms / 1000;
-	t.tv_nsec += (ms % 1000) * 1000000;
-	if (t.tv_nsec >= 1000000000) {
-		t.tv_sec++;
-		t.tv_nsec -= 1000000000;
-	}
-	return t;
-}
-
 /* Waits for FD to be readable; 1, 0 at the deadline, -1 on a stop signal (not reported). */
 static int wait_readable(int fd, const struct timespec *deadline)
 {
@@ -191,7 +170,7 @@ static int wait_readable(int fd, const struct timespec *deadline)
 	for (;;) {
 		if (stop_requested())
 			return -1;
-		left = ms_until(deadline);
+		left = ms_left(deadline);
 		if (left <= 0)
 			return 0;
 		if (poll(&pfd, 1, left > 100 ? 100 : (int)left) > 0)
@@ -221,7 +200,7 @@ static int send_msg(int fd, const struct ctl_msg *m)
 /* Reads one message within TIMEOUT_MS: 0, 1 at the timeout, -1 when the peer closed or sent garbage. */
 static int recv_msg(int fd, struct ctl_msg *m, long timeout_ms)
 {
-	struct timespec deadline = in_ms(timeout_ms);
+	struct timespec deadline = deadline_in_ms(timeout_ms);
 	uint8_t in[CTL_MSG_LEN];
 	size_t have = 0;
 
@@ -371,8 +350,8 @@ static void take_hello(struct ring_ctl *c, int lfd, struct gathering *g, struct 
 	if (g->failed < 0 && check_hello(&h, &g->hellos[0], g->came, g->why, sizeof(g->why))) {
 		g->failed = h.rank;
 		/* Ranks still on their way are told too, if they come within a second. */
-		if (ms_until(deadline) > 1000)
-			*deadline = in_ms(1000);
+		if (ms_left(deadline) > 1000)
+			*deadline = deadline_in_ms(1000);
 		return;
 	}
 	if (g->failed >= 0)
@@ -429,7 +408,7 @@ static int answer_all(struct ring_ctl *c, struct gathering *g, struct neighbours
 static int serve_rendezvous(struct ring_ctl *c, int lfd, const struct hello *mine,
 			    const char *failure, struct neighbours *out)
 {
-	struct timespec deadline = in_ms(c->timeout_s * 1000L);
+	struct timespec deadline = deadline_in_ms(c->timeout_s * 1000L);
 	struct gathering *g = calloc(1, sizeof(*g));
 	int rc = -1;
 
@@ -646,7 +625,7 @@ static int first_without_result(const struct ring_ctl *c)
 
 int ctl_gather(struct ring_ctl *c, const struct rank_result *mine, struct rank_result *all)
 {
-	struct timespec deadline = in_ms(c->timeout_s * 1000L);
+	struct timespec deadline = deadline_in_ms(c->timeout_s * 1000L);
 	struct ctl_msg m = { .type = CTL_RESULT, .result = *mine };
 	int rc = 0;
 
@@ -659,13 +638,13 @@ int ctl_gather(struct ring_ctl *c, const struct rank_result *mine, struct rank_r
 			announce(c, 0, "its connection closed: it has stopped");
 			return -1;
 		}
-		while (rc == 0 && ms_until(&deadline) > 0)
+		while (rc == 0 && ms_left(&deadline) > 0)
 			rc = poll_ctl(c, 100, true);
 		if (rc == 0)
 			ctl_fail(c, 0, "it did not let the ranks go on within %d s", c->timeout_s);
 		return rc > 0 ? 0 : -1;
 	}
-	while (!all_results(c) && ms_until(&deadline) > 0)
+	while (!all_results(c) && ms_left(&deadline) > 0)
 		if (poll_ctl(c, 100, false))
 			return -1;
 	if (!all_results(c)) {

@@ -1,5 +1,6 @@
 /* ring.c: stage 7: the ring on verbs: one RC QP to the next rank and one from the previous, K slots of C bytes, credits, WRITE with immediate. */
 #include "ring.h"
+#include "clock.h"
 #include "fault.h"
 #include "completion.h"
 #include "post_wr.h"
@@ -291,14 +292,6 @@ static int poll_both(struct rdma_ring *r, struct ring_ctl *ctl, const struct rin
 	return n_next + n_prev;
 }
 
-static double ms_since(const struct timespec *t)
-{
-	struct timespec now;
-
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	return (double)(now.tv_sec - t->tv_sec) * 1e3 + (double)(now.tv_nsec - t->tv_nsec) / 1e6;
-}
-
 /* Nothing moved for TIMEOUT_S: names the neighbour this rank waits on. */
 static void report_stall(struct rdma_ring *r, struct ring_ctl *ctl, const struct plan *plan,
 			 int sent, int taken, int timeout_s)
@@ -315,14 +308,14 @@ static void report_stall(struct rdma_ring *r, struct ring_ctl *ctl, const struct
 static int idle(struct rdma_ring *r, struct ring_ctl *ctl, const struct plan *plan, int sent,
 		int taken, int timeout_s, const struct timespec *progress, struct timespec *ctl_seen)
 {
-	double quiet = ms_since(progress);
+	long quiet = ms_since(progress);
 
 	if (ms_since(ctl_seen) >= CTL_EVERY_MS) {
-		clock_gettime(CLOCK_MONOTONIC, ctl_seen);
+		clock_start(ctl_seen);
 		if (ctl_check(ctl))
 			return -1;
 	}
-	if (quiet >= timeout_s * 1000.0) {
+	if (quiet >= timeout_s * 1000L) {
 		report_stall(r, ctl, plan, sent, taken, timeout_s);
 		return -1;
 	}
@@ -337,7 +330,7 @@ int ring_run(struct rdma_ring *r, const struct ring_layout *l, const struct plan
 	int sent = 0, taken = 0, n;
 	unsigned spins = 0;
 
-	clock_gettime(CLOCK_MONOTONIC, &progress);
+	clock_start(&progress);
 	ctl_seen = progress;
 	/* What came early is taken first, in order; what is early even for this run stays kept. */
 	n = r->n_early;
@@ -358,7 +351,7 @@ int ring_run(struct rdma_ring *r, const struct ring_layout *l, const struct plan
 		if (n < 0)
 			return -1;
 		if (n > 0) {
-			clock_gettime(CLOCK_MONOTONIC, &progress);
+			clock_start(&progress);
 			continue;
 		}
 		/* rxe's "NIC" is kernel work on these same CPUs, and ranks may outnumber them. */
@@ -378,7 +371,7 @@ int ring_finish(struct rdma_ring *r, struct ring_ctl *ctl, int timeout_s)
 	int taken = 0;
 	unsigned spins = 0;
 
-	clock_gettime(CLOCK_MONOTONIC, &progress);
+	clock_start(&progress);
 	ctl_seen = progress;
 	while (r->credit_sends_in_flight > 0) {
 		int n = poll_both(r, ctl, &l, &none, &taken);

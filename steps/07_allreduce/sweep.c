@@ -1,19 +1,11 @@
 /* sweep.c: stage 7: nccl-tests' loop over sizes, its table (size, count, type, redop, root, time, algbw, busbw, #wrong), and our lines after it. */
 #include "sweep.h"
+#include "clock.h"
 #include "report.h"
 
 #include <stdint.h>
 #include <stdio.h>
 #include <sys/resource.h>
-#include <time.h>
-
-static double now_clock_us(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (double)t.tv_sec * 1e6 + (double)t.tv_nsec / 1e3;
-}
 
 static double cpu_us(void)
 {
@@ -96,11 +88,11 @@ static int run_size(const struct sweep *s, enum transport transport, size_t coun
 	show_quiet(true);
 	if (run_times(s, transport, &l, &p, s->opts->warmup))
 		goto out_free_plan;
-	t0 = now_clock_us();
+	t0 = now_us();
 	c0 = cpu_us();
 	if (run_times(s, transport, &l, &p, s->opts->iters))
 		goto out_free_plan;
-	mine.time_ns = (uint64_t)((now_clock_us() - t0) * 1e3 / s->opts->iters);
+	mine.time_ns = (uint64_t)((now_us() - t0) * 1e3 / s->opts->iters);
 	out->cpu_us[i] = (cpu_us() - c0) / s->opts->iters;
 	mine.bytes = plan_bytes(&p);
 	if (s->opts->check) {

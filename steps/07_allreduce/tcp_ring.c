@@ -1,5 +1,6 @@
 /* tcp_ring.c: stage 7: the same ring over TCP sockets, the same pieces and pipelining, non-blocking both ways. */
 #include "tcp_ring.h"
+#include "clock.h"
 #include "report.h"
 #include "sock.h"
 
@@ -156,22 +157,21 @@ int tcp_ring_run(struct tcp_ring *t, const struct ring_layout *l, const struct p
 		 struct ring_ctl *ctl, int timeout_s)
 {
 	struct tcp_run run = { 0 };
-	struct timespec progress, now;
+	struct timespec progress;
 
-	clock_gettime(CLOCK_MONOTONIC, &progress);
+	clock_start(&progress);
 	while (run.sent < plan->n_send || run.taken < plan->n_recv) {
 		int moved = move_once(t, l, plan, &run, ctl);
 
 		if (moved < 0)
 			return -1;
-		clock_gettime(CLOCK_MONOTONIC, &now);
 		if (moved) {
-			progress = now;
+			clock_start(&progress);
 			continue;
 		}
 		if (ctl_check(ctl))
 			return -1;
-		if (now.tv_sec - progress.tv_sec >= timeout_s) {
+		if (ms_since(&progress) >= timeout_s * 1000L) {
 			ctl_fail(ctl, (t->rank + t->world - 1) % t->world, "nothing moved on the TCP ring "
 				 "for %d s", timeout_s);
 			return -1;
