@@ -29,12 +29,19 @@ int take_any_completion(struct rdma_conn *conn, struct ibv_wc *wc, int timeout_m
 /* As take_any_completion, and a completion whose status is not success fails too. */
 int take_good_completion(struct rdma_conn *conn, struct ibv_wc *wc, int timeout_ms);
 
+/*
+ * As take_good_completion, but in slices of SLICE_MS: between two,
+ * PEER_GONE(CTX) says whether the peer has gone (and reports how), which
+ * ends the wait, since a posted receive never says that its peer has gone.
+ */
+int take_good_completion_watching(struct rdma_conn *conn, struct ibv_wc *wc, int timeout_ms,
+				  int slice_ms, bool (*peer_gone)(void *ctx), void *ctx);
+
 struct cm_link;
 
 /*
- * As take_good_completion; with CM (--cm), between slices of CM_CHECK_MS it
- * looks for the peer's DISCONNECTED, since a posted receive never says that
- * its peer has gone.
+ * As take_good_completion; with CM (--cm), watching for the peer's
+ * DISCONNECTED between slices of CM_CHECK_MS.
  */
 int take_good_completion_cm(struct rdma_conn *conn, struct cm_link *cm, struct ibv_wc *wc,
 			    int timeout_ms);

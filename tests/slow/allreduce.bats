@@ -19,6 +19,20 @@ assert_launched_right() {
 	file_has_line "$1" "^check +: right: " || fail "rank 0's check is not right: $(cat "$1")"
 }
 
+# Fails unless each of the three ranks' outputs in FILES says it took its rank from
+# LAUNCHER's VARIABLES, and the run of 64 KiB was right (assert_launched_right).
+assert_three_ranks_from() { # LAUNCHER VARIABLES FILE...
+	local launcher=$1 vars=$2 k
+	shift 2
+	[ $# -eq 3 ] || fail "$launcher left $# rank outputs, not 3: $*"
+	local -a outs=("$@")
+	for k in 0 1 2; do
+		file_has_line "${outs[k]}" "^launcher +: $launcher: rank $k of 3, from $vars\$" ||
+			fail "rank $k did not take its rank from $launcher: $(cat "${outs[k]}")"
+	done
+	assert_launched_right 65536 "${outs[@]}"
+}
+
 @test "allreduce: 8 MiB, 1 MiB and sizes not divisible by 4, on 4 ranks, float and int32, K = 8 and K = 1: every rank right, no RNR NAK" {
 	record_baseline
 	rnr_before=$(rnr_naks)
@@ -71,24 +85,19 @@ assert_launched_right() {
 }
 
 @test "allreduce under mpirun (Open MPI, as root, more ranks than vCPUs): the rank from OMPI_COMM_WORLD_RANK, rank 0 at MASTER_ADDR" {
-	command -v mpirun >/dev/null || skip "no mpirun (Debian's openmpi-bin)"
+	command -v mpirun >/dev/null || fail "no mpirun: make test-allreduce installs Debian's openmpi-bin (tests/deps.sh collective)"
 	record_baseline
 	port=$(pick_port)
 	run timeout -k 2 60 mpirun --allow-run-as-root --oversubscribe -np 3 --output-filename "$BATS_TEST_TMPDIR/mpi" \
 		-x MASTER_ADDR=127.0.0.1 "$BIN/07_allreduce" -d "$DEV" -p "$port" -t 20 -b 64K --maxbytes 64K -n 2 -w 1
 	[ "$status" -eq 0 ] || fail "mpirun exited with $status: $output $(cat "$BATS_TEST_TMPDIR"/mpi/*/rank.*/stdout 2>/dev/null)"
 	mapfile -t outs < <(ls "$BATS_TEST_TMPDIR"/mpi/1/rank.*/stdout)
-	[ "${#outs[@]}" -eq 3 ] || fail "mpirun left ${#outs[@]} rank outputs: $(ls -R "$BATS_TEST_TMPDIR/mpi")"
-	for k in 0 1 2; do
-		file_has_line "${outs[k]}" "^launcher +: Open MPI: rank $k of 3, from OMPI_COMM_WORLD_RANK and OMPI_COMM_WORLD_SIZE$" ||
-			fail "rank $k did not take its rank from Open MPI: $(cat "${outs[k]}")"
-	done
-	assert_launched_right 65536 "${outs[@]}"
+	assert_three_ranks_from "Open MPI" "OMPI_COMM_WORLD_RANK and OMPI_COMM_WORLD_SIZE" "${outs[@]}"
 	assert_back_to_baseline
 }
 
 @test "allreduce under torchrun --no-python (its agent holds MASTER_PORT; our rendezvous is on -p)" {
-	command -v torchrun >/dev/null || skip "no torchrun (Debian's python3-torch: make test-allreduce installs it)"
+	command -v torchrun >/dev/null || fail "no torchrun: make test-allreduce installs Debian's python3-torch (tests/deps.sh collective)"
 	record_baseline
 	port=$(pick_port)
 	# Debian 12's torchrun (torch 1.13 on Python 3.11) fails at its default "--redirects 0
@@ -99,12 +108,7 @@ assert_launched_right() {
 		"$BIN/07_allreduce" -d "$DEV" -p "$port" -t 30 -b 64K --maxbytes 64K -n 2 -w 1
 	[ "$status" -eq 0 ] || fail "torchrun exited with $status: $output $(cat "$BATS_TEST_TMPDIR"/torch/*/attempt_0/*/stdout.log 2>/dev/null)"
 	mapfile -t outs < <(ls "$BATS_TEST_TMPDIR"/torch/*/attempt_0/*/stdout.log)
-	[ "${#outs[@]}" -eq 3 ] || fail "torchrun left ${#outs[@]} rank outputs: $(ls -R "$BATS_TEST_TMPDIR/torch")"
-	for k in 0 1 2; do
-		file_has_line "${outs[k]}" "^launcher +: torchrun: rank $k of 3, from RANK and WORLD_SIZE$" ||
-			fail "rank $k did not take its rank from torchrun: $(cat "${outs[k]}")"
-	done
-	assert_launched_right 65536 "${outs[@]}"
+	assert_three_ranks_from torchrun "RANK and WORLD_SIZE" "${outs[@]}"
 	assert_back_to_baseline
 }
 
@@ -117,10 +121,7 @@ assert_launched_right() {
 	RING_N=3 RING_START=$SECONDS
 	finish_ring
 	assert_ring_success
-	for k in 0 1 2; do
-		file_has_line "$BATS_TEST_TMPDIR/r$k.out" "^launcher +: Slurm: rank $k of 3, from SLURM_PROCID and SLURM_NTASKS$" || fail "rank $k: $(cat "$BATS_TEST_TMPDIR/r$k.out")"
-	done
-	assert_launched_right 65536 "$BATS_TEST_TMPDIR"/r{0,1,2}.out
+	assert_three_ranks_from Slurm "SLURM_PROCID and SLURM_NTASKS" "$BATS_TEST_TMPDIR"/r{0,1,2}.out
 	# srun starting torchrun on one node: SLURM_PROCID is 0 for every process, RANK differs.
 	port=$(pick_port)
 	for k in 0 1; do

@@ -39,6 +39,17 @@ assert_fault_named() {
 	assert_output --partial "error: $error"
 }
 
+# One side of a run with the fault at POINT, whose output is selected: it must
+# have failed, not hung, and if it reached the point, name it (counted in $fired).
+check_fault_side() { # NAME STATUS WHAT POINT
+	[ "$2" -ne 0 ] || fail "$3 with the fault at $4 exited with 0: $output"
+	[ "$2" -ne 124 ] || fail "$3 with the fault at $4 hung: $output"
+	if [[ $output == *"fault injected "* ]]; then
+		assert_fault_named "$1" "$4"
+		fired=$((fired + 1))
+	fi
+}
+
 # Runs a one-sided STEP with the fault at each POINT in turn.
 assert_faults_alone() {
 	local step=$1 point
@@ -78,12 +89,7 @@ assert_faults_paired() {
 		for side in srv cli; do
 			pid_var=${side}_pid
 			finish_step "$side" "${!pid_var}"
-			[ "$status" -ne 0 ] || fail "$step $side with the fault at $point exited with 0: $output"
-			[ "$status" -ne 124 ] || fail "$step $side with the fault at $point hung: $output"
-			if [[ $output == *"fault injected "* ]]; then
-				assert_fault_named "$side" "$point"
-				fired=$((fired + 1))
-			fi
+			check_fault_side "$side" "$status" "$step $side" "$point"
 		done
 		[ "$fired" -gt 0 ] || fail "$step: no side reached the fault point $point"
 		assert_back_to_baseline
@@ -159,13 +165,8 @@ assert_faults_ring() {
 		RDMA_STEPS_FAIL_AT=$point run_ring 2 -t 10 -b 4K --maxbytes 4K -n 2 -w 1
 		fired=0
 		for k in 0 1; do
-			[ "${ring_status[k]}" -ne 0 ] || fail "07_allreduce rank $k with the fault at $point exited with 0"
-			[ "${ring_status[k]}" -ne 124 ] || fail "07_allreduce rank $k with the fault at $point hung"
 			use_output_of "r$k"
-			if [[ $output == *"fault injected "* ]]; then
-				assert_fault_named "r$k" "$point"
-				fired=$((fired + 1))
-			fi
+			check_fault_side "r$k" "${ring_status[k]}" "07_allreduce rank $k" "$point"
 		done
 		[ "$fired" -gt 0 ] || fail "07_allreduce: no rank reached the fault point $point"
 		assert_back_to_baseline
