@@ -34,12 +34,15 @@ run_ring() {
 	finish_ring
 }
 
-# Fails unless every rank exited with 0.
+# Fails unless every rank exited with 0, showing every rank that did not: in a ring
+# the rank that failed first is often not rank 0.
 assert_ring_success() {
-	local k
+	local k failed=""
 	for ((k = 0; k < RING_N; k++)); do
-		[ "${ring_status[k]}" -eq 0 ] || fail "rank $k exited with ${ring_status[k]}: $(cat "$BATS_TEST_TMPDIR/r$k.out")"
+		[ "${ring_status[k]}" -eq 0 ] ||
+			failed+="rank $k exited with ${ring_status[k]}: $(cat "$BATS_TEST_TMPDIR/r$k.out")"$'\n'
 	done
+	[ -z "$failed" ] || fail "$failed"
 }
 
 # Fails unless every rank started ended with 1 within BOUND seconds (2 x -t and 5 s for
