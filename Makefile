@@ -14,11 +14,12 @@ PKG_CONFIG ?= pkg-config
 # runs before any compile.  Each value is computed once, then kept.
 IBVERBS_CFLAGS = $(eval IBVERBS_CFLAGS := $(shell $(PKG_CONFIG) --cflags libibverbs))$(IBVERBS_CFLAGS)
 IBVERBS_LIBS = $(eval IBVERBS_LIBS := $(shell $(PKG_CONFIG) --libs libibverbs))$(IBVERBS_LIBS)
+RDMACM_LIBS = $(eval RDMACM_LIBS := $(shell $(PKG_CONFIG) --libs librdmacm))$(RDMACM_LIBS)
 
 CFLAGS ?= -O2 -g
 CFLAGS += -std=gnu11 -Wall -Wextra -Werror -Wshadow -Wformat=2 -MMD -MP
 CPPFLAGS += -Icommon $(IBVERBS_CFLAGS)
-LDLIBS += $(IBVERBS_LIBS)
+LDLIBS += $(RDMACM_LIBS) $(IBVERBS_LIBS)
 
 # gcov counters, unoptimised so that every line keeps its own count (make coverage).
 ifeq ($(COVERAGE),1)
@@ -55,15 +56,20 @@ endif
 COMMON_SRC := $(sort $(wildcard common/*.c))
 
 # A step's stage code is every .c in its directory but main.c.  A step links
-# its own main.c, its own stage and the stages of every step before it, so
+# its own main.c, its own stage and the stages of the steps before it, so
 # each stage's verbs code lives in exactly one place.
 # make check: the step named by EXERCISE comes from the learner's copy in
 # EXERCISE_DIR (make exercise writes it) instead of steps/.
 EXERCISE_DIR ?= work
 step_dir = $(if $(filter $(1),$(EXERCISE)),$(EXERCISE_DIR)/$(1),steps/$(1))
 stage_src = $(filter-out %/main.c,$(wildcard $(call step_dir,$(1))/*.c))
+# A step that builds on some earlier steps only names them in STAGES_<step>:
+# step 06 calls nothing of step 05's, and step 07's ring runs on host memory and
+# needs nothing of step 06's CUDA.
+STAGES_06_gdr := 01_open_pd 02_reg_mr 03_cq_qp_rts 04_post_wr
+STAGES_07_allreduce := 01_open_pd 02_reg_mr 03_cq_qp_rts 04_post_wr 05_poll_destroy
 steps_so_far :=
-$(foreach s,$(STEPS),$(eval steps_so_far += $(s))$(eval UPTO_$(s) := $(steps_so_far)))
+$(foreach s,$(STEPS),$(eval UPTO_$(s) := $(or $(STAGES_$(s)),$(steps_so_far)) $(s))$(eval steps_so_far += $(s)))
 step_src = $(COMMON_SRC) $(foreach s,$(UPTO_$(1)),$(call stage_src,$(s))) $(call step_dir,$(1))/main.c
 step_includes = $(foreach s,$(UPTO_$(1)),-I$(call step_dir,$(s)))
 
@@ -90,7 +96,7 @@ $(BIN):
 
 -include $(shell find $(OBJ) -name '*.d' 2>/dev/null)
 
-# Building alone needs the compiler and libibverbs-dev; the demo, the tests and
+# Building alone needs the compiler, libibverbs-dev and librdmacm-dev; the demo, the tests and
 # the VM need the rest too.  Every target that runs a sub-make depends on deps,
 # so that one apt-get runs at a time, even under -j.
 BUILD_ONLY_GOALS := all sanitize nocuda coverage clean distclean help build/%
@@ -138,6 +144,7 @@ $(eval $(call slow_check,valgrind,valgrind,all nocuda,tests/slow/valgrind.bats))
 $(eval $(call slow_check,test-lab,all,all vm,tests/slow/lab.bats tests/slow/exercises.bats))
 $(eval $(call slow_check,test-wire,wire,all vm,tests/slow/wire.bats))
 $(eval $(call slow_check,test-bench,valgrind,all,tests/slow/bench.bats))
+$(eval $(call slow_check,test-allreduce,collective,all vm,tests/slow/allreduce.bats))
 
 .PHONY: slow-checks
 slow-checks: ## List the slow checks, one name a line (.ci/run runs each)

@@ -27,6 +27,16 @@ enum cli_long_key {
 	CLI_KEY_PAUSE = CLI_FIRST_LONG_KEY,	/* --pause (every step that pauses) */
 	CLI_KEY_PEER,		/* --peer (stage 5) */
 	CLI_KEY_IMM,		/* --imm (stage 4) */
+	CLI_KEY_CM,		/* --cm (stage 3) */
+	CLI_KEY_MAXBYTES,	/* stage 7: --maxbytes, --datatype, ... */
+	CLI_KEY_DATATYPE,
+	CLI_KEY_RANK,
+	CLI_KEY_WORLD_SIZE,
+	CLI_KEY_SLOTS,
+	CLI_KEY_SLOT_BYTES,
+	CLI_KEY_TRANSPORT,
+	CLI_KEY_SLOW,
+	CLI_KEY_SCHEDULE,
 };
 
 /* An option a stage adds.  key is its short letter, or a cli_long_key for long-only options. */

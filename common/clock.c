@@ -24,10 +24,20 @@ long ms_since(const struct timespec *start)
 
 struct timespec deadline_in(int timeout_s)
 {
+	return deadline_in_ms(timeout_s * 1000L);
+}
+
+struct timespec deadline_in_ms(long ms)
+{
 	struct timespec t;
 
 	clock_gettime(CLOCK_MONOTONIC, &t);
-	t.tv_sec += timeout_s;
+	t.tv_sec += ms / 1000;
+	t.tv_nsec += (ms % 1000) * 1000000;
+	if (t.tv_nsec >= 1000000000) {
+		t.tv_sec++;
+		t.tv_nsec -= 1000000000;
+	}
 	return t;
 }
 

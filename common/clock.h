@@ -16,6 +16,9 @@ long ms_since(const struct timespec *start);
 /* The monotonic clock's time TIMEOUT_S seconds from now: a deadline for ms_left. */
 struct timespec deadline_in(int timeout_s);
 
+/* The same, MS milliseconds from now. */
+struct timespec deadline_in_ms(long ms);
+
 /* Milliseconds left until DEADLINE: zero or less once it has passed. */
 int ms_left(const struct timespec *deadline);
 

@@ -21,6 +21,18 @@ static const struct fault_point {
 	{ "modify_qp_init", "ibv_modify_qp (RESET -> INIT)", EINVAL },
 	{ "modify_qp_rtr", "ibv_modify_qp (INIT -> RTR)", EINVAL },
 	{ "modify_qp_rts", "ibv_modify_qp (RTR -> RTS)", EINVAL },
+	{ "cm_create_event_channel", "rdma_create_event_channel", ENODEV },
+	{ "cm_create_id", "rdma_create_id", ENOMEM },
+	{ "cm_resolve_addr", "rdma_resolve_addr", ENETUNREACH },
+	{ "cm_resolve_route", "rdma_resolve_route", ENOMEM },
+	{ "cm_bind_addr", "rdma_bind_addr", EADDRINUSE },
+	{ "cm_listen", "rdma_listen", ENOMEM },
+	{ "cm_create_qp", "rdma_create_qp", ENOMEM },
+	{ "cm_private_version", "our private data (sent with version 2)", EPROTO },
+	{ "cm_private_length", "our private data (sent with length 32)", EPROTO },
+	{ "cm_connect", "rdma_connect", ENOMEM },
+	{ "cm_accept", "rdma_accept", EINVAL },
+	{ "cm_reject", "rdma_reject", EINVAL },
 	{ "post_recv", "ibv_post_recv", ENOMEM },
 	{ "post_send", "ibv_post_send", ENOMEM },
 	{ "completion", "a completion (status RETRY_EXC_ERR)", EIO },
@@ -32,6 +44,8 @@ static const struct fault_point {
 	{ "dereg_mr", "ibv_dereg_mr", EBUSY },
 	{ "dealloc_pd", "ibv_dealloc_pd", EBUSY },
 	{ "close_device", "ibv_close_device", EIO },
+	{ "cm_disconnect", "rdma_disconnect", EINVAL },
+	{ "cm_destroy_id", "rdma_destroy_id", EBUSY },
 };
 
 #define N_POINTS (sizeof(points) / sizeof(points[0]))
@@ -47,7 +61,7 @@ static const struct fault_point *find_point(const char *name)
 int fault_check_env(void)
 {
 	const char *name = getenv(FAULT_ENV);
-	char list[512] = "";
+	char list[1024] = "";
 
 	/* Set but empty, as after RDMA_STEPS_FAIL_AT= on a command line, means no fault. */
 	if (!name || !*name || find_point(name))
@@ -86,6 +100,8 @@ bool fault_at(const char *point)
 	if (!fp)
 		return false;
 	fired = true;
+	/* A loop that runs quietly after its first round must still say where it failed. */
+	show_quiet(false);
 	show("fault injected", "%s fails here, as if with %s (%s=%s)", fp->verb, strerror(fp->err),
 	     FAULT_ENV, point);
 	errno = fp->err;

@@ -36,6 +36,7 @@ void show(const char *key, const char *fmt, ...)
 void show_heading(const char *title)
 {
 	printf("\n== %s ==\n", title);
+	fflush(stdout);
 }
 
 void report_verb_error(const char *verb, int err)

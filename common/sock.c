@@ -54,7 +54,7 @@ static int close_keeping_errno(int fd)
 }
 
 /* A socket bound to every address of FAMILY on PORT, listening; -1 with errno set. */
-static int listen_family(int family, int port)
+static int listen_family(int family, int port, int backlog)
 {
 	struct sockaddr_in6 in6 = { .sin6_family = AF_INET6, .sin6_port = htons((uint16_t)port),
 				    .sin6_addr = IN6ADDR_ANY_INIT };
@@ -72,7 +72,7 @@ static int listen_family(int family, int port)
 	if (family == AF_INET6 ? bind(fd, (struct sockaddr *)&in6, sizeof(in6))
 			       : bind(fd, (struct sockaddr *)&in4, sizeof(in4)))
 		goto out_close;
-	if (listen(fd, 1))
+	if (listen(fd, backlog))
 		goto out_close;
 	return fd;
 
@@ -81,12 +81,30 @@ out_close:
 }
 
 /* IPv6 and IPv4 together where the host has IPv6, IPv4 alone where it is turned off. */
-static int listen_on(int port)
+int sock_listen(int port, int backlog)
 {
-	int fd = listen_family(AF_INET6, port);
+	int fd = listen_family(AF_INET6, port, backlog);
 
 	if (fd < 0 && errno == EAFNOSUPPORT)
-		fd = listen_family(AF_INET, port);
+		fd = listen_family(AF_INET, port, backlog);
+	return fd;
+}
+
+int sock_local_port(int fd)
+{
+	struct sockaddr_storage addr;
+	socklen_t len = sizeof(addr);
+
+	if (getsockname(fd, (struct sockaddr *)&addr, &len))
+		return -1;
+	return ntohs(addr.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&addr)->sin6_port
+						: ((struct sockaddr_in *)&addr)->sin_port);
+}
+
+static int listen_on(int port)
+{
+	int fd = sock_listen(port, 1);
+
 	if (fd < 0)
 		report_error("cannot listen on TCP port %d: %s. Pick another with -p N", port,
 			     strerror(errno));
@@ -180,22 +198,20 @@ out_close:
 	return close_keeping_errno(fd);
 }
 
-int sock_connect(const char *host, int port, int timeout_s)
+int sock_dial(const char *host, int port, int timeout_s, int *gai_err)
 {
 	struct addrinfo hints = { .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM };
 	struct timespec deadline = deadline_in(timeout_s);
 	struct addrinfo *res;
 	char service[8];
-	int fd = -1, err = 0, rc;
+	int fd = -1, err = ETIMEDOUT;
 
 	snprintf(service, sizeof(service), "%d", port);
-	rc = getaddrinfo(host, service, &hints, &res);
-	if (rc) {
-		report_error("cannot resolve host '%s': %s", host, gai_strerror(rc));
+	*gai_err = getaddrinfo(host, service, &hints, &res);
+	if (*gai_err) {
+		errno = EINVAL;
 		return -1;
 	}
-	show("connecting", "to %s port %d, retrying for up to %d s until the server listens",
-	     host, port, timeout_s);
 	while (fd < 0 && ms_left(&deadline) > 0 && !stop_requested()) {
 		for (struct addrinfo *ai = res; ai && fd < 0; ai = ai->ai_next) {
 			fd = try_connect(ai, &deadline);
@@ -205,13 +221,31 @@ int sock_connect(const char *host, int port, int timeout_s)
 			usleep(CONNECT_RETRY_MS * 1000);
 	}
 	freeaddrinfo(res);
+	if (fd < 0)
+		errno = stop_requested() ? EINTR : err;
+	return fd;
+}
+
+int sock_connect(const char *host, int port, int timeout_s)
+{
+	int fd, gai_err;
+
+	show("connecting", "to %s port %d, retrying for up to %d s until the server listens",
+	     host, port, timeout_s);
+	fd = sock_dial(host, port, timeout_s, &gai_err);
+	if (fd < 0 && gai_err) {
+		report_error("cannot resolve host '%s': %s", host, gai_strerror(gai_err));
+		return -1;
+	}
 	if (fd < 0 && stop_requested())
 		return report_stopped();
 	if (fd < 0) {
 		report_error("could not connect to %s port %d within %d s: %s. Is the server "
 			     "running (start it first, without a HOST argument)? A server takes one "
-			     "client and then stops listening, so it refuses a second one",
-			     host, port, timeout_s, strerror(err ? err : ETIMEDOUT));
+			     "client and then stops listening, so it refuses a second one; and one "
+			     "started with --cm listens through rdma_cm, not on TCP (give both "
+			     "sides --cm, or neither)",
+			     host, port, timeout_s, strerror(errno));
 		return -1;
 	}
 	return fd;

@@ -11,6 +11,18 @@ int sock_accept_one(int port, int timeout_s);
 /* Client: connects to HOST:PORT, retrying while the server is not up yet, for up to TIMEOUT_S. */
 int sock_connect(const char *host, int port, int timeout_s);
 
+/* Listens on PORT (0: any free port) for up to BACKLOG waiting clients: the socket, or -1 with errno set; reports nothing. */
+int sock_listen(int port, int backlog);
+
+/* The TCP port socket FD is bound to, or -1. */
+int sock_local_port(int fd);
+
+/*
+ * sock_connect without its lines: the socket, or -1 with errno set (ETIMEDOUT
+ * when nothing listened in time) or *GAI_ERR set when HOST does not resolve.
+ */
+int sock_dial(const char *host, int port, int timeout_s, int *gai_err);
+
 /* Sends or receives exactly LEN bytes within TIMEOUT_S; returns 0, or -1 after reporting. */
 int sock_send_all(int fd, const void *buf, size_t len, int timeout_s);
 int sock_recv_all(int fd, void *buf, size_t len, int timeout_s);

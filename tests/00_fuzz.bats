@@ -37,6 +37,10 @@ assert_replays_all() {
 	assert_replays_all fuzz_exchange
 }
 
+@test "fuzz-replay: every input of the rdma_cm private-data decoder's corpus replays without a crash" {
+	assert_replays_all fuzz_cm_private
+}
+
 @test "fuzz-replay: every input of the rc_pingpong line decoder's corpus replays without a crash" {
 	assert_replays_all fuzz_rc_pingpong
 }

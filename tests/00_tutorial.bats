@@ -21,42 +21,54 @@ tutorial_number() {
 	sed -nE "s/$1/\\1/p" "$TUTORIAL" | head -n 1
 }
 
-@test "TUTORIAL.md: every derived number of the tensor-parallel example follows from its inputs" {
+# A bandwidth in GB/s from "N GB/s" or "N TB/s".
+in_gb() {
+	awk -v v="$1" -v u="$2" 'BEGIN { printf "%g\n", (u == "TB/s") ? v * 1000 : v }'
+}
+
+@test "TUTORIAL.md: every derived number of the tensor-parallel example follows from its inputs, for both generations" {
 	b=$(tutorial_number '.*With b = ([0-9]+), s = [0-9]+ and h = [0-9]+.*')
 	s=$(tutorial_number '.*With b = [0-9]+, s = ([0-9]+) and h = [0-9]+.*')
 	h=$(tutorial_number '.*With b = [0-9]+, s = [0-9]+ and h = ([0-9]+).*')
 	t=$(tutorial_number '.*ring all-reduce over t = ([0-9]+) GPUs.*')
-	nvlink=$(tutorial_number '^\| NVLink 4 through NVSwitch \| ([0-9]+) GB\/s \| both directions added.*')
-	nic_gbit=$(tutorial_number '^\| ConnectX-7 InfiniBand NDR \| ([0-9]+) Gb\/s = [0-9]+ GB\/s \|.*')
-	[ -n "$b" ] && [ -n "$s" ] && [ -n "$h" ] && [ -n "$t" ] && [ -n "$nvlink" ] && [ -n "$nic_gbit" ] ||
-		fail "an input of the worked example is missing: b=$b s=$s h=$h t=$t nvlink=$nvlink nic=$nic_gbit"
-	run awk -v b="$b" -v s="$s" -v h="$h" -v t="$t" -v nv="$nvlink" -v nic="$nic_gbit" 'BEGIN {
-		mb = b * s * h * 2 / 1e6; ring = 2 * (t - 1) / t * sprintf("%.0f", mb)
-		nic_gb = nic / 8; nv_dir = nv / 2
-		printf "%.0f %d %.0f %.0f %d %.2f %.1f %.0f\n", mb, t - 1, ring, nic_gb, nv_dir,
-			ring / nv_dir, ring / nic_gb, nv_dir / nic_gb }'
-	read -r mb t1 ring nic_gb nv_dir nv_ms nic_ms ratio <<<"$output"
-	grep -qF "that is $mb MB." "$TUTORIAL" || fail "b·s·h·2 is $mb MB"
-	grep -qF "2·($t1/$t)·$mb MB ≈ $ring MB from each GPU" "$TUTORIAL" || fail "the ring sends 2·($t1/$t)·$mb ≈ $ring MB"
-	grep -qF "| $nic_gbit Gb/s = $nic_gb GB/s |" "$TUTORIAL" || fail "$nic_gbit Gb/s is $nic_gb GB/s"
-	grep -qF "Over NVLink, at $nv_dir GB/s in each direction, this takes about $nv_ms ms." "$TUTORIAL" ||
-		fail "over NVLink it takes $nv_ms ms at $nv_dir GB/s"
-	grep -qF "Over one $nic_gb GB/s NIC, it takes about $nic_ms ms" "$TUTORIAL" || fail "over the NIC it takes $nic_ms ms"
-	words=(zero one two three four five six seven eight nine ten eleven twelve)
-	grep -qF "$nic_ms ms, ${words[$ratio]} times longer" "$TUTORIAL" || fail "the NIC takes ${words[$ratio]} times longer"
-	# The total per training step: all-reduces per layer times layers, each at the cost above.
 	per_layer=$(tutorial_number '.*each transformer layer does ([0-9]+) of these all-reduces per training step.*')
 	layers=$(tutorial_number '.*A model with L = ([0-9]+) layers.*')
-	[ -n "$per_layer" ] && [ -n "$layers" ] ||
-		fail "an input of the per-step total is missing: per_layer=$per_layer layers=$layers"
-	run awk -v b="$b" -v s="$s" -v h="$h" -v t="$t" -v nv="$nvlink" -v nic="$nic_gbit" \
-		-v k="$per_layer" -v l="$layers" 'BEGIN {
-		ring = 2 * (t - 1) / t * sprintf("%.0f", b * s * h * 2 / 1e6); n = k * l
-		printf "%d %.0f %.0f\n", n, n * ring / (nv / 2), n * ring / (nic / 8) }'
-	read -r total nv_step nic_step <<<"$output"
-	grep -qF "$per_layer · $layers = $total per step" "$TUTORIAL" || fail "$per_layer · $layers is $total all-reduces per step"
-	grep -qF "about $nv_step ms of communication per step over NVLink, and about $nic_step ms over one NIC" "$TUTORIAL" ||
-		fail "per step: $nv_step ms over NVLink and $nic_step ms over one NIC"
+	[ -n "$b" ] && [ -n "$s" ] && [ -n "$h" ] && [ -n "$t" ] && [ -n "$per_layer" ] && [ -n "$layers" ] ||
+		fail "an input of the worked example is missing: b=$b s=$s h=$h t=$t per_layer=$per_layer layers=$layers"
+	grep -qF "A ring all-reduce over N GPUs sends 2(N-1)/N times the buffer from each GPU" "$TUTORIAL" ||
+		fail "the ring's factor 2(N-1)/N is not stated"
+	# The link table: column 2 is the H100 generation, column 3 Blackwell.
+	nvrow=$(grep -E '^\| NVLink through NVSwitch \|' "$TUTORIAL") || fail "no NVLink row in the link table"
+	nicrow=$(grep -E '^\| NIC \|' "$TUTORIAL") || fail "no NIC row in the link table"
+	words=(zero one two three four five six seven eight nine ten eleven twelve)
+	checked=0
+	for col in 3 4; do
+		nvcell=$(cut -d'|' -f"$col" <<<"$nvrow") niccell=$(cut -d'|' -f"$col" <<<"$nicrow")
+		gen=$(sed -nE 's/^ *NVLink ([0-9]+): .*/\1/p' <<<"$nvcell")
+		read -r nv_v nv_u < <(sed -nE 's/.*: ([0-9.]+) (GB\/s|TB\/s) *$/\1 \2/p' <<<"$nvcell")
+		nic_gbit=$(sed -nE 's/.*: ([0-9]+) Gb\/s = [0-9]+ GB\/s *$/\1/p' <<<"$niccell")
+		[ -n "$gen" ] && [ -n "$nv_v" ] && [ -n "$nic_gbit" ] ||
+			fail "column $col of the link table: NVLink '$nvcell', NIC '$niccell'"
+		nvlink=$(in_gb "$nv_v" "$nv_u")
+		run awk -v b="$b" -v s="$s" -v h="$h" -v t="$t" -v nv="$nvlink" -v nic="$nic_gbit" -v k="$per_layer" -v l="$layers" 'BEGIN {
+			mb = b * s * h * 2 / 1e6; ring = 2 * (t - 1) / t * sprintf("%.0f", mb)
+			nic_gb = nic / 8; nv_dir = nv / 2; n = k * l
+			printf "%.0f %d %.0f %.0f %d %.2f %.1f %.0f %d %.0f %.0f\n", mb, t - 1, ring, nic_gb, nv_dir,
+				ring / nv_dir, ring / nic_gb, nv_dir / nic_gb, n, n * ring / nv_dir, n * ring / nic_gb }'
+		read -r mb t1 ring nic_gb nv_dir nv_ms nic_ms ratio total nv_step nic_step <<<"$output"
+		grep -qF "that is $mb MB." "$TUTORIAL" || fail "b·s·h·2 is $mb MB"
+		grep -qF "2·($t1/$t)·$mb MB ≈ $ring MB from each GPU" "$TUTORIAL" || fail "the ring sends 2·($t1/$t)·$mb ≈ $ring MB"
+		grep -qF "$nic_gbit Gb/s = $nic_gb GB/s |" "$TUTORIAL" || fail "$nic_gbit Gb/s is $nic_gb GB/s"
+		grep -qF "Over NVLink $gen, at $nv_dir GB/s in each direction, this takes about $nv_ms ms." "$TUTORIAL" ||
+			fail "over NVLink $gen it takes $nv_ms ms at $nv_dir GB/s"
+		grep -qF "Over one $nic_gb GB/s NIC, it takes about $nic_ms ms, ${words[$ratio]} times longer" "$TUTORIAL" ||
+			fail "over a $nic_gb GB/s NIC it takes $nic_ms ms, ${words[$ratio]} times longer"
+		grep -qF "$per_layer · $layers = $total per step" "$TUTORIAL" || fail "$per_layer · $layers is $total all-reduces per step"
+		grep -qE "about $nv_step ms (of communication per step )?over NVLink $gen, and about $nic_step ms over one( $nic_gbit Gb/s)? NIC" "$TUTORIAL" ||
+			fail "per step: $nv_step ms over NVLink $gen and $nic_step ms over one $nic_gbit Gb/s NIC"
+		checked=$((checked + 1))
+	done
+	[ "$checked" = 2 ] || fail "checked $checked generations, not 2"
 }
 
 @test "TUTORIAL.md: every step section ends with two or three 'predict, then run' questions, each answer folded away" {
@@ -72,5 +84,28 @@ tutorial_number() {
 		END { if (step != "") report() }' "$TUTORIAL"
 	assert_success
 	assert_output ""
-	[ "$(grep -c '^### Predict, then run$' "$TUTORIAL")" = 6 ] || fail "expected one 'Predict, then run' per step"
+	steps=("$PROJECT_ROOT"/steps/[0-9][0-9]_*)
+	[ "$(grep -c '^### Predict, then run$' "$TUTORIAL")" = "${#steps[@]}" ] || fail "expected one 'Predict, then run' per step"
+}
+
+@test "TUTORIAL.md: the quoted verbs code holds every verb of an RC program, in the step that introduces it or a later one" {
+	# For each step: the verbs its "New verbs" table lists, and those its "The verbs code" quotes.
+	run awk '
+		/^## / { step = ($0 ~ /^## Step [0-9][0-9]:/) ? substr($3, 1, 2) : "" }
+		/^### / { sec = $0 }
+		step != "" && sec == "### New verbs" && /^\| `ibv_[a-z_]+\(/ {
+			match($0, /ibv_[a-z_]+/); print "new", step, substr($0, RSTART, RLENGTH) }
+		step != "" && sec == "### The verbs code" {
+			line = $0
+			while (match(line, /ibv_[a-z_]+\(/)) { print "quoted", step, substr(line, RSTART, RLENGTH - 1); line = substr(line, RSTART + RLENGTH) }
+		}' "$TUTORIAL"
+	assert_success
+	listing=$output
+	for verb in ibv_get_device_list ibv_open_device ibv_alloc_pd ibv_reg_mr ibv_create_cq ibv_create_qp \
+		ibv_modify_qp ibv_post_recv ibv_post_send ibv_poll_cq; do
+		introduced=$(awk -v v="$verb" '$1 == "new" && $3 == v { print $2; exit }' <<<"$listing")
+		[ -n "$introduced" ] || fail "no step's 'New verbs' table lists $verb"
+		awk -v v="$verb" -v from="$introduced" '$1 == "quoted" && $3 == v && $2 + 0 >= from + 0 { found = 1 } END { exit !found }' <<<"$listing" ||
+			fail "$verb is introduced in step $introduced, but no 'The verbs code' from step $introduced on quotes a call to it"
+	done
 }

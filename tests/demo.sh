@@ -5,7 +5,7 @@
 # comment after it says how a reader runs it:
 #   "# terminal 1 ..."  runs in the background, like a server in a first terminal;
 #                       the next command starts once its TCP port (-p, default
-#                       18515) listens.
+#                       18515) listens, or its rdma_cm port (--cm, rping -s).
 #   "# terminal 2 ..."  runs next to it; when it ends, the terminal 1 commands
 #                       are waited for.  A blank line also waits for them.
 #   "# ... fails ..."   must exit with a non-zero status; every other command

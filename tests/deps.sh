@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # deps.sh: install the Debian packages that the build, the demo and the tests need ('make deps').
 #
-# Usage: tests/deps.sh build|all|valgrind|wire
+# Usage: tests/deps.sh build|all|valgrind|wire|collective
 #   build:    what compiling needs (make, make sanitize, make nocuda);
 #   all:      that, plus what the demo, the tests, the VM and the checks need;
 #   valgrind: all, plus valgrind ('make valgrind');
-#   wire:     all, plus tcpdump and tshark ('make test-wire', 'make shell NODES=2').
+#   wire:     all, plus tcpdump and tshark ('make test-wire', 'make shell NODES=2');
+#   collective: all, plus mpirun and torchrun (python3-torch, about 1 GB) ('make test-allreduce').
 # As root it installs what is missing; otherwise it prints the one apt-get line
 # to run and fails, before anything compiles.  For 'all' it also makes sure apt
 # knows the kernel package the test VM boots, since the VM fetches it with
@@ -13,11 +14,12 @@
 set -euo pipefail
 
 # libc6-dev is only a Recommends of gcc: without it there is no stdint.h.
-build_packages=(gcc libc6-dev make pkg-config libibverbs-dev)
+build_packages=(gcc libc6-dev make pkg-config libibverbs-dev librdmacm-dev)
 # xz-utils: the VM boots the kernel unpacked from Debian's vmlinuz, which is xz-compressed.
 # mount: the VM's init runs this machine's own mount over 9p, and a minimal root lacks it.
 # strace, gnuplot-nox and jq: make bench counts system calls and draws its plot; its test reads the JSON.
-run_packages=(rdma-core ibverbs-providers ibverbs-utils perftest iproute2 kmod procps mount
+# rdmacm-utils: rping, the rdma_cm peer that step 05's --peer=rping talks to.
+run_packages=(rdma-core ibverbs-providers ibverbs-utils rdmacm-utils perftest iproute2 kmod procps mount
 	bats bats-assert bats-support qemu-system-x86 busybox-static graphviz tmux shellcheck
 	strace gnuplot-nox jq xz-utils)
 
@@ -26,7 +28,8 @@ build) packages=("${build_packages[@]}") ;;
 all) packages=("${build_packages[@]}" "${run_packages[@]}") ;;
 valgrind) packages=("${build_packages[@]}" "${run_packages[@]}" valgrind) ;;
 wire) packages=("${build_packages[@]}" "${run_packages[@]}" tcpdump tshark) ;;
-*) echo "usage: tests/deps.sh build|all|valgrind|wire" >&2; exit 2 ;;
+collective) packages=("${build_packages[@]}" "${run_packages[@]}" openmpi-bin python3-torch) ;;
+*) echo "usage: tests/deps.sh build|all|valgrind|wire|collective" >&2; exit 2 ;;
 esac
 
 # One dpkg-query for every package: in the test VM, where 'make' runs this too, each process costs about 80 ms.

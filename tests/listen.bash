@@ -1,9 +1,11 @@
 # listen.bash: whether a TCP port listens, and a bounded wait until it does; sourced wherever a client must not race its server.
 
 # Whether a socket listens on TCP port PORT, from /proc/net/tcp and tcp6 (state 0A
-# is LISTEN): no process is started, which in the VM costs more than the look.
+# is LISTEN), with no process started, which in the VM costs more than the look;
+# else whether a cm_id listens through rdma_cm on that port (--cm, rping -s), from
+# the kernel's list of them.
 port_listening() { # PORT
-	local hex table local_addr state
+	local hex table local_addr state line
 	printf -v hex '%04X' "$1"
 	for table in /proc/net/tcp /proc/net/tcp6; do
 		[ -r "$table" ] || continue
@@ -11,6 +13,9 @@ port_listening() { # PORT
 			[ "${local_addr##*:}" = "$hex" ] && [ "$state" = 0A ] && return 0
 		done <"$table"
 	done
+	while read -r line; do
+		[[ "$line " == *"state LISTEN "*":$1 "* ]] && return 0
+	done < <(rdma resource show cm_id 2>/dev/null)
 	return 1
 }
 

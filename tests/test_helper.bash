@@ -61,11 +61,39 @@ run_step() {
 	run timeout -k 2 "$STEP_TIMEOUT" "$BIN/$step" "$@"
 }
 
-# The kernel's counts of pd, cq, qp and mr on DEV, as "pd=N cq=N qp=N mr=N" (one rdma, one awk).
+# The kernel's counts of pd, cq, qp, mr and rdma_cm ids on DEV, as "pd=N cq=N qp=N mr=N cm_id=N" (one rdma, one awk).
 rdma_counts() {
 	rdma resource show | awk -v dev="$DEV:" '
 		$2 == dev { for (i = 3; i < NF; i++) n[$i] = $(i + 1) }
-		END { printf "pd=%s cq=%s qp=%s mr=%s\n", n["pd"], n["cq"], n["qp"], n["mr"] }'
+		END { printf "pd=%s cq=%s qp=%s mr=%s cm_id=%s\n", n["pd"], n["cq"], n["qp"], n["mr"], n["cm_id"] }'
+}
+
+# The IPv4 address of DEV's interface, for rdma_cm (127.0.0.1 is lo's, and no RDMA device is on lo):
+# the VM exports it; elsewhere it is read from the IPv4-mapped GID.
+rdma_cm_addr() {
+	local gid
+	if [ -n "${RDMA_STEPS_ADDR:-}" ]; then
+		echo "$RDMA_STEPS_ADDR"
+		return
+	fi
+	gid=$(cat "/sys/class/infiniband/$DEV/ports/1/gids/$(sysfs_ipv4_mapped_gid_index "$DEV")")
+	gid=$(gid_to_ipv6 "$gid")
+	echo "${gid#::ffff:}"
+}
+
+# Starts STEP ARGS... through rdma_cm as the server (srv) and waits until it listens.
+start_cm_server() {
+	local step=$1
+	shift
+	start_step srv "$step" -p "$CM_PORT" -t 10 --cm "$@"
+	wait_for_line "$BATS_TEST_TMPDIR/srv.out" '^listening '
+}
+
+# Runs STEP ARGS... through rdma_cm as the client of the server on this host's RDMA address.
+run_cm_client() {
+	local step=$1
+	shift
+	run timeout -k 2 "$STEP_TIMEOUT" "$BIN/$step" -p "$CM_PORT" -t 10 --cm "$@" "$CM_ADDR"
 }
 
 # Records the kernel's counts of pd, cq, qp and mr, to compare after a run.

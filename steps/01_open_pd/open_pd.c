@@ -29,11 +29,51 @@ static void show_gid_choice(const struct rdma_dev *dev)
 	show("GID index chosen", "%d (%s %s)", dev->gid_index, gid_type_name(dev->gid.gid_type), addr);
 }
 
+/*
+ * What every way of opening shares: the device's and the port's attributes,
+ * the GID (REQUESTED, or chosen), and the protection domain.  DEV->ctx is
+ * open; on failure nothing else is left allocated.
+ */
+static int query_device_alloc_pd(struct rdma_dev *dev, int requested_gid)
+{
+	const char *name = ibv_get_device_name(dev->ctx->device);
+	int rc;
+
+	rc = ibv_query_device(dev->ctx, &dev->attr);
+	if (rc) {
+		report_verb_error("ibv_query_device", rc);
+		return -1;
+	}
+	if (dev->port < 1 || dev->port > dev->attr.phys_port_cnt) {
+		report_error("%s has port(s) 1 to %u, not %u. Pick one with -i N", name,
+			     dev->attr.phys_port_cnt, dev->port);
+		return -1;
+	}
+	rc = ibv_query_port(dev->ctx, dev->port, &dev->port_attr);
+	if (rc) {
+		report_verb_error("ibv_query_port", rc);
+		return -1;
+	}
+	if (gid_choose(dev->ctx, dev->port, &dev->port_attr, requested_gid, &dev->gid_index,
+		       &dev->gid))
+		return -1;
+	show_gid_choice(dev);
+
+	/* Every MR and QP belongs to one PD; objects of different PDs cannot be used together. */
+	dev->pd = fault_at("alloc_pd") ? NULL : ibv_alloc_pd(dev->ctx);
+	if (!dev->pd) {
+		report_verb_error("ibv_alloc_pd", errno);
+		return -1;
+	}
+	show("ibv_alloc_pd", "protection domain allocated (handle %u)", dev->pd->handle);
+	return 0;
+}
+
 int open_device_pd(const struct cli_common *opts, struct rdma_dev *dev)
 {
 	struct ibv_device **list;
 	struct ibv_device *device;
-	int count, rc;
+	int count;
 
 	*dev = (struct rdma_dev){ .port = (uint8_t)opts->ib_port, .gid_index = GID_NONE };
 
@@ -58,34 +98,8 @@ int open_device_pd(const struct cli_common *opts, struct rdma_dev *dev)
 		goto out_free_list;
 	}
 	show("ibv_open_device", "%s opened", ibv_get_device_name(device));
-
-	rc = ibv_query_device(dev->ctx, &dev->attr);
-	if (rc) {
-		report_verb_error("ibv_query_device", rc);
+	if (query_device_alloc_pd(dev, opts->gid_idx))
 		goto out_close_device;
-	}
-	if (dev->port < 1 || dev->port > dev->attr.phys_port_cnt) {
-		report_error("%s has port(s) 1 to %u, not %u. Pick one with -i N",
-			     ibv_get_device_name(device), dev->attr.phys_port_cnt, dev->port);
-		goto out_close_device;
-	}
-	rc = ibv_query_port(dev->ctx, dev->port, &dev->port_attr);
-	if (rc) {
-		report_verb_error("ibv_query_port", rc);
-		goto out_close_device;
-	}
-	if (gid_choose(dev->ctx, dev->port, &dev->port_attr, opts->gid_idx, &dev->gid_index, &dev->gid))
-		goto out_close_device;
-	show_gid_choice(dev);
-
-	/* Every MR and QP belongs to one PD; objects of different PDs cannot be used together. */
-	dev->pd = fault_at("alloc_pd") ? NULL : ibv_alloc_pd(dev->ctx);
-	if (!dev->pd) {
-		report_verb_error("ibv_alloc_pd", errno);
-		goto out_close_device;
-	}
-	show("ibv_alloc_pd", "protection domain allocated (handle %u)", dev->pd->handle);
-
 	ibv_free_device_list(list);
 	return 0;
 
@@ -97,13 +111,28 @@ out_free_list:
 	return -1;
 }
 
+int adopt_device_pd(struct ibv_context *ctx, uint8_t port, int gid_idx, struct rdma_dev *dev)
+{
+	*dev = (struct rdma_dev){ .ctx = ctx, .ctx_borrowed = true, .port = port,
+				  .gid_index = GID_NONE };
+	show("device", "%s, port %u: the one rdma_cm found for the address (its context is "
+	     "rdma_cm's, opened once for every cm_id on it)", ibv_get_device_name(ctx->device), port);
+	if (query_device_alloc_pd(dev, gid_idx)) {
+		dev->ctx = NULL;
+		return -1;
+	}
+	return 0;
+}
+
 int close_device_pd(struct rdma_dev *dev)
 {
 	int failures = 0;
 
 	failures += release_pd(dev->pd);
 	dev->pd = NULL;
-	failures += release_context(dev->ctx);
+	/* Under --cm the context is rdma_cm's: rdma_destroy_id lets go of it. */
+	if (!dev->ctx_borrowed)
+		failures += release_context(dev->ctx);
 	dev->ctx = NULL;
 	return failures;
 }

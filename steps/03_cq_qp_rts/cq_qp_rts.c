@@ -1,5 +1,6 @@
 /* cq_qp_rts.c: stage 3 of the verbs workflow: create the CQ and QP, exchange addresses, drive the QP to RTS. */
 #include "cq_qp_rts.h"
+#include "cm.h"
 #include "device.h"
 #include "fault.h"
 #include "report.h"
@@ -28,13 +29,21 @@ const struct cli_option cq_qp_cli_options[] = {
 	{ 0 },
 };
 
+const struct cli_option cq_qp_cm_cli_options[] = {
+	{ "cm", CLI_KEY_CM, NULL, "connect through the RDMA connection manager (rdma_cm), not the "
+	  "TCP side channel: HOST is an address of an RDMA device's interface, -p rdma_cm's port" },
+	{ 0 },
+};
+
 int cq_qp_parse_option(int key, const char *arg, void *ctx)
 {
 	struct conn_opts *opts = ctx;
 
-	(void)key;
 	(void)arg;
-	opts->events = true;
+	if (key == CLI_KEY_CM)
+		opts->cm = true;
+	else
+		opts->events = true;
 	return 0;
 }
 
@@ -88,8 +97,43 @@ static int move_to_init(struct rdma_dev *dev, const struct rdma_buf *buf, struct
 	return 0;
 }
 
+/* ibv_create_qp, then RESET -> INIT by hand; on failure no QP is left. */
+static int create_qp_in_init(struct rdma_dev *dev, const struct rdma_buf *buf,
+			     struct ibv_qp_init_attr *init, struct rdma_conn *conn)
+{
+	conn->qp = fault_at("create_qp") ? NULL : ibv_create_qp(dev->pd, init);
+	if (!conn->qp) {
+		report_verb_error("ibv_create_qp", errno);
+		return -1;
+	}
+	conn->max_inline = init->cap.max_inline_data;
+	show("ibv_create_qp", "RC QP 0x%06x in RESET: send queue %u WRs, receive queue %u WRs, "
+	     "inline up to %u bytes", conn->qp->qp_num, init->cap.max_send_wr,
+	     init->cap.max_recv_wr, init->cap.max_inline_data);
+	if (move_to_init(dev, buf, conn)) {
+		release_qp(conn->qp);
+		conn->qp = NULL;
+		return -1;
+	}
+	return 0;
+}
+
+/* rdma_create_qp: the QP belongs to the cm_id, and rdma_cm takes it to INIT, RTR and RTS. */
+static int create_qp_through_cm(struct rdma_dev *dev, struct ibv_qp_init_attr *init,
+				struct rdma_conn *conn, struct cm_link *cm)
+{
+	conn->qp = cm_create_qp(cm, dev->pd, init);
+	if (!conn->qp)
+		return -1;
+	conn->max_inline = init->cap.max_inline_data;
+	show("rdma_create_qp", "RC QP 0x%06x, already in INIT (rdma_cm moved it, on port %u): send "
+	     "queue %u WRs, receive queue %u WRs, inline up to %u bytes", conn->qp->qp_num,
+	     dev->port, init->cap.max_send_wr, init->cap.max_recv_wr, init->cap.max_inline_data);
+	return 0;
+}
+
 int create_cq_qp(struct rdma_dev *dev, const struct rdma_buf *buf, const struct conn_opts *opts,
-		 struct rdma_conn *conn)
+		 struct rdma_conn *conn, struct cm_link *cm)
 {
 	struct ibv_qp_init_attr init = {
 		.qp_type = IBV_QPT_RC,
@@ -131,17 +175,8 @@ int create_cq_qp(struct rdma_dev *dev, const struct rdma_buf *buf, const struct 
 
 	init.send_cq = conn->cq;
 	init.recv_cq = conn->cq;
-	conn->qp = fault_at("create_qp") ? NULL : ibv_create_qp(dev->pd, &init);
-	if (!conn->qp) {
-		report_verb_error("ibv_create_qp", errno);
+	if (cm ? create_qp_through_cm(dev, &init, conn, cm) : create_qp_in_init(dev, buf, &init, conn))
 		goto out_destroy_cq;
-	}
-	conn->max_inline = init.cap.max_inline_data;
-	show("ibv_create_qp", "RC QP 0x%06x in RESET: send queue %u WRs, receive queue %u WRs, "
-	     "inline up to %u bytes", conn->qp->qp_num, init.cap.max_send_wr,
-	     init.cap.max_recv_wr, init.cap.max_inline_data);
-	if (move_to_init(dev, buf, conn))
-		goto out_destroy_qp;
 
 	conn->local = (struct peer_info){
 		.qpn = conn->qp->qp_num,
@@ -156,9 +191,6 @@ int create_cq_qp(struct rdma_dev *dev, const struct rdma_buf *buf, const struct 
 	};
 	return 0;
 
-out_destroy_qp:
-	release_qp(conn->qp);
-	conn->qp = NULL;
 out_destroy_cq:
 	release_cq(conn->cq);
 	conn->cq = NULL;

@@ -16,14 +16,22 @@
 
 struct conn_opts {
 	bool events;		/* -e: use a completion channel */
+	bool cm;		/* --cm: connect through rdma_cm, not the side channel */
+	bool rping;		/* --peer=rping (step 05): through rdma_cm, to rping */
 	bool retry_cnt_set;	/* retry_cnt below, not QP_RETRY_CNT (step 04's --violate gone) */
 	uint8_t retry_cnt;
 };
 
-/* Stage 3's part of the command line, -e, filling a struct conn_opts. */
+/*
+ * Stage 3's part of the command line, filling a struct conn_opts: -e
+ * (CQ_QP_STAGE), and --cm (CQ_QP_CM_STAGE) in the steps that connect
+ * through rdma_cm.
+ */
 extern const struct cli_option cq_qp_cli_options[];
+extern const struct cli_option cq_qp_cm_cli_options[];
 int cq_qp_parse_option(int key, const char *arg, void *opts);
 #define CQ_QP_STAGE(opts) { cq_qp_cli_options, cq_qp_parse_option, (opts) }
+#define CQ_QP_CM_STAGE(opts) { cq_qp_cm_cli_options, cq_qp_parse_option, (opts) }
 
 struct rdma_conn {
 	struct ibv_comp_channel *channel;	/* only with --events */
@@ -35,9 +43,15 @@ struct rdma_conn {
 	struct peer_info local, remote;
 };
 
-/* Creates the CQ (and channel) and the RC QP, and moves the QP to INIT. Returns 0 or -1. */
+struct cm_link;
+
+/*
+ * Creates the CQ (and channel) and the RC QP, and moves the QP to INIT; with
+ * CM (--cm), rdma_cm creates the QP on its cm_id and moves it to INIT
+ * itself.  Returns 0 or -1.
+ */
 int create_cq_qp(struct rdma_dev *dev, const struct rdma_buf *buf, const struct conn_opts *opts,
-		 struct rdma_conn *conn);
+		 struct rdma_conn *conn, struct cm_link *cm);
 
 /*
  * Opens the side channel (server: waits for the client; client: connects to

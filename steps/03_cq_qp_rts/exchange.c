@@ -1,11 +1,11 @@
 /* exchange.c: the out-of-band exchange: what each side must learn about the other before its QP can connect. */
 #include "exchange.h"
+#include "byteorder.h"
 #include "device.h"
 #include "report.h"
 #include "sock.h"
 
 #include <ctype.h>
-#include <endian.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -14,13 +14,7 @@
 #define PSN_MASK 0xffffffu
 #define QPN_MASK 0xffffffu
 
-/* Multi-byte fields travel in network byte order (big-endian). */
-static void put_be16(uint8_t *p, uint16_t v) { v = htobe16(v); memcpy(p, &v, 2); }
-static void put_be32(uint8_t *p, uint32_t v) { v = htobe32(v); memcpy(p, &v, 4); }
-static void put_be64(uint8_t *p, uint64_t v) { v = htobe64(v); memcpy(p, &v, 8); }
-static uint16_t get_be16(const uint8_t *p) { uint16_t v; memcpy(&v, p, 2); return be16toh(v); }
-static uint32_t get_be32(const uint8_t *p) { uint32_t v; memcpy(&v, p, 4); return be32toh(v); }
-static uint64_t get_be64(const uint8_t *p) { uint64_t v; memcpy(&v, p, 8); return be64toh(v); }
+/* Multi-byte fields travel in network byte order (big-endian): byteorder.h. */
 
 void exchange_encode(const struct peer_info *info, uint8_t msg[EXCHANGE_MSG_LEN])
 {

@@ -20,6 +20,7 @@ struct peer_info {
 	uint32_t rkey;		/* the key that lets the peer touch that buffer */
 	char options[EXCHANGE_OPTIONS_LEN];	/* what both sides must be given alike, as
 						 * command-line text ("-o send -s 4096"); "" in step 03 */
+	uint64_t options_digest;	/* --cm: the peer's options, as a digest (cm.h) */
 };
 
 /* The peer's MTU when its exchange carries none (ibv_rc_pingpong's): the path MTU is then ours. */

@@ -1,4 +1,5 @@
 /* main.c: step 03: create a CQ and an RC QP, exchange addresses with the peer, and drive the QP to RTS. */
+#include "cm.h"
 #include "cq_qp_rts.h"
 #include "exchange.h"
 #include "pause.h"
@@ -10,7 +11,8 @@
 static const char purpose[] =
 	"Step 03: on top of steps 01-02, create a completion queue and an RC queue pair,\n"
 	"exchange QPN, PSN, GID, LID, MTU, address and rkey over TCP, and drive the\n"
-	"QP from RESET to INIT, RTR and RTS.";
+	"QP from RESET to INIT, RTR and RTS; or, with --cm, let the RDMA connection\n"
+	"manager (rdma_cm) find the device from the address and do all of that.";
 
 struct step_opts {
 	struct reg_mr_opts mr;
@@ -20,7 +22,8 @@ struct step_opts {
 int main(int argc, char **argv)
 {
 	struct step_opts step = { 0 };
-	const struct cli_stage stages[] = { REG_MR_STAGE(&step.mr), CQ_QP_STAGE(&step.conn), { 0 } };
+	const struct cli_stage stages[] = { REG_MR_STAGE(&step.mr), CQ_QP_STAGE(&step.conn),
+					    CQ_QP_CM_STAGE(&step.conn), { 0 } };
 	const struct cli_spec spec = { .program = "03_cq_qp_rts", .purpose = purpose,
 				       .connects = true, .pauses = true, .stages = stages };
 	struct cli_common opts;
@@ -38,15 +41,18 @@ int main(int argc, char **argv)
 
 	if (session_open(&sess, &opts, &step.mr, &step.conn))
 		goto out_close_session;
-	if (connect_qp(&sess.dev, &opts, conn))
+	if (session_connect(&sess, &opts))
 		goto out_close_session;
-	/* Neither side tears down before both have reached RTS. */
-	if (exchange_sync(conn->sock, 'R', opts.timeout_s))
+	/* Neither side tears down before both have reached RTS: through rdma_cm, ESTABLISHED says so on each side. */
+	if (!session_through_cm(&sess) && exchange_sync(conn->sock, 'R', opts.timeout_s))
 		goto out_close_session;
 	show("connected", "QP 0x%06x is in RTS, connected to QP 0x%06x", conn->local.qpn,
 	     conn->remote.qpn);
 	if (opts.pause)
 		pause_until_told("QP in RTS (see 'rdma resource show qp')");
+	/* Through rdma_cm the client ends the connection (DREQ), and the server waits for it. */
+	if (session_through_cm(&sess) && !opts.host && cm_wait_disconnect(&sess.cm))
+		goto out_close_session;
 	status = EXIT_SUCCESS;
 
 	show_heading("teardown, in reverse order of creation");

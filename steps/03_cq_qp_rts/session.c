@@ -21,10 +21,29 @@ static int check_message_size(const struct rdma_dev *dev, size_t size)
 	return -1;
 }
 
+/* Stages 1 to 3 under --cm: the device is the one the address leads to, not -d's. */
+static int open_through_cm(struct session *s, const struct cli_common *opts,
+			   const struct reg_mr_opts *mr, const struct conn_opts *conn)
+{
+	int gid_idx;
+
+	show_heading("stage 1: find the device through rdma_cm, allocate a PD");
+	if (cm_find_device(&s->cm, opts, conn->rping ? CM_PEER_RPING : CM_PEER_OURS, &gid_idx) ||
+	    adopt_device_pd(s->cm.id->verbs, s->cm.id->port_num, gid_idx, &s->dev))
+		return -1;
+	show_heading("stage 2: register memory");
+	if (check_message_size(&s->dev, mr->size) || register_buffer(&s->dev, mr, &s->buf))
+		return -1;
+	show_heading("stage 3: create the CQ and QP, connect them through rdma_cm");
+	return create_cq_qp(&s->dev, &s->buf, conn, &s->conn, &s->cm);
+}
+
 int session_open(struct session *s, const struct cli_common *opts, const struct reg_mr_opts *mr,
 		 const struct conn_opts *conn)
 {
 	*s = (struct session){ .conn.sock = -1 };
+	if (conn->cm || conn->rping)
+		return open_through_cm(s, opts, mr, conn);
 	show_heading("stage 1: open the device, allocate a PD");
 	if (open_device_pd(opts, &s->dev))
 		return -1;
@@ -32,14 +51,28 @@ int session_open(struct session *s, const struct cli_common *opts, const struct 
 	if (check_message_size(&s->dev, mr->size) || register_buffer(&s->dev, mr, &s->buf))
 		return -1;
 	show_heading("stage 3: create the CQ and QP, connect them to the peer");
-	return create_cq_qp(&s->dev, &s->buf, conn, &s->conn);
+	return create_cq_qp(&s->dev, &s->buf, conn, &s->conn, NULL);
+}
+
+bool session_through_cm(const struct session *s)
+{
+	return s->cm.events != NULL;
+}
+
+int session_connect(struct session *s, const struct cli_common *opts)
+{
+	if (!session_through_cm(s))
+		return connect_qp(&s->dev, opts, &s->conn);
+	return cm_connect(&s->cm, s->conn.qp, &s->conn.local, &s->conn.remote, s->conn.retry_cnt);
 }
 
 int session_close(struct session *s)
 {
-	int failures = destroy_cq_qp(&s->conn);
+	int failures = cm_disconnect(&s->cm);
 
+	failures += destroy_cq_qp(&s->conn);
 	failures += release_buffer(&s->buf);
 	failures += close_device_pd(&s->dev);
+	failures += cm_close(&s->cm);
 	return failures;
 }

@@ -1,6 +1,7 @@
 /* completion.c: stage 4's completion handling: wait for a work completion, check it, show it, drain the CQ. */
 #include "completion.h"
 #include "clock.h"
+#include "cm.h"
 #include "fault.h"
 #include "report.h"
 #include "stop.h"
@@ -144,6 +145,34 @@ int take_good_completion(struct rdma_conn *conn, struct ibv_wc *wc, int timeout_
 	if (take_any_completion(conn, wc, timeout_ms))
 		return -1;
 	return check_good_completion(wc);
+}
+
+int take_good_completion_watching(struct rdma_conn *conn, struct ibv_wc *wc, int timeout_ms,
+				  int slice_ms, bool (*peer_gone)(void *ctx), void *ctx)
+{
+	for (int waited = 0; waited < timeout_ms; waited += slice_ms) {
+		int rc = wait_completion(conn, wc, slice_ms);
+
+		if (rc <= 0)
+			return rc ? -1 : check_good_completion(wc);
+		if (peer_gone(ctx))
+			return -1;
+	}
+	report_no_completion(timeout_ms);
+	return -1;
+}
+
+static bool cm_link_gone(void *cm)
+{
+	return cm_peer_gone(cm);
+}
+
+int take_good_completion_cm(struct rdma_conn *conn, struct cm_link *cm, struct ibv_wc *wc,
+			   int timeout_ms)
+{
+	if (!cm)
+		return take_good_completion(conn, wc, timeout_ms);
+	return take_good_completion_watching(conn, wc, timeout_ms, CM_CHECK_MS, cm_link_gone, cm);
 }
 
 int expect_failed_completion(struct rdma_conn *conn, const char *what)

@@ -30,6 +30,23 @@ int take_any_completion(struct rdma_conn *conn, struct ibv_wc *wc, int timeout_m
 int take_good_completion(struct rdma_conn *conn, struct ibv_wc *wc, int timeout_ms);
 
 /*
+ * As take_good_completion, but in slices of SLICE_MS: between two,
+ * PEER_GONE(CTX) says whether the peer has gone (and reports how), which
+ * ends the wait, since a posted receive never says that its peer has gone.
+ */
+int take_good_completion_watching(struct rdma_conn *conn, struct ibv_wc *wc, int timeout_ms,
+				  int slice_ms, bool (*peer_gone)(void *ctx), void *ctx);
+
+struct cm_link;
+
+/*
+ * As take_good_completion; with CM (--cm), watching for the peer's
+ * DISCONNECTED between slices of CM_CHECK_MS.
+ */
+int take_good_completion_cm(struct rdma_conn *conn, struct cm_link *cm, struct ibv_wc *wc,
+			    int timeout_ms);
+
+/*
  * Takes the next completion, which must have failed: shows its status, what
  * that means and how long it took.  A success fails, naming WHAT, since
  * memory protection should have refused it.

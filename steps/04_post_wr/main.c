@@ -18,7 +18,7 @@ static const char purpose[] =
 	"Step 04: on top of steps 01-03, post one work request from the client (the\n"
 	"initiator) to the server (the target) and check the bytes that arrived:\n"
 	"SEND/RECV (two-sided), RDMA WRITE and READ (one-sided), WRITE with immediate,\n"
-	"the atomics fetch_add and cmp_swap;\n"
+	"the atomics fetch_add and cmp_swap (--cm: connected through rdma_cm);\n"
 	"or, with --violate, break memory protection and watch the work request fail.";
 
 struct step_opts {
@@ -39,27 +39,59 @@ static int check_data(const struct rdma_buf *buf, enum wr_op op)
 	return 0;
 }
 
-/* The target: posts a receive if the operation consumes one, then checks what arrived. */
-static int run_target(struct rdma_conn *conn, const struct rdma_buf *buf,
-		      const struct post_opts *post, int timeout_s)
+/* The target, before the initiator may start: a receive posted if the operation consumes one, the bytes it reads or changes set. */
+static int prepare_target(struct rdma_conn *conn, const struct rdma_buf *buf,
+			  const struct post_opts *post)
 {
-	struct ibv_wc wc;
-	int left;
-
 	if (op_needs_recv(post->op) && post_receive(conn, buf, buf->len))
 		return -1;
 	if (post->op == OP_READ)
 		fill_pattern(buf->addr, buf->len, PATTERN_SEED);
 	if (op_is_atomic(post->op))
 		atomic_word_set(buf);
-	if (exchange_sync(conn->sock, 'P', timeout_s))
+	return 0;
+}
+
+/* One completion; through rdma_cm, the peer's DISCONNECTED ends the wait too. */
+static int await_completion(struct session *sess, struct ibv_wc *wc)
+{
+	return take_good_completion_cm(&sess->conn, session_through_cm(sess) ? &sess->cm : NULL, wc,
+				       POLL_TIMEOUT_MS);
+}
+
+/*
+ * The barrier TAG.  Over the side channel both sides send it and wait for
+ * the peer's.  Through rdma_cm there is no side channel, and the CM's events
+ * stand in: 'P' is ESTABLISHED itself (the target prepared before it
+ * accepted), and 'D' is the initiator's DREQ, sent once its completion came.
+ */
+static int barrier(struct session *sess, char tag, bool target, int timeout_s)
+{
+	if (!session_through_cm(sess))
+		return exchange_sync(sess->conn.sock, tag, timeout_s);
+	if (tag == 'D' && target)
+		return cm_wait_disconnect(&sess->cm);
+	return 0;
+}
+
+/* The target: waits for what the operation brings, then checks what arrived. */
+static int run_target(struct session *sess, const struct post_opts *post, int timeout_s)
+{
+	struct rdma_conn *conn = &sess->conn;
+	const struct rdma_buf *buf = &sess->buf;
+	struct ibv_wc wc;
+	int left;
+
+	if (!session_through_cm(sess) && prepare_target(conn, buf, post))
+		return -1;
+	if (barrier(sess, 'P', true, timeout_s))
 		return -1;
 	if (op_needs_recv(post->op) &&
-	    (take_good_completion(conn, &wc, POLL_TIMEOUT_MS) || expect_wr_id(&wc, WR_ID_RECV) ||
+	    (await_completion(sess, &wc) || expect_wr_id(&wc, WR_ID_RECV) ||
 	     check_received_length(&wc, buf->len)))
 		return -1;
-	/* The initiator says over TCP when its completion arrived: only then is it all in place. */
-	if (exchange_sync(conn->sock, 'D', timeout_s))
+	/* The initiator says when its completion arrived: only then is it all in place. */
+	if (barrier(sess, 'D', true, timeout_s))
 		return -1;
 	left = drain_completions(conn, false);
 	if (left < 0)
@@ -71,9 +103,10 @@ static int run_target(struct rdma_conn *conn, const struct rdma_buf *buf,
 }
 
 /* The initiator: posts the operation and waits for its own completion. */
-static int run_initiator(struct rdma_conn *conn, const struct rdma_buf *buf,
-			 const struct post_opts *post, int timeout_s)
+static int run_initiator(struct session *sess, const struct post_opts *post, int timeout_s)
 {
+	struct rdma_conn *conn = &sess->conn;
+	const struct rdma_buf *buf = &sess->buf;
 	struct ibv_wc wc;
 
 	size_t len = op_is_atomic(post->op) ? ATOMIC_LEN : buf->len;
@@ -81,16 +114,16 @@ static int run_initiator(struct rdma_conn *conn, const struct rdma_buf *buf,
 	if (post->op != OP_READ)
 		fill_pattern(buf->addr, buf->len, PATTERN_SEED);
 	/* Wait until the target has posted its receive. */
-	if (exchange_sync(conn->sock, 'P', timeout_s))
+	if (barrier(sess, 'P', false, timeout_s))
 		return -1;
 	if (post_operation(conn, buf, len, post) ||
-	    take_good_completion(conn, &wc, POLL_TIMEOUT_MS) || expect_wr_id(&wc, WR_ID_SEND))
+	    await_completion(sess, &wc) || expect_wr_id(&wc, WR_ID_SEND))
 		return -1;
 	if (post->op == OP_READ && check_data(buf, post->op))
 		return -1;
 	if (op_is_atomic(post->op) && atomic_check_fetched(buf))
 		return -1;
-	return exchange_sync(conn->sock, 'D', timeout_s);
+	return barrier(sess, 'D', false, timeout_s);
 }
 
 /* This side's part of stage 4: the transfer, or with --violate its refusal. */
@@ -104,16 +137,17 @@ static int run_stage4(struct session *sess, const struct cli_common *opts,
 		return violate_as_target(&sess->conn, &sess->buf, &step->post, step->violation,
 					 opts->timeout_s);
 	if (opts->host)
-		return run_initiator(&sess->conn, &sess->buf, &step->post, opts->timeout_s);
-	return run_target(&sess->conn, &sess->buf, &step->post, opts->timeout_s);
+		return run_initiator(sess, &step->post, opts->timeout_s);
+	return run_target(sess, &step->post, opts->timeout_s);
 }
 
 int main(int argc, char **argv)
 {
 	struct step_opts step = { 0 };
-	/* Stage 3's one option, --events, waits for step 05: step 04 busy-polls its one completion. */
-	const struct cli_stage stages[] = { REG_MR_STAGE(&step.mr), POST_WR_STAGE(&step.post),
-					    VIOLATION_STAGE(&step.violation), { 0 } };
+	/* Of stage 3's options, --events waits for step 05: step 04 busy-polls its one completion. */
+	const struct cli_stage stages[] = { REG_MR_STAGE(&step.mr), CQ_QP_CM_STAGE(&step.conn),
+					    POST_WR_STAGE(&step.post), VIOLATION_STAGE(&step.violation),
+					    { 0 } };
 	const struct cli_spec spec = { .program = "04_post_wr", .purpose = purpose,
 				       .connects = true, .pauses = true, .stages = stages };
 	struct cli_common opts;
@@ -128,6 +162,11 @@ int main(int argc, char **argv)
 		return usage;
 	if (violation_check_op(step.violation, step.post.op))
 		return CLI_BAD_USAGE;
+	if (step.violation && step.conn.cm) {
+		report_error("--violate drives both sides through side-channel barriers at each point "
+			     "of the failure: drop --cm");
+		return CLI_BAD_USAGE;
+	}
 	violation_prepare(&step.mr, &step.conn, step.violation, step.post.op, !opts.host);
 
 	if (session_open(&sess, &opts, &step.mr, &step.conn))
@@ -137,7 +176,10 @@ int main(int argc, char **argv)
 	exchange_set_options(&sess.conn.local, "-o %s -s %zu%s%s", op_name(step.post.op),
 			     sess.buf.len, step.violation ? " -V " : "",
 			     step.violation ? violation_name(step.violation) : "");
-	if (connect_qp(&sess.dev, &opts, &sess.conn))
+	/* Through rdma_cm no barrier follows ESTABLISHED: the target prepares before it accepts. */
+	if (session_through_cm(&sess) && !opts.host && prepare_target(&sess.conn, &sess.buf, &step.post))
+		goto out_close_session;
+	if (session_connect(&sess, &opts))
 		goto out_close_session;
 	show_heading("stage 4: post a work request");
 	show("operation", "%s, %s", op_name(step.post.op),

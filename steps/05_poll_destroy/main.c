@@ -11,6 +11,7 @@
 #include "rc_pingpong_wire.h"
 #include "recovery.h"
 #include "report.h"
+#include "rping_wire.h"
 #include "session.h"
 
 #include <stdio.h>
@@ -22,7 +23,8 @@ static const char purpose[] =
 	"latency and bandwidth, then destroy everything in reverse order of creation.\n"
 	"With write_imm the immediate value carries the message number.\n"
 	"With --depth N it keeps N in flight and reports bandwidth, as ib_write_bw does.\n"
-	"With --peer=rc_pingpong it runs against rdma-core's ibv_rc_pingpong, either role.\n"
+	"With --peer=rc_pingpong it runs against rdma-core's ibv_rc_pingpong, either role;\n"
+	"with --peer=rping against rping, connected through rdma_cm.\n"
 	"With --recover it first breaks the QP on purpose and brings it back to RTS.";
 
 struct step_opts {
@@ -41,6 +43,55 @@ static int run_initiator(struct poller *p, const struct rdma_buf *buf, const str
 	return run_initiator_loop(p, buf, post, poll->iters, timeout_s);
 }
 
+/* Our own protocol, or ibv_rc_pingpong's: the exchange over the side channel, then the loop. */
+static int run_over_side_channel(struct session *sess, const struct cli_common *opts,
+				 const struct step_opts *step)
+{
+	struct poller poller;
+	char depth_opt[16] = "";
+
+	if (step->poll.depth > 1)
+		snprintf(depth_opt, sizeof(depth_opt), " -D %d", step->poll.depth);
+	exchange_set_options(&sess->conn.local, "-o %s -s %zu -n %d%s%s", op_name(step->post.op),
+			     sess->buf.len, step->poll.iters, depth_opt, step->poll.recover ? " -R" : "");
+	if (step->poll.rc_pingpong ? connect_qp_rc_pingpong(&sess->dev, opts, step->poll.mtu, &sess->conn)
+				   : connect_qp(&sess->dev, opts, &sess->conn))
+		return -1;
+	if (step->poll.recover && run_recovery_drill(sess, opts))
+		return -1;
+	show_heading("stages 4 and 5: post work requests, poll for their completions");
+	show("operation", "%d x %s of %zu bytes, %s, %s", step->poll.iters, op_name(step->post.op),
+	     sess->buf.len, opts->host ? "we are the initiator" : "we are the target",
+	     step->conn.events ? "event-driven (completion channel)" : "busy polling");
+	poller_init(&poller, &sess->conn, step->conn.events, step->poll.rc_pingpong);
+	return opts->host ? run_initiator(&poller, &sess->buf, &step->post, &step->poll, opts->timeout_s)
+			  : run_target_loop(&poller, &sess->buf, &step->post, step->poll.iters,
+					    step->poll.depth > 1, opts->timeout_s);
+}
+
+/* rping's protocol: its receive posted before the handshake, then its pings. */
+static int run_rping(struct session *sess, struct rping *r, const struct cli_common *opts,
+		     int iters)
+{
+	bool client = opts->host != NULL;
+
+	if (rping_prepare(sess, r, client) || session_connect(sess, opts))
+		return -1;
+	return rping_run(sess, r, iters, client);
+}
+
+/* Least privilege for rping's roles: its server's buffer is local, its client's is written by the server. */
+static void grant_rping_access(struct reg_mr_opts *mr, bool client)
+{
+	if (client)
+		reg_mr_grant(mr, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE,
+			     "rping's sink: its server RDMA WRITEs each ping back here");
+	else
+		reg_mr_grant(mr, IBV_ACCESS_LOCAL_WRITE,
+			     "rping's server: its RDMA READ lands here and its RDMA WRITE leaves from "
+			     "here; no peer may reach this buffer");
+}
+
 int main(int argc, char **argv)
 {
 	struct step_opts step = { 0 };
@@ -53,8 +104,7 @@ int main(int argc, char **argv)
 	struct cli_common opts;
 	int usage;
 	struct session sess;
-	struct poller poller;
-	char depth_opt[16] = "";
+	struct rping rping = { 0 };
 	int status = EXIT_FAILURE, failures;
 
 	reg_mr_opts_default(&step.mr);
@@ -63,29 +113,20 @@ int main(int argc, char **argv)
 	usage = cli_parse(argc, argv, &spec, &opts);
 	if (usage != CLI_RUN)
 		return usage;
-	grant_op_access(&step.mr, step.post.op, !opts.host);
-	if (poll_opts_check(&step.poll, step.post.op))
+	if (poll_opts_check(&step.poll, step.post.op, step.conn.events))
 		return CLI_BAD_USAGE;
+	if (step.poll.rping && rping_check_size(step.mr.size))
+		return CLI_BAD_USAGE;
+	step.conn.rping = step.poll.rping;
+	if (step.poll.rping)
+		grant_rping_access(&step.mr, opts.host != NULL);
+	else
+		grant_op_access(&step.mr, step.post.op, !opts.host);
 
 	if (session_open(&sess, &opts, &step.mr, &step.conn))
 		goto out_close_session;
-	if (step.poll.depth > 1)
-		snprintf(depth_opt, sizeof(depth_opt), " -D %d", step.poll.depth);
-	exchange_set_options(&sess.conn.local, "-o %s -s %zu -n %d%s%s", op_name(step.post.op),
-			     sess.buf.len, step.poll.iters, depth_opt, step.poll.recover ? " -R" : "");
-	if (step.poll.rc_pingpong ? connect_qp_rc_pingpong(&sess.dev, &opts, step.poll.mtu, &sess.conn)
-				  : connect_qp(&sess.dev, &opts, &sess.conn))
-		goto out_close_session;
-	if (step.poll.recover && run_recovery_drill(&sess, &opts))
-		goto out_close_session;
-	show_heading("stages 4 and 5: post work requests, poll for their completions");
-	show("operation", "%d x %s of %zu bytes, %s, %s", step.poll.iters, op_name(step.post.op),
-	     sess.buf.len, opts.host ? "we are the initiator" : "we are the target",
-	     step.conn.events ? "event-driven (completion channel)" : "busy polling");
-	poller_init(&poller, &sess.conn, step.conn.events, step.poll.rc_pingpong);
-	if (opts.host ? run_initiator(&poller, &sess.buf, &step.post, &step.poll, opts.timeout_s)
-			: run_target_loop(&poller, &sess.buf, &step.post, step.poll.iters,
-					  step.poll.depth > 1, opts.timeout_s))
+	if (step.poll.rping ? run_rping(&sess, &rping, &opts, step.poll.iters)
+			    : run_over_side_channel(&sess, &opts, &step))
 		goto out_close_session;
 	if (opts.pause)
 		pause_until_told("transfers done (see 'rdma resource show')");
@@ -93,7 +134,7 @@ int main(int argc, char **argv)
 
 	show_heading("stage 5: destroy everything, in reverse order of creation");
 out_close_session:
-	failures = session_close(&sess);
+	failures = rping_release(&rping) + session_close(&sess);
 	show("teardown", "%s", failures ? "some releases failed (see above)" : "every object released");
 	return failures ? EXIT_FAILURE : status;
 }

@@ -30,7 +30,7 @@ const struct cli_option poll_cli_options[] = {
 	{ "iters", 'n', "N", "number of messages (default: 1000)" },
 	{ "depth", 'D', "N", "work requests in flight, 1 to 64 (default: 1, one at a time, each "
 	  "timed); above 1 a completion is asked for on every N/2th, for bandwidth" },
-	{ "peer", CLI_KEY_PEER, "rc_pingpong", "speak ibv_rc_pingpong's exchange, to run against it" },
+	{ "peer", CLI_KEY_PEER, "PEER", "rc_pingpong: speak ibv_rc_pingpong's exchange, to run against it; rping: connect through rdma_cm and speak rping's protocol (-n pings of -s bytes)" },
 	{ "mtu", 'm', "BYTES", "with --peer=rc_pingpong: path MTU, 256 to 4096 (default: 1024, as it)" },
 	{ "recover", 'R', NULL, "first break the QP with a bad RDMA WRITE, then bring it back from "
 	  "ERR to RTS (both sides)" },
@@ -53,18 +53,36 @@ int poll_parse_option(int key, const char *arg, void *ctx)
 		opts->recover = true;
 		return 0;
 	default:	/* --peer */
-		if (strcmp(arg, "rc_pingpong")) {
-			report_error("--peer: '%s' is not a peer this program can speak to; the one "
-				     "choice is rc_pingpong (leave --peer out to talk to rdma-steps)", arg);
+		opts->rc_pingpong = !strcmp(arg, "rc_pingpong");
+		opts->rping = !strcmp(arg, "rping");
+		if (!opts->rc_pingpong && !opts->rping) {
+			report_error("--peer: '%s' is not a peer this program can speak to; the choices "
+				     "are rc_pingpong and rping (leave --peer out to talk to rdma-steps)", arg);
 			return -1;
 		}
-		opts->rc_pingpong = true;
 		return 0;
 	}
 }
 
-int poll_opts_check(const struct poll_opts *opts, enum wr_op op)
+/* rping has one protocol: SEND, RDMA READ and RDMA WRITE, one ping at a time, busy-polled here. */
+static int check_rping(const struct poll_opts *opts, enum wr_op op, bool events)
 {
+	const char *bad = op != OP_SEND ? "-o" : opts->depth > 1 ? "--depth" :
+			  opts->mtu_given ? "--mtu" : opts->recover ? "--recover" :
+			  events ? "--events" : NULL;
+
+	if (!bad)
+		return 0;
+	report_error("%s does not go with --peer=rping: rping's protocol is its own (a SEND, an "
+		     "RDMA READ and an RDMA WRITE per ping, one ping at a time), and rdma_cm drives "
+		     "its QP: give -n, -s, -t and -p only", bad);
+	return -1;
+}
+
+int poll_opts_check(const struct poll_opts *opts, enum wr_op op, bool events)
+{
+	if (opts->rping)
+		return check_rping(opts, op, events);
 	if (op_is_atomic(op)) {
 		report_error("--op: step 05 loops send, write, write_imm or read; the atomics are "
 			     "step 04's");

@@ -15,6 +15,7 @@ struct poll_opts {
 	int iters;		/* -n */
 	int depth;		/* --depth: work requests in flight; 1 is the timed ping-pong */
 	bool rc_pingpong;	/* --peer=rc_pingpong */
+	bool rping;		/* --peer=rping */
 	enum ibv_mtu mtu;	/* -m, for --peer=rc_pingpong */
 	bool mtu_given;
 	bool recover;		/* --recover: the recovery drill before the loop */
@@ -28,6 +29,6 @@ int poll_parse_option(int key, const char *arg, void *opts);
 #define POLL_STAGE(opts) { poll_cli_options, poll_parse_option, (opts) }
 
 /* Checks that the options make sense together; reports what does not. */
-int poll_opts_check(const struct poll_opts *opts, enum wr_op op);
+int poll_opts_check(const struct poll_opts *opts, enum wr_op op, bool events);
 
 #endif

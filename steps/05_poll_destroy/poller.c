@@ -35,19 +35,16 @@ static bool peer_gone(const struct poller *p)
 	return true;
 }
 
+static bool poller_peer_gone(void *p)
+{
+	return peer_gone(p);
+}
+
 /* Busy-polls for the next completion, in slices of PEER_CHECK_MS, and checks its status. */
 static int spin_for_completion(struct poller *p, struct ibv_wc *wc, int timeout_ms)
 {
-	for (int waited = 0; waited < timeout_ms; waited += PEER_CHECK_MS) {
-		int rc = wait_completion(p->conn, wc, PEER_CHECK_MS);
-
-		if (rc <= 0)
-			return rc ? -1 : check_good_completion(wc);
-		if (peer_gone(p))
-			return -1;
-	}
-	report_no_completion(timeout_ms);
-	return -1;
+	return take_good_completion_watching(p->conn, wc, timeout_ms, PEER_CHECK_MS,
+					     poller_peer_gone, p);
 }
 
 /* Sleeps on the completion channel, in slices of PEER_CHECK_MS, until it has an event to read. */

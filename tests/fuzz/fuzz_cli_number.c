@@ -2,6 +2,7 @@
 #include "cli.h"
 
 #include <limits.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,6 +21,13 @@ static const size_t size_ranges[][2] = {
 	{ 1, (size_t)1 << 34 }, { 4096, 4096 }, { (size_t)1 << 20, (size_t)1 << 30 }, { 0, SIZE_MAX },
 };
 
+/* A parser returns 0 or -1, and what it accepts is IN_RANGE. */
+static void check_result(int rc, bool in_range)
+{
+	if ((rc != 0 && rc != -1) || !in_range)
+		abort();
+}
+
 static void check_int(const char *arg)
 {
 	int value;
@@ -28,10 +36,7 @@ static void check_int(const char *arg)
 		long min = int_ranges[i][0], max = int_ranges[i][1];
 		int rc = cli_parse_int("--fuzz", arg, min, max, &value);
 
-		if (rc != 0 && rc != -1)
-			abort();
-		if (rc == 0 && (value < min || value > max))
-			abort();
+		check_result(rc, rc || (value >= min && value <= max));
 	}
 }
 
@@ -59,10 +64,7 @@ static void check_size(const char *arg)
 		size_t min = size_ranges[i][0], max = size_ranges[i][1];
 		int rc = cli_parse_size("--fuzz", arg, min, max, &value);
 
-		if (rc != 0 && rc != -1)
-			abort();
-		if (rc == 0 && (value < min || value > max))
-			abort();
+		check_result(rc, rc || (value >= min && value <= max));
 	}
 }
 

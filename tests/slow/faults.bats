@@ -39,6 +39,17 @@ assert_fault_named() {
 	assert_output --partial "error: $error"
 }
 
+# One side of a run with the fault at POINT, whose output is selected: it must
+# have failed, not hung, and if it reached the point, name it (counted in $fired).
+check_fault_side() { # NAME STATUS WHAT POINT
+	[ "$2" -ne 0 ] || fail "$3 with the fault at $4 exited with 0: $output"
+	[ "$2" -ne 124 ] || fail "$3 with the fault at $4 hung: $output"
+	if [[ $output == *"fault injected "* ]]; then
+		assert_fault_named "$1" "$4"
+		fired=$((fired + 1))
+	fi
+}
+
 # Runs a one-sided STEP with the fault at each POINT in turn.
 assert_faults_alone() {
 	local step=$1 point
@@ -72,18 +83,13 @@ assert_faults_paired() {
 		listened=0
 		wait_listening "$port" 10 "$srv_pid" || listened=$?
 		[ "$listened" -ne 1 ] || fail "$step with the fault at $point: the server neither listened nor ended"
-		start_step cli "$step" -d "$DEV" -p "$port" -t 3 "${extra[@]}" 127.0.0.1
+		start_step cli "$step" -d "$DEV" -p "$port" -t 3 "${extra[@]}" "${FAULT_HOST:-127.0.0.1}"
 		unset RDMA_STEPS_FAIL_AT
 		fired=0
 		for side in srv cli; do
 			pid_var=${side}_pid
 			finish_step "$side" "${!pid_var}"
-			[ "$status" -ne 0 ] || fail "$step $side with the fault at $point exited with 0: $output"
-			[ "$status" -ne 124 ] || fail "$step $side with the fault at $point hung: $output"
-			if [[ $output == *"fault injected "* ]]; then
-				assert_fault_named "$side" "$point"
-				fired=$((fired + 1))
-			fi
+			check_fault_side "$side" "$status" "$step $side" "$point"
 		done
 		[ "$fired" -gt 0 ] || fail "$step: no side reached the fault point $point"
 		assert_back_to_baseline
@@ -132,9 +138,47 @@ EVENTS=(req_notify_cq get_cq_event)
 		destroy_comp_channel "${DEREG_MR[@]}" "${CLOSE_PD[@]}"
 }
 
+# The points --cm adds: rdma_cm's calls, from the event channel to the last cm_id.
+CM=(cm_create_event_channel cm_create_id cm_resolve_addr cm_resolve_route cm_bind_addr cm_listen
+	cm_create_qp cm_connect cm_accept cm_disconnect cm_destroy_id)
+
+@test "fault points of 04_post_wr --cm (SEND), and of 05_poll_destroy --peer=rping" {
+	FAULT_HOST=$(rdma_cm_addr)
+	assert_faults_paired 04_post_wr "--cm -o send" "${CM[@]}" alloc_pd reg_mr create_cq \
+		"${POST_WR[@]}" "${DESTROY_QP[@]}" "${DEREG_MR[@]}" dealloc_pd
+	assert_faults_paired 05_poll_destroy "--peer=rping -n 3 -s 64" cm_create_qp reg_mr post_recv \
+		post_send completion cm_disconnect dereg_mr
+}
+
 @test "fault points of 06_gdr" {
 	assert_faults_paired 06_gdr "-s 64K" "${OPEN_PD[@]}" "${REG_MR[@]}" "${CREATE_QP[@]}" \
 		"${POST_WR[@]}" "${DESTROY_QP[@]}" "${DEREG_MR[@]}" "${CLOSE_PD[@]}"
+}
+
+# Runs 2 ranks of step 07 with the fault at each POINT on both: each ends non-zero within the
+# timeout, one names the fault, the other names a rank, and nothing leaks.
+assert_faults_ring() {
+	local point k fired
+	for point in "$@"; do
+		record_baseline
+		count_for_point "$point"
+		RDMA_STEPS_FAIL_AT=$point run_ring 2 -t 10 -b 4K --maxbytes 4K -n 2 -w 1
+		fired=0
+		for k in 0 1; do
+			use_output_of "r$k"
+			check_fault_side "r$k" "${ring_status[k]}" "07_allreduce rank $k" "$point"
+		done
+		[ "$fired" -gt 0 ] || fail "07_allreduce: no rank reached the fault point $point"
+		assert_back_to_baseline
+	done
+}
+
+@test "fault points of 07_allreduce (two ranks, both with the fault), and its CPU schedule" {
+	load ../ring
+	assert_faults_ring "${OPEN_PD[@]}" "${REG_MR[@]}" "${CREATE_QP[@]}" "${POST_WR[@]}" \
+		"${DESTROY_QP[@]}" "${DEREG_MR[@]}" "${CLOSE_PD[@]}"
+	run_step 07_allreduce --schedule --world-size 3 -b 40 --maxbytes 40
+	assert_success
 }
 
 @test "the side channel's own failures: a port already in use, and no server to connect to" {

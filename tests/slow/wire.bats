@@ -53,7 +53,7 @@ opcodes_of() { packets_of "$1" | awk '{ printf "%s%s%d", sep, $1, $2; sep = " " 
 @test "wire: both nodes ran every case to its expected end, and every packet is RoCE v2 between their addresses" {
 	for node in 1 2; do
 		run cat "$WIRE/node$node/status.tsv"
-		assert_output "$(printf '%s\t0\n' send write write_imm read fetch_add cmp_swap bad_rkey qp_rts pingpong gdr)"
+		assert_output "$(printf '%s\t0\n' send write write_imm read fetch_add cmp_swap bad_rkey qp_rts pingpong gdr cm_write)"
 	done
 	run awk -F'\t' 'NR > 1 { print $2, $3, $4 }' "$WIRE/packets.tsv"
 	[ "${#lines[@]}" -ge 20 ] || fail "only ${#lines[@]} packets captured: $(cat "$WIRE/node1/tcpdump.log")"
@@ -178,4 +178,48 @@ opcodes_of() { packets_of "$1" | awk '{ printf "%s%s%d", sep, $1, $2; sep = " " 
 	# memory to node 2's; the receiver checks them.
 	run grep -c ', data intact' "$WIRE/node2/gdr.log"
 	assert_output 3
+}
+
+# The CM's packets, management datagrams to QP 1 from the REQ that carries node 2's QPN of
+# CASE on: "DIRECTION ATTRIBUTE REQ_QPN REQ_PSN REP_QPN REP_PSN PRIVATE" ('-' where absent),
+# ATTRIBUTE the MAD's attribute ID (0x10 REQ, 0x13 REP, 0x14 RTU, 0x15 DREQ, 0x16 DREP).
+cm_packets_of() { # CASE
+	local qpn2
+	qpn2=$(printf '0x%06x' "$(printed 2 "$1" 'local QP' QPN)")
+	awk -F'\t' -v q2="$qpn2" '
+		# tshark prints hex fields padded (0x0010, 0x00000001); compared unpadded.
+		function hex(v) { sub(/^0x0*/, "", v); return v == "" ? "0" : v }
+		function opt(v) { return v == "" ? "-" : v }
+		NR > 1 && hex($7) == "1" && $21 != "" {
+			if (hex($21) == "10" && hex($22) == hex(q2)) on = 1
+			if (on) printf "%s 0x%s %s %s %s %s %s\n", ($3 == "198.18.0.1" ? "->" : "<-"), hex($21),
+				opt($22), opt($23), opt($24), opt($25), opt($26 $27)
+		}' "$WIRE/packets.tsv"
+}
+
+@test "wire: --cm connects with a REQ, a REP and an RTU to QP 1, and ends with a DREQ and a DREP; the REQ and the REP carry each side's QPN, PSN and private data" {
+	run cm_packets_of cm_write
+	[ "$(awk '{ printf "%s%s%s", sep, $1, $2; sep = " " }' <<<"$output")" = "->0x10 <-0x13 ->0x14 ->0x15 <-0x16" ] ||
+		fail "cm_write's CM packets are not REQ, REP, RTU, DREQ, DREP: $output"
+	req=${lines[0]} rep=${lines[1]}
+	read -r _ _ req_qpn req_psn _ _ req_private <<<"$req"
+	read -r _ _ _ _ rep_qpn rep_psn rep_private <<<"$rep"
+	# The CM's own fields carry what the side channel carried: each side's QPN, and a starting
+	# PSN.  Each message's Starting PSN is the one its sender expects first: the REQ's is the PSN
+	# node 1 then sends from, the REP's the PSN node 2 sends from.
+	[ "$((req_qpn))" = "$(($(printed 2 cm_write 'local QP' QPN)))" ] || fail "REQ's QPN $req_qpn is not node 2's"
+	[ "$((rep_qpn))" = "$(($(printed 1 cm_write 'local QP' QPN)))" ] || fail "REP's QPN $rep_qpn is not node 1's"
+	[ "$((req_psn))" = "$(($(printed 1 cm_write 'local QP' PSN)))" ] && [ "$((req_psn))" = "$(($(printed 2 cm_write 'remote QP' PSN)))" ] ||
+		fail "REQ's PSN $req_psn is not node 1's send PSN, node 2's receive PSN"
+	[ "$((rep_psn))" = "$(($(printed 2 cm_write 'local QP' PSN)))" ] && [ "$((rep_psn))" = "$(($(printed 1 cm_write 'remote QP' PSN)))" ] ||
+		fail "REP's PSN $rep_psn is not node 2's send PSN, node 1's receive PSN"
+	# Our 40 bytes: "RDCM", version 1, length 40; in the REP, node 1's rkey at byte 8 and buffer at 16.
+	rkey=$(printf '%08x' "$(($(printed 1 cm_write 'local buffer' rkey)))")
+	addr=$(printf '%016x' "$(($(printed 1 cm_write 'local buffer' addr)))")
+	[[ ${req_private//:/} == 5244434d0128* ]] || fail "REQ's private data is not ours: $req_private"
+	[[ ${rep_private//:/} == 5244434d01280000${rkey}00000000${addr}0000000000001000* ]] ||
+		fail "REP's private data does not carry rkey $rkey and address $addr: $rep_private"
+	# The WRITE itself: its RETH names the buffer and rkey that travelled in the REP.
+	run packets_of cm_write
+	assert_line --regexp "^-> 6 [0-9]+ - $(printed 1 cm_write 'local buffer' addr) $(printed 1 cm_write 'local buffer' rkey) 4096 "
 }

@@ -86,10 +86,12 @@ start_netdev() {
 	fi
 }
 
+# rdma_ucm is the rdma_cm's door for user space (/dev/infiniband/rdma_cm), which --cm and rping use.
 start_rxe() {
 	echo "$RDMA_STEPS_VM_DIR/modprobe" >/proc/sys/kernel/modprobe
 	modprobe -d "$RDMA_STEPS_VM_DIR/kernel" crypto-crc32 &&
-		modprobe -d "$RDMA_STEPS_VM_DIR/kernel" rdma_rxe || return 1
+		modprobe -d "$RDMA_STEPS_VM_DIR/kernel" rdma_rxe &&
+		modprobe -d "$RDMA_STEPS_VM_DIR/kernel" rdma_ucm || return 1
 	ip link set lo up &&
 		start_netdev &&
 		ip addr add "$RXE_ADDR/24" dev "$RXE_NETDEV" &&

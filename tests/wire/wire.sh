@@ -29,7 +29,10 @@ decode() {
 		-e infiniband.reth.va -e infiniband.reth.r_key -e infiniband.reth.dmalen \
 		-e infiniband.aeth.syndrome -e infiniband.aeth.msn -e infiniband.immdt \
 		-e infiniband.atomiceth.swapdt -e infiniband.atomiceth.cmpdt -e infiniband.atomicacketh.origremdt \
-		-e infiniband.invariant.crc -e frame.len >"$out/packets.tsv" &&
+		-e infiniband.invariant.crc -e frame.len \
+		-e infiniband.mad.attributeid -e infiniband.cm.req.localqpn -e infiniband.cm.req.startpsn \
+		-e infiniband.cm.rep.localqpn -e infiniband.cm.rep.startpsn -e infiniband.cm.req.ip_cm.private \
+		-e infiniband.cm.rep.private >"$out/packets.tsv" &&
 		tshark -r "$out/node1/wire.pcap" -O infiniband >"$out/decoded.txt"
 }
 

@@ -1,0 +1,70 @@
+/* ring.h: stage 7: the ring on verbs: one RC QP to the next rank and one from the previous, K slots of C bytes, credits, WRITE with immediate. */
+#ifndef RDMA_STEPS_RING_H
+#define RDMA_STEPS_RING_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cq_qp_rts.h"
+#include "open_pd.h"
+#include "reg_mr.h"
+#include "rendezvous.h"
+#include "ring_options.h"
+#include "schedule.h"
+
+struct rdma_ring {
+	struct rdma_dev dev;		/* stage 1 */
+	struct rdma_buf data;		/* stage 2: the user buffer, registered once */
+	struct rdma_buf slots;		/* K slots of C bytes that the previous rank writes into */
+	struct rdma_conn to_next;	/* stage 3: our QP to the next rank */
+	struct rdma_conn from_prev;	/* and the one from the previous rank */
+	int rank, world, k;
+	size_t c;
+	int slow_ms;			/* --slow: how long this rank holds each slot */
+	/* Sender: the next rank's slots we may write, in the order it freed them. */
+	int credits[MAX_SLOTS], credit_head, credit_count;
+	int writes_in_flight;
+	/* Receiver: the slots we have granted the previous rank, and SENDs carrying credits. */
+	bool granted[MAX_SLOTS];
+	int credit_sends_in_flight;
+	uint32_t sent_msgs, taken_msgs;	/* messages on each link so far */
+	/* Pieces of the next run, written by a previous rank that finished this run first. */
+	struct ibv_wc early[MAX_SLOTS];
+	int n_early;
+};
+
+/*
+ * Stages 1 to 3 for a ring: the device and PD, the user buffer of BYTES
+ * (its largest size) and the slots, both CQs and QPs in INIT, and the
+ * receives for the slots and for the credits posted.  0 or -1; either way
+ * the caller ends with ring_close.
+ */
+int ring_open(struct rdma_ring *r, const struct cli_common *common, const struct ring_opts *opts,
+	      const struct launch *l, size_t bytes);
+
+/* Moves both QPs to RTS against what the rendezvous said of the neighbours. */
+int ring_connect(struct rdma_ring *r, const struct neighbours *nb);
+
+/* Grants the previous rank our K slots: one credit each, after its receive is posted. */
+int ring_grant_slots(struct rdma_ring *r, struct ring_ctl *ctl);
+
+/* Runs PLAN once over the ring (one collective), pipelined; 0, or -1 after ctl_fail. */
+int ring_run(struct rdma_ring *r, const struct ring_layout *l, const struct plan *plan,
+	     struct ring_ctl *ctl, int timeout_s);
+
+/* Waits until the SENDs that carry our last credits are acknowledged. */
+int ring_finish(struct rdma_ring *r, struct ring_ctl *ctl, int timeout_s);
+
+/* Releases stages 3, 2 and 1; returns how many releases failed. */
+int ring_close(struct rdma_ring *r);
+
+/* The device's packet and RNR counters (hw_counters in sysfs), shared by every process on it. */
+struct dev_counters {
+	bool ok;
+	unsigned long long sent_pkts, rcvd_pkts, send_rnr, rcvd_rnr;
+};
+
+void read_dev_counters(const struct rdma_dev *dev, struct dev_counters *out);
+
+#endif

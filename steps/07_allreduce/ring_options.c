@@ -1,0 +1,144 @@
+/* ring_options.c: stage 7's part of the command line: the collective, nccl-tests' sizes and counts, the ring's slots, the rank. */
+#include "ring_options.h"
+#include "report.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/* Registered once, for the largest size: as much as the biggest MR step 02 allows. */
+#define MAX_BYTES ((size_t)1 << 32)
+#define MAX_SLOT_BYTES ((size_t)16 << 20)
+
+void ring_opts_default(struct ring_opts *opts)
+{
+	*opts = (struct ring_opts){
+		.coll = COLL_ALL_REDUCE, .dt = DT_FLOAT,
+		.minbytes = 1 << 20, .maxbytes = 1 << 20, .stepfactor = 2,
+		.iters = 20, .warmup = 5, .check = 1,
+		.rank = -1, .world = -1,
+		.slots = DEFAULT_SLOTS, .slot_bytes = DEFAULT_SLOT_BYTES,
+		.transport = TRANSPORT_RDMA, .slow_rank = -1,
+	};
+}
+
+const struct cli_option ring_cli_options[] = {
+	{ "op", 'o', "COLL", "all_reduce, reduce_scatter or all_gather (default: all_reduce)" },
+	{ "datatype", CLI_KEY_DATATYPE, "TYPE", "float or int32; the reduction is sum (default: float)" },
+	{ "minbytes", 'b', "BYTES", "smallest size (default: 1M)" },
+	{ "maxbytes", CLI_KEY_MAXBYTES, "BYTES", "largest size, registered once (default: 1M; nccl-tests' -e)" },
+	{ "stepfactor", 'f', "N", "multiply the size by N each row (default: 2)" },
+	{ "iters", 'n', "N", "timed runs per size (default: 20)" },
+	{ "warmup_iters", 'w', "N", "untimed runs before them (default: 5)" },
+	{ "check", 'c', "0|1", "one more run on fresh data, every element checked (default: 1)" },
+	{ "rank", CLI_KEY_RANK, "R", "this process's rank (default: the launcher's variables)" },
+	{ "world-size", CLI_KEY_WORLD_SIZE, "N", "how many ranks (default: the launcher's variables)" },
+	{ "slots", CLI_KEY_SLOTS, "K", "receive slots per neighbour, credits in flight (default: 8, NCCL_STEPS)" },
+	{ "slot-bytes", CLI_KEY_SLOT_BYTES, "C", "bytes per slot: the largest piece (default: 64K)" },
+	{ "transport", CLI_KEY_TRANSPORT, "T", "rdma, tcp or both, side by side (default: rdma)" },
+	{ "slow", CLI_KEY_SLOW, "RANK:MS", "for tests: rank RANK holds each slot MS ms before freeing it" },
+	{ "schedule", CLI_KEY_SCHEDULE, NULL, "print the schedule and run it on the CPU for --world-size ranks; no device" },
+	{ 0 },
+};
+
+/* One of the N words of NAMES into *OUT; else an error naming CHOICES. */
+static int parse_pick(const char *name, const char *arg, const char *const *names, size_t n,
+		      const char *choices, int *out)
+{
+	int i = cli_pick(arg, names, n);
+
+	if (i < 0) {
+		report_error("%s: unknown value '%s'; use %s", name, arg, choices);
+		return -1;
+	}
+	*out = i;
+	return 0;
+}
+
+static int parse_slow(const char *arg, struct ring_opts *opts)
+{
+	int rank, ms, used = 0;
+
+	if (sscanf(arg, "%d:%d%n", &rank, &ms, &used) != 2 || arg[used] || rank < 0 || ms < 0 ||
+	    ms > 10000) {
+		report_error("--slow: '%s' is not RANK:MS (a rank, and 0 to 10000 ms)", arg);
+		return -1;
+	}
+	opts->slow_rank = rank;
+	opts->slow_ms = ms;
+	return 0;
+}
+
+int ring_parse_option(int key, const char *arg, void *ctx)
+{
+	static const char *const colls[] = { "all_reduce", "reduce_scatter", "all_gather" };
+	static const char *const types[] = { "float", "int32" };
+	static const char *const transports[] = { "rdma", "tcp", "both" };
+	struct ring_opts *opts = ctx;
+	int v;
+
+	switch (key) {
+	case 'o':
+		if (parse_pick("--op", arg, colls, 3, "all_reduce, reduce_scatter or all_gather", &v))
+			return -1;
+		opts->coll = (enum collective)v;
+		return 0;
+	case CLI_KEY_DATATYPE:
+		if (parse_pick("--datatype", arg, types, 2, "float or int32", &v))
+			return -1;
+		opts->dt = (enum datatype)v;
+		return 0;
+	case CLI_KEY_TRANSPORT:
+		if (parse_pick("--transport", arg, transports, 3, "rdma, tcp or both", &v))
+			return -1;
+		opts->transport = (enum transport)v;
+		return 0;
+	case 'b':
+		return cli_parse_size("--minbytes", arg, 0, MAX_BYTES, &opts->minbytes);
+	case CLI_KEY_MAXBYTES:
+		return cli_parse_size("--maxbytes", arg, 0, MAX_BYTES, &opts->maxbytes);
+	case 'f':
+		return cli_parse_int("--stepfactor", arg, 2, 1024, &opts->stepfactor);
+	case 'n':
+		return cli_parse_int("--iters", arg, 1, 1000000, &opts->iters);
+	case 'w':
+		return cli_parse_int("--warmup_iters", arg, 0, 1000000, &opts->warmup);
+	case 'c':
+		return cli_parse_int("--check", arg, 0, 1, &opts->check);
+	case CLI_KEY_RANK:
+		return cli_parse_int("--rank", arg, 0, 1 << 20, &opts->rank);
+	case CLI_KEY_WORLD_SIZE:
+		return cli_parse_int("--world-size", arg, 1, MAX_WORLD, &opts->world);
+	case CLI_KEY_SLOTS:
+		return cli_parse_int("--slots", arg, 1, MAX_SLOTS, &opts->slots);
+	case CLI_KEY_SLOT_BYTES:
+		return cli_parse_size("--slot-bytes", arg, ELEM_SIZE, MAX_SLOT_BYTES, &opts->slot_bytes);
+	case CLI_KEY_SLOW:
+		return parse_slow(arg, opts);
+	}
+	/* --schedule */
+	opts->schedule = true;
+	return 0;
+}
+
+int ring_opts_check(const struct ring_opts *opts)
+{
+	if (opts->minbytes > opts->maxbytes) {
+		report_error("--minbytes %zu is more than --maxbytes %zu", opts->minbytes, opts->maxbytes);
+		return -1;
+	}
+	if (opts->slot_bytes % ELEM_SIZE) {
+		report_error("--slot-bytes: %zu is not a whole number of %d-byte elements",
+			     opts->slot_bytes, ELEM_SIZE);
+		return -1;
+	}
+	return 0;
+}
+
+void ring_opts_format(const struct ring_opts *opts, char *buf, size_t len)
+{
+	snprintf(buf, len, "-o %s --datatype %s -b %zu --maxbytes %zu -f %d -n %d -w %d -c %d "
+		 "--slots %d --slot-bytes %zu --transport %s", collective_name(opts->coll),
+		 datatype_name(opts->dt), opts->minbytes, opts->maxbytes, opts->stepfactor,
+		 opts->iters, opts->warmup, opts->check, opts->slots, opts->slot_bytes,
+		 opts->transport == TRANSPORT_RDMA ? "rdma" : opts->transport == TRANSPORT_TCP ? "tcp" : "both");
+}

@@ -1,0 +1,51 @@
+/* ring_options.h: stage 7's part of the command line: the collective, nccl-tests' sizes and counts, the ring's slots, the rank. */
+#ifndef RDMA_STEPS_RING_OPTIONS_H
+#define RDMA_STEPS_RING_OPTIONS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "cli.h"
+#include "schedule.h"
+
+/*
+ * K and C: each rank gives its previous rank K receive slots of C bytes.
+ * NCCL gives each connection NCCL_STEPS = 8 slots of NCCL_BUFFSIZE / 8 =
+ * 512 KiB; we keep its 8 and take 64 KiB, the message size at which rxe
+ * reaches its bandwidth (ib_write_bw), so that 1 MiB over 4 ranks still
+ * makes several pieces per chunk to pipeline.
+ */
+#define DEFAULT_SLOTS 8
+#define MAX_SLOTS 64		/* K data receives and K credit SENDs fit QUEUE_DEPTH's queues */
+#define DEFAULT_SLOT_BYTES (64 * 1024)
+
+enum transport { TRANSPORT_RDMA, TRANSPORT_TCP, TRANSPORT_BOTH };
+
+struct ring_opts {
+	enum collective coll;	/* -o */
+	enum datatype dt;	/* --datatype */
+	size_t minbytes, maxbytes;	/* -b, --maxbytes */
+	int stepfactor;		/* -f */
+	int iters, warmup;	/* -n, -w */
+	int check;		/* -c */
+	int rank, world;	/* --rank, --world-size; -1: from the launcher's variables */
+	int slots;		/* --slots: K */
+	size_t slot_bytes;	/* --slot-bytes: C */
+	enum transport transport;	/* --transport */
+	int slow_rank, slow_ms;	/* --slow=RANK:MS: that rank holds each slot MS ms */
+	bool schedule;		/* --schedule: print and check the plan on the CPU, no device */
+};
+
+void ring_opts_default(struct ring_opts *opts);
+
+extern const struct cli_option ring_cli_options[];
+int ring_parse_option(int key, const char *arg, void *opts);
+#define RING_STAGE(opts) { ring_cli_options, ring_parse_option, (opts) }
+
+/* Checks the options together; reports what does not fit. */
+int ring_opts_check(const struct ring_opts *opts);
+
+/* The options every rank must share, as text for the rendezvous to compare. */
+void ring_opts_format(const struct ring_opts *opts, char *buf, size_t len);
+
+#endif

@@ -1,0 +1,133 @@
+#!/usr/bin/env bats
+# 07_allreduce.bats: step 07's ring all-reduce: N ranks on one rxe, the sum checked, the credits proved, every failure named by every rank.
+
+bats_require_minimum_version 1.5.0
+
+setup() {
+	load test_helper
+	load ring
+}
+
+@test "07_allreduce: 3 ranks sum 0, 1, 16 (not divisible by 3), 256 and 4096 floats over verbs: the table, the bytes, no RNR NAK, every rank right, all freed" {
+	record_baseline
+	rnr_before=$(rnr_naks)
+	run_ring 3 -t 10 -b 0 --maxbytes 16K -f 16 -n 2 -w 1
+	assert_ring_success
+	[ "$(rnr_naks)" = "$rnr_before" ] || fail "RNR NAKs (sent, received) went from $rnr_before to $(rnr_naks)"
+	use_output_of r0
+	assert_line '#       size         count      type   redop    root     time   algbw   busbw #wrong'
+	for row in '0 0' '4 1' '64 16' '1024 256' '16384 4096'; do
+		assert_line --regexp "^ +${row% *} +${row#* } +float +sum +-1 +[0-9.]+ +[0-9.]+ +[0-9.]+ +0$"
+	done
+	# 4096 floats in 3 chunks of 1366, 1365 and 1365: rank r posts all but chunk r in
+	# reduce-scatter and all but chunk r+1 in all-gather, so rank 2 and rank 0 skip chunk 0 once.
+	assert_line --regexp '^bytes posted +: 21844 to 21848 B per rank per all_reduce of S = 16384 B, against 2\(N-1\)/N x S = 21845.3 B: 4096 elements do not split into 3 equal chunks, so chunk 0 has one element more; all ranks together posted 65536 B = 2\(N-1\) x S, exactly$'
+	assert_line --regexp '^device counters +: rxe[0-9]*: sent_pkts \+[1-9][0-9]*, rcvd_pkts \+[1-9][0-9]* over the RDMA sweep \(per device: every rank on this node adds to them\)$'
+	assert_line --regexp '^RNR NAKs +: sent \+0, received \+0: no WRITE found its receive missing'
+	assert_line --regexp "^check +: right: every rank's result checked element by element after a run on fresh data: 0 wrong, over 3 ranks and 5 sizes$"
+	assert_line --regexp '^rendezvous +: all 3 ranks came; each was sent its neighbours. QPs$'
+	for k in 0 1 2; do
+		use_output_of "r$k"
+		assert_line --regexp "^launcher +: none: rank $k of 3, from --rank and --world-size$"
+		assert_line --regexp '^ibv_modify_qp +: RESET -> INIT: port 1, pkey index 0, remote access none '
+		assert_line --regexp '^ibv_modify_qp +: RESET -> INIT: port 1, pkey index 0, remote access remote_write '
+		assert_line --regexp '^ibv_post_send +: credit for slot 7: a SEND with immediate 7 and no bytes, to the previous rank$'
+		assert_in_order '^ibv_destroy_qp ' '^ibv_destroy_cq ' '^ibv_destroy_qp ' '^ibv_destroy_cq ' '^ibv_dereg_mr ' '^ibv_dereg_mr ' '^ibv_dealloc_pd ' '^ibv_close_device ' '^teardown +: every object released$'
+	done
+	# One rank: no ring, no QP, nothing moves; a bus bandwidth of 0, as 2(n-1)/n is 0.
+	run_ring 1 -b 0 --maxbytes 4K -f 1024 -n 1 -w 0
+	assert_ring_success
+	use_output_of r0
+	assert_line --regexp '^ +4096 +1024 +float +sum +-1 +[0-9.]+ +[0-9.]+ +0\.000 +0$'
+	refute_line --regexp '^ibv_create_qp '
+	assert_back_to_baseline
+}
+
+@test "07_allreduce: the halves alone on int32, and K = 1 with rank 1 slowed: right, no RNR NAK; 2 ranks still use two QPs each; over TCP too" {
+	record_baseline
+	rnr_before=$(rnr_naks)
+	run_ring 4 -t 10 -o reduce_scatter --datatype int32 -b 40 --maxbytes 40 --slots 1 --slot-bytes 8 --slow 1:20 -n 2 -w 0
+	assert_ring_success
+	[ "$(rnr_naks)" = "$rnr_before" ] || fail "RNR NAKs (sent, received) went from $rnr_before to $(rnr_naks)"
+	use_output_of r0
+	assert_line --regexp '^# reduce_scatter over RDMA \(verbs\): 4 ranks, int32, K = 1 slots of C = 8 bytes$'
+	assert_line --regexp '^ +40 +10 +int32 +sum +-1 +[0-9.]+ +[0-9.]+ +[0-9.]+ +0$'
+	assert_line --regexp "^check +: right: "
+	run_ring 2 -t 10 -o all_gather --transport both -b 4K --maxbytes 4K -n 2 -w 0
+	assert_ring_success
+	use_output_of r0
+	assert_line --regexp '^# all_gather over TCP: 2 ranks, float, K = 8 slots of C = 65536 bytes$'
+	[ "$(grep -cE '^ +4096 +1024 +float +sum +-1 .* 0$' <<<"$output")" -eq 2 ] || fail "not one row per transport: $output"
+	assert_line --regexp '^bytes posted +: each rank 2048 B per all_gather of S = 4096 B; \(N-1\)/N x S = 2048 B: exact \(S is 2 chunks of 512 whole elements\)$'
+	assert_line --regexp '^rdma/tcp 4096 B +: time [0-9.]+ / [0-9.]+ us = [0-9.]+; CPU of this rank per run: rdma [0-9.]+ us, tcp [0-9.]+ us$'
+	use_output_of r1
+	[ "$(grep -c '^ibv_create_qp ' <<<"$output")" -eq 2 ] || fail "rank 1 of 2 did not create two QPs: $output"
+	assert_line --regexp '^tcp ring +: connected: to rank 0 at 127.0.0.1 port [0-9]+, from rank 0$'
+	assert_back_to_baseline
+}
+
+@test "07_allreduce failures: a rank that never comes, other options, one rank twice, a rank killed mid-run: every rank, two hops away too, names it within the bound, all freed" {
+	record_baseline
+	SKIP_RANK=2
+	run_ring 3 -t 2
+	assert_all_name 2 "it never came to the rendezvous within 2 s" 9
+	unset SKIP_RANK
+	RANK_ARGS_2="--datatype int32" run_ring 3 -t 5
+	assert_all_name 2 "it was given other options than rank 0: -o all_reduce --datatype int32 " 15
+	RANK_ARGS_2="--rank 1" run_ring 3 -t 5
+	assert_all_name 1 "two processes claim rank 1" 15
+	# Killed between two of its WRITEs: rank 0 sees its connection close, and tells ranks 2 and 3.
+	start_ring 4 -t 3 -b 64K --maxbytes 64K -n 100000 -w 0
+	for k in 0 1 2 3; do wait_for_line "$BATS_TEST_TMPDIR/r$k.out" '^== stage 7' 30; done
+	nap 0.5
+	pkill -KILL -P "$r1_pid"
+	RING_START=$SECONDS
+	finish_ring
+	SKIP_RANK=1
+	assert_all_name 1 "" 11
+	unset SKIP_RANK
+}
+
+# bats test_tags=outside-vm
+@test "07_allreduce --schedule: the ring's plan, run on the CPU, equals the plain sum for 1 to 8 ranks, odd counts, every collective and type" {
+	for n in 1 2 3 4 5 6 7 8; do
+		for count in 0 1 $((n - 1)) $((n + 1)) 1000 1001; do
+			for op in all_reduce reduce_scatter all_gather; do
+				for dt in float int32; do
+					run "$BIN/07_allreduce" --schedule --world-size "$n" -b $((4 * count)) --maxbytes $((4 * count)) -o "$op" --datatype "$dt" --slot-bytes 12
+					[ "$status" -eq 0 ] || fail "N=$n, $count elements, $op, $dt: $output"
+				done
+			done
+		done
+	done
+	run "$BIN/07_allreduce" --schedule --world-size 3 -b 40 --maxbytes 40 --slot-bytes 8
+	assert_success
+	assert_line --regexp '^step 0 rank 0 +: sends chunk 2 \(elements 7 to 10, 2 pieces\) to rank 1, which adds it in$'
+	assert_line --regexp '^step 2 rank 0 +: sends chunk 0 \(elements 0 to 4, 2 pieces\) to rank 1, which copies it$'
+	assert_line --regexp '^rank 1 +: posts 56 bytes in 8 pieces, takes 8$'
+	assert_line --regexp '^reference check +: all_reduce of 10 float elements on 3 ranks, pieces of 2: 0 wrong \(every rank equals the plain CPU sum\)$'
+}
+
+# bats test_tags=outside-vm
+@test "07_allreduce: the rank from each launcher's variables, the innermost first, and what is missing" {
+	run "$BIN/07_allreduce" -t 1 --help
+	assert_success
+	assert_output --partial 'the innermost launcher wins (srun running torchrun:'
+	run env RANK=1 WORLD_SIZE=4 SLURM_PROCID=0 SLURM_NTASKS=2 MASTER_ADDR=10.0.0.1 "$BIN/07_allreduce" -t 1
+	assert_line --index 0 --regexp '^launcher +: torchrun: rank 1 of 4, from RANK and WORLD_SIZE$'
+	assert_line --index 1 --regexp '^rendezvous +: rank 0 at 10.0.0.1, TCP port 18515 '
+	run env OMPI_COMM_WORLD_RANK=2 OMPI_COMM_WORLD_SIZE=3 SLURM_PROCID=0 SLURM_NTASKS=1 "$BIN/07_allreduce"
+	assert_failure 2
+	assert_line --index 0 --regexp '^launcher +: Open MPI: rank 2 of 3, from OMPI_COMM_WORLD_RANK and OMPI_COMM_WORLD_SIZE$'
+	assert_line --index 1 "error: rank 2: no address for rank 0's rendezvous: give it as HOST or set MASTER_ADDR (torchrun sets it; with mpirun add -x MASTER_ADDR=HOST)"
+	run env PMI_RANK=1 PMI_SIZE=2 "$BIN/07_allreduce" -t 1 somehost
+	assert_line --index 0 --regexp '^launcher +: MPICH: rank 1 of 2, from PMI_RANK and PMI_SIZE$'
+	run env SLURM_PROCID=3 SLURM_NTASKS=4 MASTER_ADDR=h "$BIN/07_allreduce" -t 1
+	assert_line --index 0 --regexp '^launcher +: Slurm: rank 3 of 4, from SLURM_PROCID and SLURM_NTASKS$'
+	run "$BIN/07_allreduce"
+	assert_failure 2
+	assert_output --partial 'error: no rank: give --rank R --world-size N, or run under torchrun, mpirun or srun'
+	run "$BIN/07_allreduce" --rank 1
+	assert_failure 2
+	assert_output 'error: give --rank and --world-size together, or neither (then a launcher'\''s variables give them)'
+}

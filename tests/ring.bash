@@ -1,0 +1,75 @@
+# ring.bash: start N ranks of step 07 on one device, wait for them, and check that every rank names a failed one; loaded by tests/07_allreduce.bats and tests/slow/allreduce.bats.
+
+# Starts N ranks of 07_allreduce on a fresh port, ARGS... given to each, as r0 ... r(N-1),
+# each against 127.0.0.1.  RANK_ARGS_k, when set, adds its words for rank k (a later
+# option wins); SKIP_RANK leaves one rank out.
+start_ring() {
+	local n=$1 k extra
+	shift
+	RING_N=$n RING_PORT=$(pick_port) RING_START=$SECONDS
+	for ((k = 0; k < n; k++)); do
+		[ "$k" != "${SKIP_RANK:-}" ] || continue
+		extra=RANK_ARGS_$k
+		# shellcheck disable=SC2086
+		start_step "r$k" 07_allreduce -d "$DEV" -p "$RING_PORT" --rank "$k" --world-size "$n" "$@" ${!extra:-} 127.0.0.1
+	done
+}
+
+# Waits for every rank started; ring_status[k] holds rank k's exit status, RING_SECONDS the wall time.
+finish_ring() {
+	local k pid
+	ring_status=()
+	for ((k = 0; k < RING_N; k++)); do
+		[ "$k" != "${SKIP_RANK:-}" ] || continue
+		pid=r${k}_pid
+		status=0
+		wait "${!pid}" || status=$?
+		ring_status[k]=$status
+	done
+	RING_SECONDS=$((SECONDS - RING_START))
+}
+
+run_ring() {
+	start_ring "$@"
+	finish_ring
+}
+
+# Fails unless every rank exited with 0, showing every rank that did not: in a ring
+# the rank that failed first is often not rank 0.
+assert_ring_success() {
+	local k failed=""
+	for ((k = 0; k < RING_N; k++)); do
+		[ "${ring_status[k]}" -eq 0 ] ||
+			failed+="rank $k exited with ${ring_status[k]}: $(cat "$BATS_TEST_TMPDIR/r$k.out")"$'\n'
+	done
+	[ -z "$failed" ] || fail "$failed"
+}
+
+# Fails unless every rank started ended with 1 within BOUND seconds (2 x -t and 5 s for
+# the ranks' start and teardown under emulation, on a shared machine), its last error
+# line (the only one, on a rank that did not fail itself) being "error: rank FAILED: CAUSE".
+assert_all_name() {
+	local failed=$1 cause=$2 bound=$3 k errors
+	[ "$RING_SECONDS" -le "$bound" ] || fail "the ranks took $RING_SECONDS s to end, more than $bound"
+	for ((k = 0; k < RING_N; k++)); do
+		[ "$k" != "${SKIP_RANK:-}" ] || continue
+		use_output_of "r$k"
+		[ "${ring_status[k]}" -eq 1 ] || fail "rank $k exited with ${ring_status[k]}, not 1: $output"
+		errors=$(grep -c '^error: ' <<<"$output")
+		[ "$errors" -eq 1 ] || [ "$k" = "$failed" ] || fail "rank $k printed $errors error lines: $output"
+		[[ $(grep '^error: ' <<<"$output" | tail -n 1) =~ ^error:\ rank\ $failed:\ $cause ]] ||
+			fail "rank $k's last error does not name rank $failed ($cause): $output"
+		assert_line --regexp '^teardown +: every object released$'
+	done
+	assert_back_to_baseline
+}
+
+# Waits for every rank but SKIP, as finish_ring does.
+finish_ring_but() {
+	local k pid
+	for ((k = 0; k < RING_N; k++)); do
+		[ "$k" != "$1" ] || continue
+		pid=r${k}_pid
+		wait "${!pid}" || true
+	done
+}

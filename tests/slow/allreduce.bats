@@ -1,0 +1,135 @@
+#!/usr/bin/env bats
+# allreduce.bats: step 07 at more sizes (8 MiB), the failures make test leaves out, and under real launchers: mpirun, torchrun --no-python, srun's variables ('make test-allreduce').
+
+bats_require_minimum_version 1.5.0
+
+setup() {
+	load ../test_helper
+	load ../ring
+}
+
+# Fails unless every rank's output in FILES holds a right check and rank 0's the table row for BYTES.
+assert_launched_right() {
+	local bytes=$1 f
+	shift
+	for f in "$@"; do
+		file_has_line "$f" '^teardown +: every object released$' || fail "$f: no release line: $(cat "$f")"
+	done
+	file_has_line "$1" "^ +$bytes +[0-9]+ +float +sum +-1 .* 0\$" || fail "no table row for $bytes B with 0 wrong: $(cat "$1")"
+	file_has_line "$1" "^check +: right: " || fail "rank 0's check is not right: $(cat "$1")"
+}
+
+# Fails unless each of the three ranks' outputs in FILES says it took its rank from
+# LAUNCHER's VARIABLES, and the run of 64 KiB was right (assert_launched_right).
+assert_three_ranks_from() { # LAUNCHER VARIABLES FILE...
+	local launcher=$1 vars=$2 k
+	shift 2
+	[ $# -eq 3 ] || fail "$launcher left $# rank outputs, not 3: $*"
+	local -a outs=("$@")
+	for k in 0 1 2; do
+		file_has_line "${outs[k]}" "^launcher +: $launcher: rank $k of 3, from $vars\$" ||
+			fail "rank $k did not take its rank from $launcher: $(cat "${outs[k]}")"
+	done
+	assert_launched_right 65536 "${outs[@]}"
+}
+
+@test "allreduce: 8 MiB, 1 MiB and sizes not divisible by 4, on 4 ranks, float and int32, K = 8 and K = 1: every rank right, no RNR NAK" {
+	record_baseline
+	rnr_before=$(rnr_naks)
+	STEP_TIMEOUT=240
+	run_ring 4 -t 30 -b 8M --maxbytes 8M -n 1 -w 0
+	assert_ring_success
+	use_output_of r0
+	assert_line --regexp '^ +8388608 +2097152 +float +sum +-1 .* 0$'
+	assert_line --regexp '^bytes posted +: each rank 12582912 B per all_reduce of S = 8388608 B; 2\(N-1\)/N x S = 12582912 B: exact \(S is 4 chunks of 524288 whole elements\)$'
+	run_ring 4 -t 30 --datatype int32 -b 4 --maxbytes 1M -f 7 -n 1 -w 0 --slots 1
+	assert_ring_success
+	use_output_of r0
+	# 4 x 7^k bytes: 1, 7, 49 ... 117649 elements, none of them divisible by 4.
+	assert_line --regexp '^ +470596 +117649 +int32 +sum +-1 .* 0$'
+	assert_line --regexp "^check +: right: .* 0 wrong, over 4 ranks and 7 sizes$"
+	[ "$(rnr_naks)" = "$rnr_before" ] || fail "RNR NAKs (sent, received) went from $rnr_before to $(rnr_naks)"
+	assert_back_to_baseline
+}
+
+@test "allreduce failures: world sizes that differ, a rank past the world size, no rank 0, a verb failed on one rank: every rank names the rank" {
+	record_baseline
+	RANK_ARGS_1="--world-size 4" run_ring 3 -t 5
+	assert_all_name 1 "it was given world size 4, rank 0 world size 3" 15
+	RANK_ARGS_2="--rank 5" run_ring 3 -t 5
+	assert_all_name 5 "rank 5 is past the world size 3 \(ranks are 0 to 2\)" 15
+	SKIP_RANK=0
+	run_ring 2 -t 1
+	assert_all_name 0 "no rendezvous at 127.0.0.1 port $RING_PORT within 1 s \(Connection refused\): is rank 0 running, with the same -p\?" 7
+	unset SKIP_RANK
+	RDMA_STEPS_FAIL_AT=post_send RDMA_STEPS_FAIL_RANK=2 run_ring 3 -t 3 -b 4K --maxbytes 4K -n 1 -w 0
+	assert_all_name 2 "it could not send a credit" 15
+	use_output_of r2
+	assert_line 'error: ibv_post_send (credit) failed: Cannot allocate memory (errno 12)'
+	use_output_of r0
+	assert_line --regexp '^fault points +: RDMA_STEPS_FAIL_AT is for rank 2 only \(RDMA_STEPS_FAIL_RANK\)$'
+	# A rank stopped (SIGSTOP) mid-run: its neighbours' wait ends at -t, and every rank names it.
+	start_ring 3 -t 2 -b 1M --maxbytes 1M -n 100000 -w 0
+	for k in 0 1 2; do wait_for_line "$BATS_TEST_TMPDIR/r$k.out" '^== stage 7' 30; done
+	pkill -STOP -P "$r2_pid"
+	start=$SECONDS
+	finish_ring_but 2
+	pkill -KILL -P "$r2_pid"
+	wait "$r2_pid" || true
+	[ $((SECONDS - start)) -le 7 ] || fail "the ranks took $((SECONDS - start)) s to end after rank 2 stopped"
+	for k in 0 1; do
+		use_output_of "r$k"
+		assert_line --regexp '^error: rank [12]: '
+	done
+	assert_back_to_baseline
+}
+
+@test "allreduce under mpirun (Open MPI, as root, more ranks than vCPUs): the rank from OMPI_COMM_WORLD_RANK, rank 0 at MASTER_ADDR" {
+	command -v mpirun >/dev/null || fail "no mpirun: make test-allreduce installs Debian's openmpi-bin (tests/deps.sh collective)"
+	record_baseline
+	port=$(pick_port)
+	run timeout -k 2 60 mpirun --allow-run-as-root --oversubscribe -np 3 --output-filename "$BATS_TEST_TMPDIR/mpi" \
+		-x MASTER_ADDR=127.0.0.1 "$BIN/07_allreduce" -d "$DEV" -p "$port" -t 20 -b 64K --maxbytes 64K -n 2 -w 1
+	[ "$status" -eq 0 ] || fail "mpirun exited with $status: $output $(cat "$BATS_TEST_TMPDIR"/mpi/*/rank.*/stdout 2>/dev/null)"
+	mapfile -t outs < <(ls "$BATS_TEST_TMPDIR"/mpi/1/rank.*/stdout)
+	assert_three_ranks_from "Open MPI" "OMPI_COMM_WORLD_RANK and OMPI_COMM_WORLD_SIZE" "${outs[@]}"
+	assert_back_to_baseline
+}
+
+@test "allreduce under torchrun --no-python (its agent holds MASTER_PORT; our rendezvous is on -p)" {
+	command -v torchrun >/dev/null || fail "no torchrun: make test-allreduce installs Debian's python3-torch (tests/deps.sh collective)"
+	record_baseline
+	port=$(pick_port)
+	# Debian 12's torchrun (torch 1.13 on Python 3.11) fails at its default "--redirects 0
+	# --tee 0": Std.from_str finds no flag for 0 since Python 3.11's IntFlag; 1 (stdout) works.
+	# Under emulation its start (Python importing torch) is slow: it is given minutes.
+	run timeout -k 2 500 torchrun --no_python --nnodes 1 --nproc_per_node 3 --master_addr 127.0.0.1 \
+		--master_port "$((port + 1))" --log_dir "$BATS_TEST_TMPDIR/torch" --redirects 1 --tee 1 \
+		"$BIN/07_allreduce" -d "$DEV" -p "$port" -t 30 -b 64K --maxbytes 64K -n 2 -w 1
+	[ "$status" -eq 0 ] || fail "torchrun exited with $status: $output $(cat "$BATS_TEST_TMPDIR"/torch/*/attempt_0/*/stdout.log 2>/dev/null)"
+	mapfile -t outs < <(ls "$BATS_TEST_TMPDIR"/torch/*/attempt_0/*/stdout.log)
+	assert_three_ranks_from torchrun "RANK and WORLD_SIZE" "${outs[@]}"
+	assert_back_to_baseline
+}
+
+@test "allreduce with the variables srun sets (SLURM_PROCID, SLURM_NTASKS; MASTER_ADDR from the job script), and torchrun's winning inside srun" {
+	record_baseline
+	port=$(pick_port)
+	for k in 0 1 2; do
+		SLURM_PROCID=$k SLURM_NTASKS=3 SLURM_JOB_ID=1 MASTER_ADDR=127.0.0.1 start_step "r$k" 07_allreduce -d "$DEV" -p "$port" -t 20 -b 64K --maxbytes 64K -n 2 -w 1
+	done
+	RING_N=3 RING_START=$SECONDS
+	finish_ring
+	assert_ring_success
+	assert_three_ranks_from Slurm "SLURM_PROCID and SLURM_NTASKS" "$BATS_TEST_TMPDIR"/r{0,1,2}.out
+	# srun starting torchrun on one node: SLURM_PROCID is 0 for every process, RANK differs.
+	port=$(pick_port)
+	for k in 0 1; do
+		SLURM_PROCID=0 SLURM_NTASKS=1 RANK=$k WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 start_step "r$k" 07_allreduce -d "$DEV" -p "$port" -t 20 -b 4K --maxbytes 4K -n 1 -w 0
+	done
+	RING_N=2 RING_START=$SECONDS
+	finish_ring
+	assert_ring_success
+	file_has_line "$BATS_TEST_TMPDIR/r1.out" '^launcher +: torchrun: rank 1 of 2, from RANK and WORLD_SIZE$' || fail "$(cat "$BATS_TEST_TMPDIR/r1.out")"
+	assert_back_to_baseline
+}
