@@ -36,11 +36,13 @@ static const char *wc_opcode_name(enum ibv_wc_opcode opcode)
 
 void show_completion(const struct ibv_wc *wc)
 {
-	char imm[40] = "";
+	char imm[40];
 
-	/* Every good completion passes here: in a quiet loop, build no line that nobody sees. */
+	/* Every good completion passes here: in a quiet loop, build no line that nobody sees
+	 * (and zero no buffer for it: an initialised imm[] would cost its 40 bytes first). */
 	if (!showing())
 		return;
+	imm[0] = '\0';
 	/* imm_data belongs to receive completions; rxe also sets the flag on the sender's, with 0 in imm_data. */
 	if ((wc->wc_flags & IBV_WC_WITH_IMM) && (wc->opcode & IBV_WC_RECV))
 		snprintf(imm, sizeof(imm), ", immediate 0x%08x", ntohl(wc->imm_data));
