@@ -6,7 +6,8 @@
 #   raw.tsv       CASE TOOL REP VALUE   (latency in us, bandwidth in 10^6 B/s)
 #   syscalls.tsv  MODE PHASE SYSCALL CALLS MESSAGES   (PHASE: set-up, loop or teardown; MESSAGES: the loop's)
 #   cpu.tsv       SIZE PATH SIDE WALL_US USER_US SYSTEM_US COPIES
-#   counts.tsv    CASE TOOL SIDE PASS MESSAGES PART INSTRUCTIONS   (callgrind, user space; PART: an object, or check)
+#   counts.tsv    CASE TOOL SIDE PASS MESSAGES PART COUNT   (callgrind, user space; PART: an object, check
+#                 or sleep, and COUNT their instructions; or PART sleeps, and COUNT the events read)
 #   meta.env      the kernel, device, provider and perftest version
 # BENCH_REPS (default 15) repeats each case, step 05 and perftest back to back in each
 # repetition; BENCH_QUICK=1 runs small sizes, to check the machinery ('make test-bench' does).
@@ -180,14 +181,22 @@ cpu_case() {
 
 # The instructions a process ran in user space, from callgrind's output FILE: one line per PART
 # (program, libibverbs, provider, libc, other; PROGRAM is the program's file name), each the
-# functions' own cost (not what they call) summed over the object that holds them.  Step 05's
-# data check gets a line of its own: the functions that fill and check the pattern, with what
-# they call (memcpy, memcmp), taken out of the objects they ran in.  Left out: perftest's
-# clock calibration for its report, which spins on gettimeofday for 200 x 100 us, as many
-# instructions as the clock allows: every function that calls gettimeofday, and gettimeofday.
+# instructions that ran in that object, then three lines that are no object's:
+# - check: step 05's data check, the functions that fill and check the pattern and what they
+#   call (memcpy, memcmp), wherever those ran;
+# - sleep: the event wait, the functions that arm the CQ, sleep on the completion channel and
+#   read and acknowledge its event, and what they call (the system calls' wrappers in libc);
+# - sleeps: the events read, callgrind's count of the calls of ibv_get_cq_event.
+# The bench runs callgrind with --separate-callers, so every function's cost comes split by
+# its chain of callers, nearest first ("read'ibv_get_cq_event'wait_for_event'..."): a cost
+# whose chain holds a check function is the check's, one whose chain holds a wait function the
+# sleep's, whatever object it ran in.  Left out: perftest's clock calibration for its report,
+# which spins on gettimeofday for 200 x 100 us, as many instructions as the clock allows: every
+# function that calls gettimeofday, and gettimeofday with what it calls.
 callgrind_parts() { # FILE PROGRAM
-	awk -v program="$2" -v check_functions="$check_functions" '
-		BEGIN { split(check_functions, f, " "); for (i in f) checking[f[i]] = 1 }
+	awk -v program="$2" -v check_functions="$check_functions" -v wait_functions="$wait_functions" '
+		BEGIN { split(check_functions, f, " "); for (i in f) checking[f[i]] = 1
+			split(wait_functions, f, " "); for (i in f) waiting[f[i]] = 1 }
 		function part(object) {
 			if (object ~ "/" program "$") return "program"
 			if (object ~ /\/libibverbs\.so/) return "libibverbs"
@@ -195,42 +204,51 @@ callgrind_parts() { # FILE PROGRAM
 			if (object ~ /\/libc\.so/) return "libc"
 			return "other"
 		}
-		function timing(name) { return name ~ /gettimeofday/ }
-		/^ob=/ { object = substr($0, 4); next }
-		/^fn=/ { function_name = substr($0, 4); here = object SUBSEP function_name; objects[here] = object; next }
-		/^cob=/ { callee_object = substr($0, 5); next }
-		/^cfn=/ { callee = substr($0, 5); if (timing(callee)) calibrating[here] = 1; next }
-		/^calls=/ { in_call = 1; next }
-		# A cost line: position, then the instruction count.  After calls=, it is the call
-		# inclusive cost, which belongs to the callee: counted only for the check.
-		/^[0-9+*-]/ {
-			if (in_call) {
-				if ((function_name in checking) && !(callee in checking)) {
-					check += $NF; checked[part(callee_object == "" ? object : callee_object)] += $NF
-				}
-				in_call = 0; callee_object = ""
-				next
-			}
-			own[here] += $NF
-			if (timing(function_name)) calibrating[here] = 1
-			if (function_name in checking) { check += $NF; checked[part(object)] += $NF }
+		# Whether a function of the chain CONTEXT is in SET (checking or waiting).  A
+		# function that gcc cloned is named with a suffix ("wait_for_event.constprop.0").
+		function within(context, set,    n, chain, i) {
+			n = split(context, chain, "'"'"'")
+			for (i = 1; i <= n; i++) { sub(/\..*/, "", chain[i]); if (chain[i] in set) return 1 }
+			return 0
 		}
+		function function_of(context) { sub(/'"'"'.*/, "", context); return context }
+		/^ob=/ { object = substr($0, 4); next }
+		/^fn=/ { context = substr($0, 4); here = object SUBSEP context
+			objects[here] = object; contexts[here] = context; functions[here] = object SUBSEP function_of(context); next }
+		/^cfn=/ { callee = function_of(substr($0, 5)); if (callee ~ /gettimeofday/) calibrating[functions[here]] = 1; next }
+		/^calls=/ { in_call = 1; if (callee == "ibv_get_cq_event") { sub(/^calls=/, ""); sleeps += $1 }; next }
+		# A cost line: position, then the instruction count.  After calls=, it is the call
+		# inclusive cost, which the callee'"'"'s own lines already hold: skipped.
+		/^[0-9+*-]/ { if (in_call) in_call = 0; else own[here] += $NF }
 		END {
-			for (here in own)
-				if (!(here in calibrating)) counted[part(objects[here])] += own[here]
+			for (here in own) {
+				if (functions[here] in calibrating || contexts[here] ~ /gettimeofday/) continue
+				if (within(contexts[here], waiting)) sleep += own[here]
+				else if (within(contexts[here], checking)) check += own[here]
+				else counted[part(objects[here])] += own[here]
+			}
 			n = split("program libibverbs provider libc other", parts, " ")
-			for (i = 1; i <= n; i++) printf "%s\t%d\n", parts[i], counted[parts[i]] - checked[parts[i]]
-			printf "check\t%d\n", check
+			for (i = 1; i <= n; i++) printf "%s\t%d\n", parts[i], counted[parts[i]]
+			printf "check\t%d\nsleep\t%d\nsleeps\t%d\n", check, sleep, sleeps
 		}' "$1"
 }
 
 # Step 05's data check: its pattern's fill and check (steps/04_post_wr/pattern.c).
 check_functions="fill_pattern check_pattern blocks_match row_for_block"
+# The event wait.  Step 05's wait_for_event (poll() on the channel's file descriptor, then
+# ibv_get_cq_event and ibv_ack_cq_events) and arm (ibv_req_notify_cq), in
+# steps/05_poll_destroy/poller.c, kept out of line so that they have a name; and libibverbs's
+# exported functions, which perftest calls from a function that has none (it is stripped):
+# ibv_get_cq_event, ibv_ack_cq_events, and ibv_cmd_req_notify_cq, where rxe's provider sends
+# ibv_req_notify_cq (an inline call through the context's table of provider functions).
+wait_functions="wait_for_event arm ibv_get_cq_event ibv_ack_cq_events ibv_cmd_req_notify_cq"
 # Both tools sort their latencies for the report, with qsort, after the loop: that costs
 # n log n, not so much per message, so collection stops while qsort runs.  (Naming a
 # function to toggle at turns collection off at the start: --collect-atstart turns it on.)
+# --separate-callers=5: each function's cost split by its last 5 callers, deep enough for
+# every call under the wait (ibv_cmd_req_notify_cq, then 3 calls down to ioctl) and the check.
 callgrind=(valgrind --tool=callgrind --dump-instr=no --compress-strings=no --compress-pos=no
-	--toggle-collect=qsort --collect-atstart=yes)
+	--toggle-collect=qsort --collect-atstart=yes --separate-callers=5)
 
 # One counted pair on PORT, both sides under callgrind: step 05 (TOOL ours) or perftest's TOOL.
 # Their outputs go to $work/TAG.{target,initiator}; what each side counted, to counts.tsv.
@@ -262,7 +280,9 @@ counted_pair() { # TAG PORT CASE TOOL PASS MESSAGES ARGS...
 # counts; report.sh divides the difference of the counts by the difference of the messages, so
 # that set-up and teardown cancel.  Both run event-driven (step 05 -e, perftest -e): a busy
 # poll's empty polls would be counted too, as many as the wait lasts, and under callgrind that
-# changes from run to run.  perftest has no event mode for WRITE (ib_write_lat, ib_write_bw):
+# changes from run to run.  Event-driven, a wait sleeps instead, and how often still depends on
+# timing where the program polls first (step 05), so the sleeps are counted apart from the
+# work (callgrind_parts).  perftest has no event mode for WRITE (ib_write_lat, ib_write_bw):
 # those run busy-polled, their empty polls counted.  The two tools' pairs run side by side, on two ports.
 count_case() {
 	local kind=$1 name=$2 op=$3 size=$4 tool=$5 pass=$6 n depth=() events=(-e) ours status=0
