@@ -11,7 +11,8 @@
 #   meta.env      the kernel, device, provider and perftest version
 # BENCH_REPS (default 15) repeats each case, step 05 and perftest back to back in each
 # repetition; BENCH_QUICK=1 runs small sizes, to check the machinery ('make test-bench' does).
-# BENCH_COUNT_PASSES (default 1; 2 when quick) counts each case's instructions that many times.
+# BENCH_COUNT_PASSES (default 1; 2 when quick) counts each case's instructions that many times,
+# BENCH_COUNT_JOBS (default 4) counted pairs at a time.
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.." || exit 1
 out=${RDMA_STEPS_RESULTS:?set RDMA_STEPS_RESULTS to the folder for the raw figures}
@@ -185,14 +186,17 @@ cpu_case() {
 # - check: step 05's data check, the functions that fill and check the pattern and what they
 #   call (memcpy, memcmp), wherever those ran;
 # - sleep: the event wait, the functions that arm the CQ, sleep on the completion channel and
-#   read and acknowledge its event, and what they call (the system calls' wrappers in libc);
+#   read and acknowledge its event, and what they call (the system calls' wrappers in libc),
+#   with step 05's polls after its first look found the CQ empty;
 # - sleeps: the events read, callgrind's count of the calls of ibv_get_cq_event.
 # The bench runs callgrind with --separate-callers, so every function's cost comes split by
 # its chain of callers, nearest first ("read'ibv_get_cq_event'wait_for_event'..."): a cost
 # whose chain holds a check function is the check's, one whose chain holds a wait function the
 # sleep's, whatever object it ran in.  Left out: perftest's clock calibration for its report,
 # which spins on gettimeofday for 200 x 100 us, as many instructions as the clock allows: every
-# function that calls gettimeofday, and gettimeofday with what it calls.
+# function that calls gettimeofday, and gettimeofday with what it calls; and the printf family
+# with what it calls, which formats the lines both tools print before and after the loop (none
+# inside it): its count depends on the figures' digits, so on the timing.
 callgrind_parts() { # FILE PROGRAM
 	awk -v program="$2" -v check_functions="$check_functions" -v wait_functions="$wait_functions" '
 		BEGIN { split(check_functions, f, " "); for (i in f) checking[f[i]] = 1
@@ -223,6 +227,7 @@ callgrind_parts() { # FILE PROGRAM
 		END {
 			for (here in own) {
 				if (functions[here] in calibrating || contexts[here] ~ /gettimeofday/) continue
+				if (contexts[here] ~ /printf/) continue
 				if (within(contexts[here], waiting)) sleep += own[here]
 				else if (within(contexts[here], checking)) check += own[here]
 				else counted[part(objects[here])] += own[here]
@@ -235,13 +240,15 @@ callgrind_parts() { # FILE PROGRAM
 
 # Step 05's data check: its pattern's fill and check (steps/04_post_wr/pattern.c).
 check_functions="fill_pattern check_pattern blocks_match row_for_block"
-# The event wait.  Step 05's wait_for_event (poll() on the channel's file descriptor, then
-# ibv_get_cq_event and ibv_ack_cq_events) and arm (ibv_req_notify_cq), in
-# steps/05_poll_destroy/poller.c, kept out of line so that they have a name; and libibverbs's
-# exported functions, which perftest calls from a function that has none (it is stripped):
-# ibv_get_cq_event, ibv_ack_cq_events, and ibv_cmd_req_notify_cq, where rxe's provider sends
-# ibv_req_notify_cq (an inline call through the context's table of provider functions).
-wait_functions="wait_for_event arm ibv_get_cq_event ibv_ack_cq_events ibv_cmd_req_notify_cq"
+# The event wait.  Step 05's poll_after_waiting (all that a wait does once its first poll
+# found the CQ empty: arm, poll again, sleep, poll), wait_for_event (poll() on the channel's
+# file descriptor, then ibv_get_cq_event and ibv_ack_cq_events) and arm (ibv_req_notify_cq),
+# in steps/05_poll_destroy/poller.c, kept out of line so that they have a name; and
+# libibverbs's exported functions, which perftest calls from a function that has none (it is
+# stripped): ibv_get_cq_event, ibv_ack_cq_events, and ibv_cmd_req_notify_cq, where rxe's
+# provider sends ibv_req_notify_cq (an inline call through the context's table of provider
+# functions).  perftest sleeps before it polls, so it makes no empty poll to leave out.
+wait_functions="poll_after_waiting wait_for_event arm ibv_get_cq_event ibv_ack_cq_events ibv_cmd_req_notify_cq"
 # Both tools sort their latencies for the report, with qsort, after the loop: that costs
 # n log n, not so much per message, so collection stops while qsort runs.  (Naming a
 # function to toggle at turns collection off at the start: --collect-atstart turns it on.)
@@ -251,9 +258,10 @@ callgrind=(valgrind --tool=callgrind --dump-instr=no --compress-strings=no --com
 	--toggle-collect=qsort --collect-atstart=yes --separate-callers=5)
 
 # One counted pair on PORT, both sides under callgrind: step 05 (TOOL ours) or perftest's TOOL.
-# Their outputs go to $work/TAG.{target,initiator}; what each side counted, to counts.tsv.
-# Step 05's client retries its connect until its server listens, so the two start together;
-# perftest's client would give up, so it starts once its server listens.
+# Their outputs go to $work/TAG.{target,initiator}; what each side counted, to $work/TAG.counts,
+# or why the pair failed, to $work/TAG.failed.  Step 05's client retries its connect until its
+# server listens, so the two start together; perftest's client would give up, so it starts
+# once its server listens.
 counted_pair() { # TAG PORT CASE TOOL PASS MESSAGES ARGS...
 	local tag=$1 port=$2 name=$3 tool=$4 pass=$5 n=$6 prog srv status=0 side patience=()
 	shift 6
@@ -269,11 +277,27 @@ counted_pair() { # TAG PORT CASE TOOL PASS MESSAGES ARGS...
 	[ "$status" -ne 0 ] || timeout 900 "${callgrind[@]}" --callgrind-out-file="$work/$tag.initiator" \
 		"$prog" "${args[@]}" 127.0.0.1 >"$work/$tag.initiator.out" 2>&1 || status=$?
 	wait "$srv" || status=$?
-	[ "$status" -eq 0 ] || die "counting $name ($tool, $n messages) failed ($status): $(tail -3 "$work/$tag.target.out") / $(tail -3 "$work/$tag.initiator.out")"
+	if [ "$status" -ne 0 ]; then
+		echo "counting $name ($tool, $n messages) failed ($status): $(tail -3 "$work/$tag.target.out") / $(tail -3 "$work/$tag.initiator.out")" >"$work/$tag.failed"
+		return 1
+	fi
 	for side in initiator target; do
 		callgrind_parts "$work/$tag.$side" "${prog##*/}" |
-			awk -v prefix="$name	${tool##*/}	$side	$pass	$n" '{ print prefix "\t" $0 }' >>"$out/counts.tsv"
-	done
+			awk -v prefix="$name	${tool##*/}	$side	$pass	$n" '{ print prefix "\t" $0 }'
+	done >"$work/$tag.counts"
+	rm -f "$work/$tag".{target,initiator}
+}
+
+# The counted pairs run count_jobs at a time, each on a port of its own, from 18710 up.  What
+# costs the time is valgrind starting under emulation, one process after the other for
+# perftest's pair, which leaves a CPU idle while a pair runs alone; several at once keep both
+# busy.  Timing changes with the load, and with it how often a wait sleeps, but not the work.
+count_jobs=${BENCH_COUNT_JOBS:-4} counted_tags=()
+start_counted_pair() { # CASE TOOL PASS MESSAGES ARGS...
+	local tag=pair${#counted_tags[@]}
+	while [ "$(jobs -pr | wc -l)" -ge "$count_jobs" ]; do wait -n; done
+	counted_pair "$tag" $((18710 + ${#counted_tags[@]})) "$@" &
+	counted_tags+=("$tag")
 }
 
 # KIND CASE OP SIZE PERFTEST PASS: one case counted, step 05 and PERFTEST, each at two message
@@ -283,19 +307,26 @@ counted_pair() { # TAG PORT CASE TOOL PASS MESSAGES ARGS...
 # changes from run to run.  Event-driven, a wait sleeps instead, and how often still depends on
 # timing where the program polls first (step 05), so the sleeps are counted apart from the
 # work (callgrind_parts).  perftest has no event mode for WRITE (ib_write_lat, ib_write_bw):
-# those run busy-polled, their empty polls counted.  The two tools' pairs run side by side, on two ports.
+# those run busy-polled, their empty polls counted.
 count_case() {
-	local kind=$1 name=$2 op=$3 size=$4 tool=$5 pass=$6 n depth=() events=(-e) ours status=0
+	local kind=$1 name=$2 op=$3 size=$4 tool=$5 pass=$6 n depth=() events=(-e)
 	[ "$kind" = bandwidth ] && depth=(-D 64)
 	[[ $tool == ib_write_* ]] && events=()
 	for n in "${count_messages[@]}"; do
-		counted_pair "ours.$n" 18710 "$name" ours "$pass" "$n" -d "$dev" -x "$gid" -o "$op" -s "$size" -e "${depth[@]}" &
-		ours=$!
-		counted_pair "perftest.$n" 18711 "$name" "$tool" "$pass" "$n" -d "$dev" -x "$gid" -F -s "$size" "${events[@]}" &
-		wait "$ours" || status=$?
-		wait $! || status=$?
-		[ "$status" -eq 0 ] || die "counting $name failed"
+		start_counted_pair "$name" ours "$pass" "$n" -d "$dev" -x "$gid" -o "$op" -s "$size" -e "${depth[@]}"
+		start_counted_pair "$name" "$tool" "$pass" "$n" -d "$dev" -x "$gid" -F -s "$size" "${events[@]}"
 	done
+}
+
+# Waits for every counted pair, then writes their counts to counts.tsv in the order they started.
+finish_counts() {
+	local tag
+	wait
+	for tag in "${counted_tags[@]}"; do
+		[ ! -e "$work/$tag.failed" ] || die "$(cat "$work/$tag.failed")"
+		[ -s "$work/$tag.counts" ] || die "counted pair $tag left no counts"
+		cat "$work/$tag.counts"
+	done >"$out/counts.tsv"
 }
 
 rm -f "$out/raw.tsv" "$out/syscalls.tsv" "$out/cpu.tsv" "$out/counts.tsv"
@@ -350,8 +381,9 @@ for ((pass = 1; pass <= count_passes; pass++)); do
 		count_case bandwidth "write_bw $size" write "$size" ib_write_bw "$pass"
 		count_case bandwidth "send_bw $size" send "$size" ib_send_bw "$pass"
 	done
-	echo "bench: instructions counted, pass $pass of $count_passes"
 done
+finish_counts
+echo "bench: instructions counted, $count_passes pass(es), ${#counted_tags[@]} counted pairs, $count_jobs at a time"
 for size in "${cpu_sizes[@]}"; do
 	cpu_case "$size"
 done

@@ -163,9 +163,10 @@ awk -F'\t' -v parts="program libibverbs provider libc other check" -v ratios="$d
 	echo "event-driven (step 05 -e, perftest -e); each figure is (the count at N2 messages less the count at N1) / (N2 - N1),"
 	echo "so that set-up and teardown cancel; check: step 05's data check, on its own; work: the objects and the check."
 	echo "The sleeps are counted apart, in no object and not in the work: the event wait (arming the CQ, poll() on the"
-	echo "channel, reading and acknowledging the event: ibv_req_notify_cq, ibv_get_cq_event, ibv_ack_cq_events) and what it"
-	echo "calls; sleeps: events read per message; per sleep: the wait's instructions per event. How often a wait sleeps"
-	echo "depends on timing (step 05 polls first and sleeps only when the CQ is empty; perftest sleeps on every wait)"
+	echo "channel, reading and acknowledging the event: ibv_req_notify_cq, ibv_get_cq_event, ibv_ack_cq_events), what it"
+	echo "calls, and step 05's polls after its first found the CQ empty; sleeps: events read per message; per sleep: the"
+	echo "wait's instructions per event. How often a wait sleeps depends on timing (step 05 polls first and sleeps only"
+	echo "when the CQ is empty; perftest sleeps on every wait)"
 	printf '%-16s %-16s %-9s %7s %10s %8s %6s %5s %6s %6s %6s %9s  %s\n' case tool side program libibverbs provider libc other check work sleeps "per sleep" repeat
 	awk -F'\t' '{ printf "%-16s %-16s %-9s %7s %10s %8s %6s %5s %6s %6s %6s %9s  %s\n", $1, $2, $3, $5, $6, $7, $8, $9, $10, $11, $13, $14,
 		($4 > 1 ? sprintf("%d passes: work within %.2f%%", $4, $12) ($14 == "-" ? "" : sprintf(", per sleep within %.2f%%", $15)) : "1 pass") }' "$dir/counted.tsv"
