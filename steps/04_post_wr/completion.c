@@ -128,18 +128,11 @@ int take_any_completion(struct rdma_conn *conn, struct ibv_wc *wc, int timeout_m
 	return rc ? -1 : 0;
 }
 
-int check_good_completion(const struct ibv_wc *wc)
+int report_failed_completion(const struct ibv_wc *wc, enum ibv_wc_status status)
 {
-	enum ibv_wc_status status = fault_at("completion") ? IBV_WC_RETRY_EXC_ERR : wc->status;
-
-	if (status != IBV_WC_SUCCESS) {
-		report_error("completion of work request %llu failed: %s (status %d, vendor error 0x%x)",
-			     (unsigned long long)wc->wr_id, ibv_wc_status_str(status), status,
-			     wc->vendor_err);
-		return -1;
-	}
-	show_completion(wc);
-	return 0;
+	report_error("completion of work request %llu failed: %s (status %d, vendor error 0x%x)",
+		     (unsigned long long)wc->wr_id, ibv_wc_status_str(status), status, wc->vendor_err);
+	return -1;
 }
 
 int take_good_completion(struct rdma_conn *conn, struct ibv_wc *wc, int timeout_ms)
