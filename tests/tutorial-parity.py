@@ -221,10 +221,11 @@ class Checker:
         self.problems = []
 
     def name(self, i):
-        """Section i as a reader finds it: its English heading, under its enclosing ones."""
+        """Section i as a reader finds it: its English heading, under its enclosing ones (the title aside)."""
         path, level = [], 99
         for s in reversed(self.en[1:i + 1]):
-            if s.level < level:
+            # The title (level 1) encloses everything, so it names only itself.
+            if s.level < level and (s.level > 1 or not path):
                 path.insert(0, s.text)
                 level = s.level
         return ' > '.join(path) if path else self.en[0].text
@@ -245,6 +246,14 @@ class Checker:
             if k >= len(zh):
                 self.problems.append(f'{self.en_path} line {en[k][1]}: heading "{en[k][2]}" has no counterpart in '
                                      f'{self.zh_path} (it has {len(en)} headings, the translation {len(zh)})')
+                return False
+            if en[k][0] != zh[k][0] and len(en) > len(zh):
+                self.problems.append(f'{self.en_path} line {en[k][1]}: heading "{en[k][2]}" has no counterpart in '
+                                     f'{self.zh_path} (it has {len(en)} headings, the translation {len(zh)}): translate it')
+                return False
+            if en[k][0] != zh[k][0] and len(en) < len(zh):
+                self.problems.append(f'{self.zh_path} line {zh[k][1]}: heading "{zh[k][2]}" has no counterpart in '
+                                     f'{self.en_path} (it has {len(en)} headings, the translation {len(zh)})')
                 return False
             if en[k][0] != zh[k][0]:
                 self.problems.append(f'{self.en_path} line {en[k][1]}: heading "{en[k][2]}" is level {en[k][0]}, '
@@ -380,7 +389,7 @@ def main(argv):
         stamp(en_path, zh_path)
         return 0
     if problems:
-        print('\n'.join(problems))
+        print('\n'.join(problems), flush=True)
         print(f'tutorial-parity: {len(problems)} differences between {en_path} and {zh_path}', file=sys.stderr)
         return 1
     return 0
