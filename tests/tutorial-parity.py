@@ -351,12 +351,9 @@ class Checker:
 
 def stamp(en_path, zh_path):
     """Write each English section's hash under its counterpart heading (after the structure checks pass)."""
-    en = parse(en_path)
-    lines = Path(zh_path).read_text(encoding='utf-8').split('\n')
-    heading_lines = [s.line for s in parse(zh_path)[1:]]
-    out, fence, k, generated = [], None, 0, False
-    hashes = {line: section_hash(s) for line, s in zip(heading_lines, en[1:])}
-    for n, line in enumerate(lines, 1):
+    hashes = {s.line: section_hash(e) for s, e in zip(parse(zh_path)[1:], parse(en_path)[1:])}
+    out = []
+    for n, line in enumerate(Path(zh_path).read_text(encoding='utf-8').split('\n'), 1):
         if STAMP.match(line):
             continue
         out.append(line)
