@@ -236,29 +236,23 @@ class Checker:
                              f'{self.zh_path} line {zh.line}): {what}')
 
     def check_headings(self):
+        """The same headings at the same levels; at the first difference, say which side has one too many."""
         en = [(s.level, s.line, s.text) for s in self.en[1:]]
         zh = [(s.level, s.line, s.text) for s in self.zh[1:]]
+        counts = f'(it has {len(en)} headings, the translation {len(zh)})'
         for k in range(max(len(en), len(zh))):
-            if k >= len(en):
-                self.problems.append(f'{self.zh_path} line {zh[k][1]}: heading "{zh[k][2]}" has no counterpart in '
-                                     f'{self.en_path} (it has {len(en)} headings, the translation {len(zh)})')
-                return False
-            if k >= len(zh):
+            if k < len(en) and k < len(zh) and en[k][0] == zh[k][0]:
+                continue
+            if len(en) > len(zh):
                 self.problems.append(f'{self.en_path} line {en[k][1]}: heading "{en[k][2]}" has no counterpart in '
-                                     f'{self.zh_path} (it has {len(en)} headings, the translation {len(zh)})')
-                return False
-            if en[k][0] != zh[k][0] and len(en) > len(zh):
-                self.problems.append(f'{self.en_path} line {en[k][1]}: heading "{en[k][2]}" has no counterpart in '
-                                     f'{self.zh_path} (it has {len(en)} headings, the translation {len(zh)}): translate it')
-                return False
-            if en[k][0] != zh[k][0] and len(en) < len(zh):
+                                     f'{self.zh_path} {counts}: translate it')
+            elif len(en) < len(zh):
                 self.problems.append(f'{self.zh_path} line {zh[k][1]}: heading "{zh[k][2]}" has no counterpart in '
-                                     f'{self.en_path} (it has {len(en)} headings, the translation {len(zh)})')
-                return False
-            if en[k][0] != zh[k][0]:
+                                     f'{self.en_path} {counts}')
+            else:
                 self.problems.append(f'{self.en_path} line {en[k][1]}: heading "{en[k][2]}" is level {en[k][0]}, '
                                      f'but its counterpart, {self.zh_path} line {zh[k][1]} "{zh[k][2]}", is level {zh[k][0]}')
-                return False
+            return False
         return True
 
     def anchor_maps(self):
