@@ -18,10 +18,11 @@ build_packages=(gcc libc6-dev make pkg-config libibverbs-dev librdmacm-dev)
 # xz-utils: the VM boots the kernel unpacked from Debian's vmlinuz, which is xz-compressed.
 # mount: the VM's init runs this machine's own mount over 9p, and a minimal root lacks it.
 # strace, gnuplot-nox and jq: make bench counts system calls and draws its plot; its test reads the JSON.
+# python3: tests/tutorial-parity.py, which keeps the Chinese edition in step with TUTORIAL.md.
 # rdmacm-utils: rping, the rdma_cm peer that step 05's --peer=rping talks to.
 run_packages=(rdma-core ibverbs-providers ibverbs-utils rdmacm-utils perftest iproute2 kmod procps mount
 	bats bats-assert bats-support qemu-system-x86 busybox-static graphviz tmux shellcheck
-	strace gnuplot-nox jq xz-utils)
+	strace gnuplot-nox jq xz-utils python3)
 
 case ${1:-all} in
 build) packages=("${build_packages[@]}") ;;
