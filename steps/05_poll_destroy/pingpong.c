@@ -80,6 +80,7 @@ struct round_wrs {
 	struct prepared_recv recv;
 };
 
+/* Builds W for this side: the run's operation, or with REPLY the target's answering SEND; and the receive. */
 static void prepare_round_wrs(struct round_wrs *w, const struct poller *p, const struct rdma_buf *buf,
 			      const struct post_opts *post, bool reply)
 {
