@@ -1,14 +1,6 @@
 /* clock.c: the one clock every step reads: the monotonic clock, immune to changes of the wall clock. */
 #include "clock.h"
 
-double now_us(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return t.tv_sec * 1e6 + t.tv_nsec / 1e3;
-}
-
 void clock_start(struct timespec *start)
 {
 	clock_gettime(CLOCK_MONOTONIC, start);

@@ -4,8 +4,14 @@
 
 #include <time.h>
 
-/* Microseconds on the monotonic clock. */
-double now_us(void);
+/* Microseconds on the monotonic clock.  Inline: a latency loop reads it twice a message. */
+static inline double now_us(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return t.tv_sec * 1e6 + t.tv_nsec / 1e3;
+}
 
 /* Starts a stopwatch: the monotonic clock's time now, into START. */
 void clock_start(struct timespec *start);

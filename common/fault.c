@@ -88,18 +88,25 @@ static const char *wanted_point(void)
 	return name;
 }
 
-bool fault_at(const char *point)
+bool fault_none;
+
+bool fault_at_point(const char *point)
 {
-	static bool fired;
 	const char *name = wanted_point();
 	const struct fault_point *fp;
 
-	if (fired || !name || strcmp(name, point))
+	/* Unset or empty: no point will ever fail, and fault_at need not ask again. */
+	if (!name || !*name) {
+		fault_none = true;
+		return false;
+	}
+	if (strcmp(name, point))
 		return false;
 	fp = find_point(point);
 	if (!fp)
 		return false;
-	fired = true;
+	/* A point fails once: after it, no fault can come. */
+	fault_none = true;
 	/* A loop that runs quietly after its first round must still say where it failed. */
 	show_quiet(false);
 	show("fault injected", "%s fails here, as if with %s (%s=%s)", fp->verb, strerror(fp->err),

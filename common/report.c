@@ -7,19 +7,17 @@
 
 #define KEY_WIDTH 20
 
-static bool quiet;
+bool show_off;
 
 void show_quiet(bool on)
 {
-	quiet = on;
+	show_off = on;
 }
 
-void show(const char *key, const char *fmt, ...)
+void show_now(const char *key, const char *fmt, ...)
 {
 	va_list ap;
 
-	if (quiet)
-		return;
 	printf("%-*s: ", KEY_WIDTH, key);
 	va_start(ap, fmt);
 	vprintf(fmt, ap);

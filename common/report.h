@@ -4,19 +4,39 @@
 
 #include <stdbool.h>
 
+/* Prints one "key: value" line now, whatever show_quiet() says: show() calls it. */
+void show_now(const char *key, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/* Set by show_quiet(). */
+extern bool show_off;
+
 /*
  * Teaching output is one "key: value" line per fact, with the key padded so
  * that the values line up.  A key is either a verb ("ibv_alloc_pd") or a fact
  * ("active MTU"); tests grep for these lines, so keep them stable.
+ *
+ * show(KEY, FMT, ...) is a macro, so that a quiet loop tests one flag and
+ * neither calls show_now() nor computes its arguments: every post and
+ * completion of a data path has a line, shown for the first round only.
  */
-void show(const char *key, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
+#define show(...)                              \
+	do {                                   \
+		if (!show_off)                 \
+			show_now(__VA_ARGS__); \
+	} while (0)
 
 /*
  * Turns the "key: value" lines of show() off or on: a loop that repeats a
  * stage thousands of times shows its first round only.  Errors still print.
  */
 void show_quiet(bool quiet);
+
+/* Whether show() prints now: a line that costs work to build can skip it when it would not. */
+static inline bool showing(void)
+{
+	return !show_off;
+}
 
 /* A section heading: "== title ==". */
 void show_heading(const char *title);

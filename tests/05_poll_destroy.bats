@@ -74,7 +74,7 @@ assert_latency_ordered() {
 	[ "$(rnr_naks)" = "$rnr_before" ] || fail "RNR NAKs (sent, received) went from $rnr_before to $(rnr_naks): a SEND found no receive posted"
 	# Only the first round is shown. A side whose completion was already in the CQ at its
 	# first poll neither arms nor sleeps in that round, and one that arms may find the
-	# completion at the poll that follows the arming (poller.c's wait_next), and not sleep
+	# completion at the poll that follows the arming (poller.c's poll_after_waiting), and not sleep
 	# either: on a loaded machine, either side may be lucky.  So the shown arm-and-sleep
 	# sequence is required of one side at least; the event counts prove that both slept.
 	shown_sleeping=0

@@ -8,7 +8,9 @@
 #include <infiniband/verbs.h>
 
 #include "cq_qp_rts.h"
+#include "fault.h"
 #include "post_wr.h"
+#include "report.h"
 
 /* How long a wait for one completion lasts before it counts as lost. */
 #define POLL_TIMEOUT_MS 10000
@@ -56,8 +58,6 @@ int expect_failed_completion(struct rdma_conn *conn, const char *what);
 /* Reports that TIMEOUT_MS passed with no completion, and what to check. */
 void report_no_completion(int timeout_ms);
 
-/* Fails, naming the status, unless WC succeeded; then shows it. */
-int check_good_completion(const struct ibv_wc *wc);
 
 /* Fails, naming both, unless WC is the completion of the work request tagged WR_ID. */
 int expect_wr_id(const struct ibv_wc *wc, uint64_t wr_id);
@@ -70,6 +70,25 @@ int check_received_length(const struct ibv_wc *wc, size_t len);
 
 /* Reports what a successful completion says: opcode, status, bytes, immediate value. */
 void show_completion(const struct ibv_wc *wc);
+
+/* Reports that the completion WC failed with STATUS, naming its work request; returns -1. */
+int report_failed_completion(const struct ibv_wc *wc, enum ibv_wc_status status);
+
+/*
+ * Fails, naming the status, unless WC succeeded; then shows it.  Inline,
+ * because every completion of a data path passes here: in a quiet loop with
+ * no fault to inject, it tests the status and two flags, and calls nothing.
+ */
+static inline int check_good_completion(const struct ibv_wc *wc)
+{
+	if (wc->status != IBV_WC_SUCCESS)
+		return report_failed_completion(wc, wc->status);
+	if (fault_at("completion"))
+		return report_failed_completion(wc, IBV_WC_RETRY_EXC_ERR);
+	if (showing())
+		show_completion(wc);
+	return 0;
+}
 
 /* Shows a failed completion: which work request, its status and what that means. */
 void show_failed_completion(const struct ibv_wc *wc);

@@ -97,6 +97,36 @@ bool op_needs_recv(enum wr_op op)
 	return op == OP_SEND || op == OP_WRITE_IMM;
 }
 
+/* Says what the chain WRS of N receives, each one buffer, asked for. */
+static void show_receives_posted(const struct ibv_recv_wr *wrs, int n)
+{
+	const struct ibv_sge *sge = wrs->sg_list;
+
+	if (n == 1)
+		show("ibv_post_recv", "receive posted: up to %u bytes into %p (lkey 0x%x)", sge->length,
+		     (void *)(uintptr_t)sge->addr, sge->lkey);
+	else
+		show("ibv_post_recv", "%d receives posted in one call, a chain of work requests: each "
+		     "up to %u bytes into %p (lkey 0x%x)", n, sge->length, (void *)(uintptr_t)sge->addr,
+		     sge->lkey);
+}
+
+/* Posts the chain WRS, N receives linked by next, in one ibv_post_recv call. */
+static int post_receive_chain(struct rdma_conn *conn, struct ibv_recv_wr *wrs, int n)
+{
+	struct ibv_recv_wr *bad;
+	/* A receive must be waiting before the peer's SEND arrives, or the sender gets an RNR NAK. */
+	int rc = fault_at("post_recv") ? errno : ibv_post_recv(conn->qp, wrs, &bad);
+
+	if (rc) {
+		report_verb_error("ibv_post_recv", rc);
+		return -1;
+	}
+	if (showing())
+		show_receives_posted(wrs, n);
+	return 0;
+}
+
 int post_receives(struct rdma_conn *conn, const struct rdma_buf *buf, size_t len, int n)
 {
 	struct ibv_sge sge = {
@@ -104,8 +134,7 @@ int post_receives(struct rdma_conn *conn, const struct rdma_buf *buf, size_t len
 		.length = (uint32_t)len,
 		.lkey = buf->mr->lkey,
 	};
-	struct ibv_recv_wr wrs[QUEUE_DEPTH], *bad;
-	int rc;
+	struct ibv_recv_wr wrs[QUEUE_DEPTH];
 
 	/* A chain: each WR's next points at the one after it, and one call posts them all. */
 	for (int k = 0; k < n; k++)
@@ -115,24 +144,29 @@ int post_receives(struct rdma_conn *conn, const struct rdma_buf *buf, size_t len
 			.sg_list = &sge,
 			.num_sge = 1,
 		};
-	/* A receive must be waiting before the peer's SEND arrives, or the sender gets an RNR NAK. */
-	rc = fault_at("post_recv") ? errno : ibv_post_recv(conn->qp, wrs, &bad);
-	if (rc) {
-		report_verb_error("ibv_post_recv", rc);
-		return -1;
-	}
-	if (n == 1)
-		show("ibv_post_recv", "receive posted: up to %zu bytes into %p (lkey 0x%x)", len,
-		     buf->addr, buf->mr->lkey);
-	else
-		show("ibv_post_recv", "%d receives posted in one call, a chain of work requests: each "
-		     "up to %zu bytes into %p (lkey 0x%x)", n, len, buf->addr, buf->mr->lkey);
-	return 0;
+	return post_receive_chain(conn, wrs, n);
+}
+
+void prepare_receive(struct prepared_recv *r, const struct rdma_buf *buf, size_t len)
+{
+	*r = (struct prepared_recv){
+		.sge = { .addr = (uintptr_t)buf->addr, .length = (uint32_t)len, .lkey = buf->mr->lkey },
+		.wr = { .wr_id = WR_ID_RECV, .num_sge = 1 },
+	};
+	r->wr.sg_list = &r->sge;
+}
+
+int post_prepared_receive(struct rdma_conn *conn, struct prepared_recv *r)
+{
+	return post_receive_chain(conn, &r->wr, 1);
 }
 
 int post_receive(struct rdma_conn *conn, const struct rdma_buf *buf, size_t len)
 {
-	return post_receives(conn, buf, len, 1);
+	struct prepared_recv r;
+
+	prepare_receive(&r, buf, len);
+	return post_prepared_receive(conn, &r);
 }
 
 static const enum ibv_wr_opcode wr_opcodes[] = {
@@ -166,54 +200,75 @@ static void show_atomic_posted(const struct rdma_conn *conn, enum wr_op op)
 		     ATOMIC_SWAP);
 }
 
-int post_operation(struct rdma_conn *conn, const struct rdma_buf *buf, size_t len,
-		   const struct post_opts *opts)
+void prepare_operation(struct prepared_op *op, const struct rdma_conn *conn,
+		       const struct rdma_buf *buf, size_t len, const struct post_opts *opts)
 {
-	struct ibv_sge sge = {
-		.addr = (uintptr_t)buf->addr,
-		.length = (uint32_t)len,
-		.lkey = buf->mr->lkey,
-	};
-	struct ibv_send_wr wr = {
-		.wr_id = WR_ID_SEND,
-		.sg_list = &sge,
-		.num_sge = 1,
-		.opcode = wr_opcodes[opts->op],
-		.send_flags = opts->unsignaled ? 0 : IBV_SEND_SIGNALED,
-	};
-	struct ibv_send_wr *bad;
 	bool inline_data = (opts->op == OP_SEND || opts->op == OP_WRITE || opts->op == OP_WRITE_IMM) &&
 			   !opts->no_inline && len <= conn->max_inline;
-	int rc;
 
+	*op = (struct prepared_op){
+		.sge = { .addr = (uintptr_t)buf->addr, .length = (uint32_t)len, .lkey = buf->mr->lkey },
+		.wr = {
+			.wr_id = WR_ID_SEND,
+			.num_sge = 1,
+			.opcode = wr_opcodes[opts->op],
+			.send_flags = opts->unsignaled ? 0 : IBV_SEND_SIGNALED,
+		},
+		.op = opts->op,
+	};
+	op->wr.sg_list = &op->sge;
 	if (op_is_atomic(opts->op)) {
-		set_atomic(&wr, conn, opts->op);
+		set_atomic(&op->wr, conn, opts->op);
 	} else if (opts->op != OP_SEND) {
 		/* One-sided: the peer's address and rkey, learned in the exchange, name the target. */
-		wr.wr.rdma.remote_addr = conn->remote.addr;
-		wr.wr.rdma.rkey = conn->remote.rkey;
+		op->wr.wr.rdma.remote_addr = conn->remote.addr;
+		op->wr.wr.rdma.rkey = conn->remote.rkey;
 	}
 	if (opts->op == OP_WRITE_IMM)
-		wr.imm_data = htonl(opts->imm);
+		op->wr.imm_data = htonl(opts->imm);
 	/* Inline: the CPU copies small payloads into the WR itself, so the NIC need not read them. */
 	if (inline_data)
-		wr.send_flags |= IBV_SEND_INLINE;
-	rc = fault_at("post_send") ? errno : ibv_post_send(conn->qp, &wr, &bad);
+		op->wr.send_flags |= IBV_SEND_INLINE;
+}
+
+/* Says what the operation OP, just posted, asked the NIC to do. */
+static void show_posted(const struct rdma_conn *conn, const struct prepared_op *op)
+{
+	const char *inlined = op->wr.send_flags & IBV_SEND_INLINE ? ", inline" : "";
+
+	if (op_is_atomic(op->op))
+		show_atomic_posted(conn, op->op);
+	else if (op->op == OP_SEND)
+		show("ibv_post_send", "SEND of %u bytes posted%s: the peer's posted receive takes it",
+		     op->sge.length, inlined);
+	else
+		show("ibv_post_send", "RDMA %s of %u bytes posted%s: remote addr 0x%llx, rkey 0x%x%s",
+		     op->op == OP_READ ? "READ" : "WRITE", op->sge.length, inlined,
+		     (unsigned long long)conn->remote.addr, conn->remote.rkey,
+		     op->op == OP_WRITE_IMM ? ", with immediate value" : "");
+}
+
+int post_prepared(struct rdma_conn *conn, struct prepared_op *op)
+{
+	struct ibv_send_wr *bad;
+	int rc = fault_at("post_send") ? errno : ibv_post_send(conn->qp, &op->wr, &bad);
+
 	if (rc) {
 		report_verb_error("ibv_post_send", rc);
 		return -1;
 	}
-	if (op_is_atomic(opts->op))
-		show_atomic_posted(conn, opts->op);
-	else if (opts->op == OP_SEND)
-		show("ibv_post_send", "SEND of %zu bytes posted%s: the peer's posted receive takes it",
-		     len, inline_data ? ", inline" : "");
-	else
-		show("ibv_post_send", "RDMA %s of %zu bytes posted%s: remote addr 0x%llx, rkey 0x%x%s",
-		     opts->op == OP_READ ? "READ" : "WRITE", len, inline_data ? ", inline" : "",
-		     (unsigned long long)conn->remote.addr, conn->remote.rkey,
-		     opts->op == OP_WRITE_IMM ? ", with immediate value" : "");
+	if (showing())
+		show_posted(conn, op);
 	return 0;
+}
+
+int post_operation(struct rdma_conn *conn, const struct rdma_buf *buf, size_t len,
+		   const struct post_opts *opts)
+{
+	struct prepared_op op;
+
+	prepare_operation(&op, conn, buf, len, opts);
+	return post_prepared(conn, &op);
 }
 
 const char *wr_id_name(uint64_t wr_id)

@@ -34,6 +34,13 @@ static void note_rss(long *first, int done)
 		*first = proc_status_kb("VmRSS");
 }
 
+/* After the first round, which showed every post and completion: say so, and keep the rest quiet. */
+static void quiet_after_first(int iters)
+{
+	show("iterations", "the first shown above; %d more run quietly", iters - 1);
+	show_quiet(iters > 1);
+}
+
 /* A loop that allocates nothing per message keeps its resident set flat. */
 static void show_rss(long first, int iters)
 {
@@ -43,7 +50,7 @@ static void show_rss(long first, int iters)
 }
 
 /*
- * A large calloc maps pages that arrive only when first written: a page fault
+ * A large malloc maps pages that arrive only when first written: a page fault
  * inside the timed loop would be timed too, and RSS would grow with it.
  */
 static void touch_pages(void *p, size_t len)
@@ -61,34 +68,59 @@ static bool send_signalled(int i, int iters)
 	return i % SIGNAL_EVERY == 0 || i == iters - 1;
 }
 
+/*
+ * The two work requests a round posts, built once before the loop: the
+ * operation (on the target, the SEND that replies), and the receive that
+ * takes a SEND.  A round changes only the immediate value and whether the
+ * operation asks for a completion.
+ */
+struct round_wrs {
+	enum wr_op run_op;	/* what the run measures (-o), whichever side posts it */
+	struct prepared_op op;
+	struct prepared_recv recv;
+};
+
+/* Builds W for this side: the run's operation, or with REPLY the target's answering SEND; and the receive. */
+static void prepare_round_wrs(struct round_wrs *w, const struct poller *p, const struct rdma_buf *buf,
+			      const struct post_opts *post, bool reply)
+{
+	struct post_opts pong = *post;
+
+	pong.op = reply ? OP_SEND : post->op;
+	w->run_op = post->op;
+	prepare_operation(&w->op, p->conn, buf, buf->len, &pong);
+	prepare_receive(&w->recv, buf, buf->len);
+}
+
 /* One message and its completions, as the initiator sees them; *US is the time from post to reply, or to completion. */
 static int initiator_round(struct poller *p, struct credits *credits, const struct rdma_buf *buf,
-			   const struct post_opts *post, int i, int iters, double *us)
+			   struct round_wrs *w, int i, int iters, double *us)
 {
-	struct post_opts round = *post;
+	enum wr_op op = w->run_op;
+	bool signalled = op != OP_SEND || send_signalled(i, iters);
 	struct ibv_wc wc;
 	double t0;
 
-	round.imm = (uint32_t)i;
-	round.unsignaled = post->op == OP_SEND && !send_signalled(i, iters);
-	if ((post->op == OP_SEND && post_receive(p->conn, buf, buf->len)) || credits_wait_for(credits, i))
+	prepared_imm(&w->op, (uint32_t)i);
+	prepared_signal(&w->op, signalled);
+	if ((op == OP_SEND && post_prepared_receive(p->conn, &w->recv)) || credits_wait_for(credits, i))
 		return -1;
 	/* Before a READ, spoil the bytes a previous round fetched: the check must see this round's. */
-	fill_pattern(buf->addr, buf->len, post->op == OP_READ ? READ_POISON_SEED : (uint8_t)i);
+	fill_pattern(buf->addr, buf->len, op == OP_READ ? READ_POISON_SEED : (uint8_t)i);
 	t0 = now_us();
-	if (post_operation(p->conn, buf, buf->len, &round))
+	if (post_prepared(p->conn, &w->op))
 		return -1;
 	/* A ping-pong ends when the target's reply arrives; a one-sided operation, at its completion. */
-	if (poller_wait_for(p, post->op == OP_SEND ? WR_ID_RECV : WR_ID_SEND, &wc) ||
+	if (poller_wait_for(p, op == OP_SEND ? WR_ID_RECV : WR_ID_SEND, &wc) ||
 	    check_received_length(&wc, buf->len))
 		return -1;
 	*us = now_us() - t0;
 	/* Our SEND's own completion, if it asked for one; the reply may have overtaken it. */
-	if (post->op == OP_SEND && !round.unsignaled && poller_wait_for(p, WR_ID_SEND, &wc))
+	if (op == OP_SEND && signalled && poller_wait_for(p, WR_ID_SEND, &wc))
 		return -1;
-	if (post->op == OP_SEND && !check_pattern(buf->addr, buf->len, (uint8_t)i))
+	if (op == OP_SEND && !check_pattern(buf->addr, buf->len, (uint8_t)i))
 		return -1;
-	if (post->op == OP_READ && !check_pattern(buf->addr, buf->len, 0))
+	if (op == OP_READ && !check_pattern(buf->addr, buf->len, 0))
 		return -1;
 	return 0;
 }
@@ -96,30 +128,33 @@ static int initiator_round(struct poller *p, struct credits *credits, const stru
 int run_initiator_loop(struct poller *p, const struct rdma_buf *buf, const struct post_opts *post,
 		       int iters, int timeout_s)
 {
-	double *lat_us, start, us;
+	double *lat_us, start, us, trips = post->op == OP_SEND ? 2 : 1;
 	struct credits credits;
+	struct round_wrs wrs;
 	long rss_first = -1;
 	int rc = -1;
 
-	lat_us = calloc((size_t)iters, sizeof(*lat_us));
+	lat_us = malloc((size_t)iters * sizeof(*lat_us));
 	if (!lat_us) {
-		report_verb_error("calloc (latencies)", ENOMEM);
+		report_verb_error("malloc (latencies)", ENOMEM);
 		return -1;
 	}
 	touch_pages(lat_us, (size_t)iters * sizeof(*lat_us));
 	credits_init(&credits, p, post->op, post->op == OP_SEND, iters, timeout_s);
+	prepare_round_wrs(&wrs, p, buf, post, false);
 	if (poller_sync(p, 'P', timeout_s))
 		goto out_free;
 	start = now_us();
 	for (int i = 0; i < iters; i++) {
-		if (initiator_round(p, &credits, buf, post, i, iters, &us))
+		if (initiator_round(p, &credits, buf, &wrs, i, iters, &us))
 			goto out_free;
-		lat_us[i] = us / (post->op == OP_SEND ? 2 : 1);
+		/* A SEND's time is a round trip: its latency is half of it. */
+		lat_us[i] = us / trips;
 		if (i == 0)
-			show("iterations", "the first shown above; %d more run quietly", iters - 1);
-		show_quiet(i + 1 < iters);
+			quiet_after_first(iters);
 		note_rss(&rss_first, i + 1);
 	}
+	show_quiet(false);
 	show_rss(rss_first, iters);
 	show_perf_report(lat_us, iters, buf->len, now_us() - start, post->op);
 	credits_report(&credits, true);
@@ -148,14 +183,14 @@ static int receives_ahead(bool answers, int iters)
 
 /* One message as the target sees it: take it, check it, send it back if it was a SEND. */
 static int target_round(struct poller *p, struct credits *credits, const struct rdma_buf *buf,
-			const struct post_opts *post, int i, int iters, bool answers)
+			struct round_wrs *w, int i, int iters, bool answers)
 {
-	struct post_opts pong = *post;
 	struct ibv_wc wc;
+	bool signalled;
 
 	if (poller_wait_for(p, WR_ID_RECV, &wc) || check_received_length(&wc, buf->len))
 		return -1;
-	if (post->op == OP_WRITE_IMM && ntohl(wc.imm_data) != (uint32_t)i) {
+	if (w->run_op == OP_WRITE_IMM && ntohl(wc.imm_data) != (uint32_t)i) {
 		report_error("immediate value %u arrived as message %d: out of order", ntohl(wc.imm_data), i);
 		return -1;
 	}
@@ -164,19 +199,19 @@ static int target_round(struct poller *p, struct credits *credits, const struct 
 	if (!answers) {
 		if (i + QUEUE_DEPTH >= iters)
 			return 0;
-		return post_receive(p->conn, buf, buf->len) || credits_grant(credits, QUEUE_DEPTH + i + 1) ?
-			       -1 : 0;
+		return post_prepared_receive(p->conn, &w->recv) ||
+			       credits_grant(credits, QUEUE_DEPTH + i + 1) ? -1 : 0;
 	}
 	/* ibv_rc_pingpong sends filler, not our pattern: only the length can be checked. */
 	if (!p->rc_pingpong && !check_pattern(buf->addr, buf->len, (uint8_t)i))
 		return -1;
 	/* Post the next receive before answering, so the next message always finds one. */
-	pong.op = OP_SEND;
-	pong.unsignaled = !send_signalled(i, iters);
-	if (post_receive(p->conn, buf, buf->len) || post_operation(p->conn, buf, buf->len, &pong))
+	signalled = send_signalled(i, iters);
+	prepared_signal(&w->op, signalled);
+	if (post_prepared_receive(p->conn, &w->recv) || post_prepared(p->conn, &w->op))
 		return -1;
 	/* The reply's completion, if it asked for one; the initiator's next message may overtake it, and is kept. */
-	return pong.unsignaled ? 0 : poller_wait_for(p, WR_ID_SEND, &wc);
+	return signalled ? poller_wait_for(p, WR_ID_SEND, &wc) : 0;
 }
 
 static void show_target_check(enum wr_op op, int iters, size_t len, bool answers)
@@ -209,29 +244,29 @@ static void show_target_check(enum wr_op op, int iters, size_t len, bool answers
 int run_target_loop(struct poller *p, const struct rdma_buf *buf, const struct post_opts *post,
 		    int iters, bool pipelined, int timeout_s)
 {
-	bool answers = post->op == OP_SEND && !pipelined;
+	bool answers = post->op == OP_SEND && !pipelined, takes = op_needs_recv(post->op);
 	struct credits credits;
+	struct round_wrs wrs;
 	long rss_first = -1;
 	int rc = -1, left;
 
-	if (op_needs_recv(post->op) &&
-	    post_receives(p->conn, buf, buf->len, receives_ahead(answers, iters)))
+	if (takes && post_receives(p->conn, buf, buf->len, receives_ahead(answers, iters)))
 		return -1;
 	if (post->op == OP_READ)
 		fill_pattern(buf->addr, buf->len, 0);
 	credits_init(&credits, p, post->op, answers, iters, timeout_s);
+	prepare_round_wrs(&wrs, p, buf, post, true);
 	if (poller_sync(p, 'P', timeout_s))
 		return -1;
-	for (int i = 0; op_needs_recv(post->op) && i < iters; i++) {
-		if (target_round(p, &credits, buf, post, i, iters, answers))
+	for (int i = 0; takes && i < iters; i++) {
+		if (target_round(p, &credits, buf, &wrs, i, iters, answers))
 			goto out_unquiet;
 		if (i == 0)
-			show("iterations", "the first shown above; %d more run quietly", iters - 1);
-		show_quiet(i + 1 < iters);
+			quiet_after_first(iters);
 		note_rss(&rss_first, i + 1);
 	}
 	show_quiet(false);
-	if (op_needs_recv(post->op))
+	if (takes)
 		show_rss(rss_first, iters);
 	if (poller_sync(p, 'D', timeout_s))
 		goto out_unquiet;
@@ -241,7 +276,7 @@ int run_target_loop(struct poller *p, const struct rdma_buf *buf, const struct p
 	left = drain_completions(p->conn, false);
 	if (left < 0)
 		goto out_unquiet;
-	if (!op_needs_recv(post->op))
+	if (!takes)
 		show("target CQ", "%d completion(s) after %d one-sided operations", left, iters);
 	if (p->rc_pingpong)
 		show("data check", "%d messages of %zu bytes each; ibv_rc_pingpong's payload is filler, "

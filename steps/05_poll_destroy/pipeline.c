@@ -44,12 +44,12 @@ struct pipe {
 };
 
 /* Posts work requests until DEPTH are in flight, all ITERS are posted, or the target's receives run out. */
-static int fill_pipe(struct poller *p, const struct rdma_buf *buf, struct post_opts *wr, struct pipe *pp)
+static int fill_pipe(struct poller *p, struct prepared_op *op, struct pipe *pp)
 {
 	while (pp->posted < pp->iters && pp->posted - pp->done < pp->depth) {
-		wr->imm = (uint32_t)pp->posted;
-		wr->unsignaled = !is_signalled(pp->posted + 1, pp->iters, pp->every);
-		if (credits_wait_for(&pp->credits, pp->posted) || post_operation(p->conn, buf, buf->len, wr))
+		prepared_imm(op, (uint32_t)pp->posted);
+		prepared_signal(op, is_signalled(pp->posted + 1, pp->iters, pp->every));
+		if (credits_wait_for(&pp->credits, pp->posted) || post_prepared(p->conn, op))
 			return -1;
 		if (pp->posted == 0) {
 			show("pipeline", "up to %d work requests in flight; a completion asked for once "
@@ -63,12 +63,12 @@ static int fill_pipe(struct poller *p, const struct rdma_buf *buf, struct post_o
 }
 
 /* Keeps the pipe full until all its work requests have completed. */
-static int pump(struct poller *p, const struct rdma_buf *buf, struct post_opts *wr, struct pipe *pp)
+static int pump(struct poller *p, struct prepared_op *op, struct pipe *pp)
 {
 	struct ibv_wc wc;
 
 	while (pp->done < pp->iters) {
-		if (fill_pipe(p, buf, wr, pp) || poller_wait_for(p, WR_ID_SEND, &wc))
+		if (fill_pipe(p, op, pp) || poller_wait_for(p, WR_ID_SEND, &wc))
 			return -1;
 		pp->done = retire(pp->done, pp->every, pp->iters);
 	}
@@ -79,7 +79,7 @@ int run_pipelined_loop(struct poller *p, const struct rdma_buf *buf, const struc
 		       int iters, int depth, int timeout_s)
 {
 	struct pipe pp = { .iters = iters, .depth = depth, .every = signal_interval(depth) };
-	struct post_opts wr = *post;
+	struct prepared_op op;
 	double start;
 	int rc, left;
 
@@ -88,10 +88,12 @@ int run_pipelined_loop(struct poller *p, const struct rdma_buf *buf, const struc
 	 * buffer is spoilt instead, so that the check sees what the READs brought. */
 	fill_pattern(buf->addr, buf->len, post->op == OP_READ ? READ_POISON_SEED : (uint8_t)(iters - 1));
 	credits_init(&pp.credits, p, post->op, false, iters, timeout_s);
+	/* Every message is the same operation on the same bytes: one WR, built once. */
+	prepare_operation(&op, p->conn, buf, buf->len, post);
 	if (poller_sync(p, 'P', timeout_s))
 		return -1;
 	start = now_us();
-	rc = pump(p, buf, &wr, &pp);
+	rc = pump(p, &op, &pp);
 	show_quiet(false);
 	if (rc)
 		return -1;

@@ -6,9 +6,13 @@
 #   raw.tsv       CASE TOOL REP VALUE   (latency in us, bandwidth in 10^6 B/s)
 #   syscalls.tsv  MODE PHASE SYSCALL CALLS MESSAGES   (PHASE: set-up, loop or teardown; MESSAGES: the loop's)
 #   cpu.tsv       SIZE PATH SIDE WALL_US USER_US SYSTEM_US COPIES
+#   counts.tsv    CASE TOOL SIDE PASS MESSAGES PART COUNT   (callgrind, user space; PART: an object, check
+#                 or sleep, and COUNT their instructions; or PART sleeps, and COUNT the events read)
 #   meta.env      the kernel, device, provider and perftest version
 # BENCH_REPS (default 15) repeats each case, step 05 and perftest back to back in each
 # repetition; BENCH_QUICK=1 runs small sizes, to check the machinery ('make test-bench' does).
+# BENCH_COUNT_PASSES (default 1; 2 when quick) counts each case's instructions that many times,
+# BENCH_COUNT_JOBS (default 4) counted pairs at a time.
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.." || exit 1
 out=${RDMA_STEPS_RESULTS:?set RDMA_STEPS_RESULTS to the folder for the raw figures}
@@ -176,7 +180,156 @@ cpu_case() {
 	' "$work/gdr.out" >>"$out/cpu.tsv"
 }
 
-rm -f "$out/raw.tsv" "$out/syscalls.tsv" "$out/cpu.tsv"
+# The instructions a process ran in user space, from callgrind's output FILE: one line per PART
+# (program, libibverbs, provider, libc, other; PROGRAM is the program's file name), each the
+# instructions that ran in that object, then three lines that are no object's:
+# - check: step 05's data check, the functions that fill and check the pattern and what they
+#   call (memcpy, memcmp), wherever those ran;
+# - sleep: the event wait, the functions that arm the CQ, sleep on the completion channel and
+#   read and acknowledge its event, and what they call (the system calls' wrappers in libc),
+#   with step 05's polls after its first look found the CQ empty;
+# - sleeps: the events read, callgrind's count of the calls of ibv_get_cq_event.
+# The bench runs callgrind with --separate-callers, so every function's cost comes split by
+# its chain of callers, nearest first ("read'ibv_get_cq_event'wait_for_event'..."): a cost
+# whose chain holds a check function is the check's, one whose chain holds a wait function the
+# sleep's, whatever object it ran in.  Left out: perftest's clock calibration for its report,
+# which spins on gettimeofday for 200 x 100 us, as many instructions as the clock allows: every
+# function that calls gettimeofday, and gettimeofday with what it calls; and the printf family
+# with what it calls, which formats the lines both tools print before and after the loop (none
+# inside it): its count depends on the figures' digits, so on the timing.
+callgrind_parts() { # FILE PROGRAM
+	awk -v program="$2" -v check_functions="$check_functions" -v wait_functions="$wait_functions" '
+		BEGIN { split(check_functions, f, " "); for (i in f) checking[f[i]] = 1
+			split(wait_functions, f, " "); for (i in f) waiting[f[i]] = 1 }
+		function part(object) {
+			if (object ~ "/" program "$") return "program"
+			if (object ~ /\/libibverbs\.so/) return "libibverbs"
+			if (object ~ /\/libibverbs\/lib[a-z0-9_]+-rdmav[0-9]+\.so$/) return "provider"
+			if (object ~ /\/libc\.so/) return "libc"
+			return "other"
+		}
+		# Whether a function of the chain CONTEXT is in SET (checking or waiting).  A
+		# function that gcc cloned is named with a suffix ("wait_for_event.constprop.0").
+		function within(context, set,    n, chain, i) {
+			n = split(context, chain, "'"'"'")
+			for (i = 1; i <= n; i++) { sub(/\..*/, "", chain[i]); if (chain[i] in set) return 1 }
+			return 0
+		}
+		function function_of(context) { sub(/'"'"'.*/, "", context); return context }
+		/^ob=/ { object = substr($0, 4); next }
+		/^fn=/ { context = substr($0, 4); here = object SUBSEP context
+			objects[here] = object; contexts[here] = context; functions[here] = object SUBSEP function_of(context); next }
+		/^cfn=/ { callee = function_of(substr($0, 5)); if (callee ~ /gettimeofday/) calibrating[functions[here]] = 1; next }
+		/^calls=/ { in_call = 1; if (callee == "ibv_get_cq_event") { sub(/^calls=/, ""); sleeps += $1 }; next }
+		# A cost line: position, then the instruction count.  After calls=, it is the call
+		# inclusive cost, which the callee'"'"'s own lines already hold: skipped.
+		/^[0-9+*-]/ { if (in_call) in_call = 0; else own[here] += $NF }
+		END {
+			for (here in own) {
+				if (functions[here] in calibrating || contexts[here] ~ /gettimeofday/) continue
+				if (contexts[here] ~ /printf/) continue
+				if (within(contexts[here], waiting)) sleep += own[here]
+				else if (within(contexts[here], checking)) check += own[here]
+				else counted[part(objects[here])] += own[here]
+			}
+			n = split("program libibverbs provider libc other", parts, " ")
+			for (i = 1; i <= n; i++) printf "%s\t%d\n", parts[i], counted[parts[i]]
+			printf "check\t%d\nsleep\t%d\nsleeps\t%d\n", check, sleep, sleeps
+		}' "$1"
+}
+
+# Step 05's data check: its pattern's fill and check (steps/04_post_wr/pattern.c).
+check_functions="fill_pattern check_pattern blocks_match row_for_block"
+# The event wait.  Step 05's poll_after_waiting (all that a wait does once its first poll
+# found the CQ empty: arm, poll again, sleep, poll), wait_for_event (poll() on the channel's
+# file descriptor, then ibv_get_cq_event and ibv_ack_cq_events) and arm (ibv_req_notify_cq),
+# in steps/05_poll_destroy/poller.c, kept out of line so that they have a name; and
+# libibverbs's exported functions, which perftest calls from a function that has none (it is
+# stripped): ibv_get_cq_event, ibv_ack_cq_events, and ibv_cmd_req_notify_cq, where rxe's
+# provider sends ibv_req_notify_cq (an inline call through the context's table of provider
+# functions).  perftest sleeps before it polls, so it makes no empty poll to leave out.
+wait_functions="poll_after_waiting wait_for_event arm ibv_get_cq_event ibv_ack_cq_events ibv_cmd_req_notify_cq"
+# Both tools sort their latencies for the report, with qsort, after the loop: that costs
+# n log n, not so much per message, so collection stops while qsort runs.  (Naming a
+# function to toggle at turns collection off at the start: --collect-atstart turns it on.)
+# --separate-callers=5: each function's cost split by its last 5 callers, deep enough for
+# every call under the wait (ibv_cmd_req_notify_cq, then 3 calls down to ioctl) and the check.
+callgrind=(valgrind --tool=callgrind --dump-instr=no --compress-strings=no --compress-pos=no
+	--toggle-collect=qsort --collect-atstart=yes --separate-callers=5)
+
+# One counted pair on PORT, both sides under callgrind: step 05 (TOOL ours) or perftest's TOOL.
+# Their outputs go to $work/TAG.{target,initiator}; what each side counted, to $work/TAG.counts,
+# or why the pair failed, to $work/TAG.failed.  Step 05's client retries its connect until its
+# server listens, so the two start together; perftest's client would give up, so it starts
+# once its server listens.
+counted_pair() { # TAG PORT CASE TOOL PASS MESSAGES ARGS...
+	local tag=$1 port=$2 name=$3 tool=$4 pass=$5 n=$6 prog srv status=0 side patience=()
+	shift 6
+	if [ "$tool" = ours ]; then
+		prog=$bin/05_poll_destroy patience=(-t 600)
+	else
+		prog=$(command -v "$tool")
+	fi
+	local args=("$@" -p "$port" -n "$n" "${patience[@]}")
+	"${callgrind[@]}" --callgrind-out-file="$work/$tag.target" "$prog" "${args[@]}" >"$work/$tag.target.out" 2>&1 &
+	srv=$!
+	[ "$tool" = ours ] || wait_listening "$port" 600 "$srv" || status=1
+	[ "$status" -ne 0 ] || timeout 900 "${callgrind[@]}" --callgrind-out-file="$work/$tag.initiator" \
+		"$prog" "${args[@]}" 127.0.0.1 >"$work/$tag.initiator.out" 2>&1 || status=$?
+	wait "$srv" || status=$?
+	if [ "$status" -ne 0 ]; then
+		echo "counting $name ($tool, $n messages) failed ($status): $(tail -3 "$work/$tag.target.out") / $(tail -3 "$work/$tag.initiator.out")" >"$work/$tag.failed"
+		return 1
+	fi
+	for side in initiator target; do
+		callgrind_parts "$work/$tag.$side" "${prog##*/}" |
+			awk -v prefix="$name	${tool##*/}	$side	$pass	$n" '{ print prefix "\t" $0 }'
+	done >"$work/$tag.counts"
+	rm -f "$work/$tag".{target,initiator}
+}
+
+# The counted pairs run count_jobs at a time, each on a port of its own, from 18710 up.  What
+# costs the time is valgrind starting under emulation, one process after the other for
+# perftest's pair, which leaves a CPU idle while a pair runs alone; several at once keep both
+# busy.  Timing changes with the load, and with it how often a wait sleeps, but not the work.
+count_jobs=${BENCH_COUNT_JOBS:-4} counted_tags=()
+start_counted_pair() { # CASE TOOL PASS MESSAGES ARGS...
+	local tag=pair${#counted_tags[@]}
+	while [ "$(jobs -pr | wc -l)" -ge "$count_jobs" ]; do wait -n; done
+	counted_pair "$tag" $((18710 + ${#counted_tags[@]})) "$@" &
+	counted_tags+=("$tag")
+}
+
+# KIND CASE OP SIZE PERFTEST PASS: one case counted, step 05 and PERFTEST, each at two message
+# counts; report.sh divides the difference of the counts by the difference of the messages, so
+# that set-up and teardown cancel.  Both run event-driven (step 05 -e, perftest -e): a busy
+# poll's empty polls would be counted too, as many as the wait lasts, and under callgrind that
+# changes from run to run.  Event-driven, a wait sleeps instead, and how often still depends on
+# timing where the program polls first (step 05), so the sleeps are counted apart from the
+# work (callgrind_parts).  perftest has no event mode for WRITE (ib_write_lat, ib_write_bw):
+# those run busy-polled, their empty polls counted.
+count_case() {
+	local kind=$1 name=$2 op=$3 size=$4 tool=$5 pass=$6 n depth=() events=(-e)
+	[ "$kind" = bandwidth ] && depth=(-D 64)
+	[[ $tool == ib_write_* ]] && events=()
+	for n in "${count_messages[@]}"; do
+		start_counted_pair "$name" ours "$pass" "$n" -d "$dev" -x "$gid" -o "$op" -s "$size" -e "${depth[@]}"
+		start_counted_pair "$name" "$tool" "$pass" "$n" -d "$dev" -x "$gid" -F -s "$size" "${events[@]}"
+	done
+}
+
+# Waits for every counted pair, then writes their counts to counts.tsv in the order they started.
+finish_counts() {
+	local tag
+	wait
+	for tag in "${counted_tags[@]}"; do
+		[ ! -e "$work/$tag.failed" ] || die "$(cat "$work/$tag.failed")"
+		[ -s "$work/$tag.counts" ] || die "counted pair $tag left no counts"
+		cat "$work/$tag.counts"
+	done >"$out/counts.tsv"
+}
+
+rm -f "$out/raw.tsv" "$out/syscalls.tsv" "$out/cpu.tsv" "$out/counts.tsv"
 {
 	echo "kernel=$(uname -r)"
 	echo "device=$dev"
@@ -188,20 +341,27 @@ rm -f "$out/raw.tsv" "$out/syscalls.tsv" "$out/cpu.tsv"
 	echo "quick=$quick"
 } >"$out/meta.env"
 
-trace_iters=1000
+trace_iters=1000 count_messages=(100 500)
 if [ "$quick" = 1 ]; then
-	lat_sizes=(2 4096) bw_sizes=(65536) lat_iters=200 bw_iters=(200) cpu_sizes=(4096 65536)
+	lat_sizes=(2 4096) lat_iters=(200 200) bw_sizes=(65536) bw_iters=(200) cpu_sizes=(4096 65536)
+	count_lat_sizes=(2) count_bw_sizes=() count_passes=${BENCH_COUNT_PASSES:-2}
 else
-	lat_sizes=(2 4096 65536) bw_sizes=(65536 1048576) lat_iters=1000 bw_iters=(1000 100)
+	# Messages per timed run, fewer for the large sizes: a ratio's spread comes from run to run,
+	# not from the messages within one, and a run of 1000 round trips at 64 KiB, or of 100 MiB,
+	# takes about 10 s here.  That keeps the whole bench within half an hour.
+	lat_sizes=(2 4096 65536) lat_iters=(1000 1000 200) bw_sizes=(65536 1048576) bw_iters=(300 30)
 	cpu_sizes=(4096 65536 1048576 4194304)
+	# A counted case takes minutes, valgrind starting under emulation: the bandwidth cases are
+	# counted at 64 KiB only.  Beyond the data check, a message's count does not grow with its size.
+	count_lat_sizes=("${lat_sizes[@]}") count_bw_sizes=(65536) count_passes=${BENCH_COUNT_PASSES:-1}
 fi
 echo "bench: $dev, GID index $gid, $reps repetition(s) of each case"
 for ((rep = 1; rep <= reps; rep++)); do
-	for size in "${lat_sizes[@]}"; do
-		measure_case latency "send_lat $size" send "$size" "$lat_iters" ib_send_lat "$rep"
+	for i in "${!lat_sizes[@]}"; do
+		measure_case latency "send_lat ${lat_sizes[i]}" send "${lat_sizes[i]}" "${lat_iters[i]}" ib_send_lat "$rep"
 	done
-	measure_case latency "write_lat 2" write 2 "$lat_iters" ib_write_lat "$rep"
-	measure_case latency "read_lat 2" read 2 "$lat_iters" ib_read_lat "$rep"
+	measure_case latency "write_lat 2" write 2 "${lat_iters[0]}" ib_write_lat "$rep"
+	measure_case latency "read_lat 2" read 2 "${lat_iters[0]}" ib_read_lat "$rep"
 	for i in "${!bw_sizes[@]}"; do
 		measure_case bandwidth "write_bw ${bw_sizes[i]}" write "${bw_sizes[i]}" "${bw_iters[i]}" ib_write_bw "$rep"
 		measure_case bandwidth "send_bw ${bw_sizes[i]}" send "${bw_sizes[i]}" "${bw_iters[i]}" ib_send_bw "$rep"
@@ -212,6 +372,21 @@ count_syscalls busy "$trace_iters"
 count_syscalls events "$trace_iters"
 count_syscalls ib_send_lat "$trace_iters"
 echo "bench: system calls counted"
+for ((pass = 1; pass <= count_passes; pass++)); do
+	for size in "${count_lat_sizes[@]}"; do
+		count_case latency "send_lat $size" send "$size" ib_send_lat "$pass"
+	done
+	if [ "$quick" = 0 ]; then
+		count_case latency "write_lat 2" write 2 ib_write_lat "$pass"
+		count_case latency "read_lat 2" read 2 ib_read_lat "$pass"
+	fi
+	for size in "${count_bw_sizes[@]}"; do
+		count_case bandwidth "write_bw $size" write "$size" ib_write_bw "$pass"
+		count_case bandwidth "send_bw $size" send "$size" ib_send_bw "$pass"
+	done
+done
+finish_counts
+echo "bench: instructions counted, $count_passes pass(es), ${#counted_tags[@]} counted pairs, $count_jobs at a time"
 for size in "${cpu_sizes[@]}"; do
 	cpu_case "$size"
 done

@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
 # report.sh: turns bench.sh's raw figures into the table, build/bench/bench.json and the latency plot (bench.svg).
 #
-# Usage: tests/bench/report.sh DIR    (DIR holds raw.tsv, syscalls.tsv, cpu.tsv and meta.env)
+# Usage: tests/bench/report.sh DIR    (DIR holds raw.tsv, syscalls.tsv, cpu.tsv, counts.tsv and meta.env)
 # Each tool's figure is the median of its repetitions; the ratio is the median of the
 # repetitions' paired ratios, ours over perftest's, with a confidence interval.  For latency
 # lower is better, for bandwidth higher.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.." || exit 1
 dir=${1:?usage: tests/bench/report.sh DIR}
-for f in raw.tsv syscalls.tsv cpu.tsv meta.env; do
+for f in raw.tsv syscalls.tsv cpu.tsv counts.tsv meta.env; do
 	[ -s "$dir/$f" ] || { echo "report: $dir/$f is missing or empty: did bench.sh finish?" >&2; exit 1; }
 done
 meta() { sed -n "s/^$1=//p" "$dir/meta.env"; }
@@ -69,6 +69,76 @@ awk -F'\t' '
 		}
 	}' "$dir/raw.tsv" >"$dir/medians.tsv"
 
+# The counted instructions per message: for each case, tool, side and pass, each part's count
+# at the larger message count less its count at the smaller, over the difference of the two.
+# The work is the objects' counts and the check's; the event wait is counted apart, as the
+# sleeps per message (events read) and the instructions each sleep cost (the wait's count over
+# its events), since how often a wait sleeps depends on timing.
+# counted.tsv: CASE TOOL SIDE PASSES PROGRAM LIBIBVERBS PROVIDER LIBC OTHER CHECK WORK SPREAD
+# SLEEPS PER_SLEEP SLEEP_SPREAD, each the mean over the passes (PER_SLEEP over those that slept,
+# "-" where none did); SPREAD is the largest work less the smallest, in percent of the smallest,
+# SLEEP_SPREAD the same of PER_SLEEP.  counted_ratio.tsv: CASE RATIO RATIO_WITHOUT_CHECK MESSAGES OURS_WORK
+# PERFTEST_WORK OURS_CHECK: both sides' work together, ours over perftest's, with step 05's
+# check and without it, from the work and check of each side as counted.tsv gives them (whole
+# instructions).
+awk -F'\t' -v parts="program libibverbs provider libc other check" -v ratios="$dir/counted_ratio.tsv" '
+	BEGIN { nparts = split(parts, part, " ") }
+	function spread(most, least) { return least > 0 ? 100 * (most - least) / least : 0 }
+	{ run = $1 SUBSEP $2 SUBSEP $3 SUBSEP $4; count[run, $5, $6] = $7
+	  if (!(run in low) || $5 + 0 < low[run]) low[run] = $5 + 0
+	  if ($5 + 0 > high[run]) high[run] = $5 + 0
+	  if (!(run in run_seen)) { run_seen[run] = 1; runs[++nruns] = run }
+	  if (!($1 in case_seen)) { case_seen[$1] = 1; cases[++ncases] = $1 }
+	  if ($2 != "ours") tool[$1] = $2 }
+	END {
+		for (r = 1; r <= nruns; r++) {
+			run = runs[r]; split(run, f, SUBSEP); group = f[1] SUBSEP f[2] SUBSEP f[3]
+			if (high[run] == low[run]) { printf "report: %s %s %s: counted at one message count only\n", f[1], f[2], f[3] > "/dev/stderr"; exit 1 }
+			if (!((run, high[run], "sleeps") in count)) { printf "report: %s %s %s: no count of the sleeps\n", f[1], f[2], f[3] > "/dev/stderr"; exit 1 }
+			messages = high[run] - low[run]; total = 0
+			for (i = 1; i <= nparts; i++) {
+				v = (count[run, high[run], part[i]] - count[run, low[run], part[i]]) / messages
+				sum[group, part[i]] += v; total += v
+			}
+			slept = count[run, high[run], "sleeps"] - count[run, low[run], "sleeps"]
+			sleeps[group] += slept / messages
+			if (slept > 0) {
+				per = (count[run, high[run], "sleep"] - count[run, low[run], "sleep"]) / slept
+				per_sleep[group] += per; slept_passes[group]++
+				if (!(group in least_per) || per < least_per[group]) least_per[group] = per
+				if (per > most_per[group]) most_per[group] = per
+			}
+			passes[group]++
+			if (!(group in least) || total < least[group]) least[group] = total
+			if (total > most[group]) most[group] = total
+			counted_messages[f[1]] = low[run] " " high[run]
+		}
+		for (c = 1; c <= ncases; c++) {
+			name = cases[c]; ours = 0; check = 0; theirs = 0
+			for (t = 1; t <= 2; t++) for (s = 1; s <= 2; s++) {
+				who = t == 1 ? "ours" : tool[name]; side = s == 1 ? "initiator" : "target"
+				group = name SUBSEP who SUBSEP side
+				if (!(group in passes)) { printf "report: %s: no count for %s, %s\n", name, who, side > "/dev/stderr"; exit 1 }
+				line = name "\t" (t == 1 ? "05_poll_destroy" : who) "\t" side "\t" passes[group]; total = 0
+				for (i = 1; i <= nparts; i++) {
+					v = sum[group, part[i]] / passes[group]; total += v
+					line = line sprintf("\t%.0f", v)
+				}
+				# The ratio is computed from the work as printed, so that a reader can redo it.
+				total = sprintf("%.0f", total) + 0
+				line = line sprintf("\t%d\t%.2f\t%.2f", total, spread(most[group], least[group]), sleeps[group] / passes[group])
+				# Per sleep: over the passes in which the side slept at all.
+				if (slept_passes[group] > 0)
+					line = line sprintf("\t%.0f\t%.2f", per_sleep[group] / slept_passes[group], spread(most_per[group], least_per[group]))
+				else
+					line = line "\t-\t-"
+				print line
+				if (t == 1) { ours += total; check += sprintf("%.0f", sum[group, "check"] / passes[group]) } else theirs += total
+			}
+			printf "%s\t%.2f\t%.2f\t%s\t%.0f\t%.0f\t%.0f\n", name, ours / theirs, (ours - check) / theirs, counted_messages[name], ours, theirs, check > ratios
+		}
+	}' "$dir/counts.tsv" >"$dir/counted.tsv"
+
 {
 	echo "bench: $(meta device) ($(meta provider)), kernel $(meta kernel), clocksource $(meta clocksource), perftest $(meta perftest), commit $commit, $date"
 	awk -F'\t' 'NR == 1 {
@@ -88,6 +158,27 @@ awk -F'\t' '
 		unit = $1 ~ /_lat$/ ? "us" : "MB/s"
 		printf "%-16s %9.2f %-4s %7.2f %-4s %-13s %6.2fx  %4.2f-%4.2fx  %s\n", $3, $4, unit, $5, unit, $6, $7, $8, $9, $10
 	}' "$dir/medians.tsv"
+	echo
+	echo "instructions per message, counted by callgrind in user space, on each side, by the object they ran in; both tools"
+	echo "event-driven (step 05 -e, perftest -e); each figure is (the count at N2 messages less the count at N1) / (N2 - N1),"
+	echo "so that set-up and teardown cancel; check: step 05's data check, on its own; work: the objects and the check."
+	echo "The sleeps are counted apart, in no object and not in the work: the event wait (arming the CQ, poll() on the"
+	echo "channel, reading and acknowledging the event: ibv_req_notify_cq, ibv_get_cq_event, ibv_ack_cq_events), what it"
+	echo "calls, and step 05's polls after its first found the CQ empty; sleeps: events read per message; per sleep: the"
+	echo "wait's instructions per event. How often a wait sleeps depends on timing (step 05 polls first and sleeps only"
+	echo "when the CQ is empty; perftest sleeps on every wait)"
+	printf '%-16s %-16s %-9s %7s %10s %8s %6s %5s %6s %6s %6s %9s  %s\n' case tool side program libibverbs provider libc other check work sleeps "per sleep" repeat
+	awk -F'\t' '{ printf "%-16s %-16s %-9s %7s %10s %8s %6s %5s %6s %6s %6s %9s  %s\n", $1, $2, $3, $5, $6, $7, $8, $9, $10, $11, $13, $14,
+		($4 > 1 ? sprintf("%d passes: work within %.2f%%", $4, $12) ($14 == "-" ? "" : sprintf(", per sleep within %.2f%%", $15)) : "1 pass") }' "$dir/counted.tsv"
+	echo
+	echo "counted ratio: both sides' work per message (the sleeps left out), ours / perftest's, with step 05's data check"
+	echo "and without it; timed: the ratio in the first table (for bandwidth, higher is better there)"
+	! grep -q '^write_' "$dir/counted_ratio.tsv" ||
+		echo "write_lat, write_bw: perftest has no event mode for WRITE, so its work holds its empty polls (ib_write_lat: its spins on the buffer), as many as the wait"
+	printf '%-16s %8s %10s %7s  %s\n' case counted "w/o check" timed messages
+	awk -F'\t' 'FNR == NR { timed[$3] = $7; next }
+		{ printf "%-16s %7.2fx %9.2fx %6s  %s\n", $1, $2, $3, $1 in timed ? sprintf("%.2fx", timed[$1]) : "-", $4 }' \
+		"$dir/medians.tsv" "$dir/counted_ratio.tsv"
 	echo
 	echo "system calls of the client (strace; 64-byte SENDs, ping-pong) in three phases, split at the lines the program prints,"
 	echo "most frequent first, and per message where a call is made at least once in ten messages:"
@@ -116,9 +207,14 @@ awk -F'\t' '
 		"$date" "$commit" "$(meta kernel)" "$(meta device)" "$(meta provider)"
 	printf '  "clocksource": "%s",\n  "perftest": "%s",\n  "repetitions": %s,\n' \
 		"$(meta clocksource)" "$(meta perftest)" "$(meta reps)"
-	printf '  "units": {"latency": "us, median", "bandwidth": "10^6 bytes/s, median", "ratio": "median of the paired ratios, ours / perftest'"'"'s"},\n  "cases": [\n'
-	awk -F'\t' '{ printf "%s    {\"case\": \"%s\", \"bytes\": %s, \"ours\": %s, \"perftest\": %s, \"tool\": \"%s\", \"ratio\": %s, \"interval\": [%s, %s], \"confidence\": %s, \"verdict\": \"%s\", \"runs\": %s, \"ours_runs\": %s, \"perftest_runs\": %s, \"ratios\": %s}",
-		(NR > 1 ? ",\n" : ""), $1, $2, $4, $5, $6, $7, $8, $9, $15 / 100, $10, $11, $12, $13, $14 } END { print "" }' "$dir/medians.tsv"
+	printf '  "units": {"latency": "us, median", "bandwidth": "10^6 bytes/s, median", "ratio": "median of the paired ratios, ours / perftest'"'"'s", "counted": "user-space instructions per message of work (the sleeps counted apart), both sides, ours / perftest'"'"'s"},\n  "cases": [\n'
+	awk -F'\t' 'FNR == NR { counted[$1] = sprintf("{\"ratio\": %s, \"ratio_without_check\": %s, \"ours_work\": %s, \"perftest_work\": %s, \"ours_check\": %s}", $2, $3, $5, $6, $7); next }
+		{ printf "%s    {\"case\": \"%s\", \"bytes\": %s, \"ours\": %s, \"perftest\": %s, \"tool\": \"%s\", \"ratio\": %s, \"interval\": [%s, %s], \"confidence\": %s, \"verdict\": \"%s\", \"runs\": %s, \"ours_runs\": %s, \"perftest_runs\": %s, \"ratios\": %s, \"counted\": %s}",
+		(FNR > 1 ? ",\n" : ""), $1, $2, $4, $5, $6, $7, $8, $9, $15 / 100, $10, $11, $12, $13, $14, $3 in counted ? counted[$3] : "null" } END { print "" }' "$dir/counted_ratio.tsv" "$dir/medians.tsv"
+	printf '  ],\n  "instructions_per_message": [\n'
+	awk -F'\t' 'function num(v) { return v == "-" ? "null" : v }
+		{ printf "%s    {\"case\": \"%s\", \"tool\": \"%s\", \"side\": \"%s\", \"passes\": %s, \"program\": %s, \"libibverbs\": %s, \"provider\": %s, \"libc\": %s, \"other\": %s, \"check\": %s, \"work\": %s, \"spread_percent\": %s, \"sleeps_per_message\": %s, \"instructions_per_sleep\": %s, \"sleep_spread_percent\": %s}",
+		(NR > 1 ? ",\n" : ""), $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, num($14), num($15) } END { print "" }' "$dir/counted.tsv"
 	printf '  ],\n  "syscalls": [\n'
 	awk -F'\t' '{ printf "%s    {\"mode\": \"%s\", \"phase\": \"%s\", \"syscall\": \"%s\", \"calls\": %s, \"loop_messages\": %s}",
 		(NR > 1 ? ",\n" : ""), $1, $2, $3, $4, $5 } END { print "" }' "$dir/syscalls.tsv"

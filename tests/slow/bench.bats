@@ -8,7 +8,7 @@ setup() {
 @test "bench, quick: every case beside perftest, in turn first, syscalls counted, tcp against rdma, and a well-formed table, JSON and SVG" {
 	out=$BATS_TEST_TMPDIR/bench
 	mkdir -p "$out"
-	BENCH_QUICK=1 BENCH_REPS=2 RDMA_STEPS_RESULTS=$out run timeout 300 "$PROJECT_ROOT/tests/bench/bench.sh"
+	BENCH_QUICK=1 BENCH_REPS=2 RDMA_STEPS_RESULTS=$out run timeout 1200 "$PROJECT_ROOT/tests/bench/bench.sh"
 	assert_success
 	# Each case ran step 05 first in repetition 1 and perftest first in repetition 2.
 	run awk -F'\t' '!(($1, $3) in first) { first[$1, $3] = $2; print $3, $2 }' "$out/raw.tsv"
@@ -23,6 +23,33 @@ setup() {
 		assert_line --regexp "^$case +[0-9.]+ MB/s +[0-9.]+ MB/s +ib_[a-z]+_bw +[0-9]+\.[0-9]+x  [0-9.]+-[0-9.]+x  too few runs$"
 	done
 	refute_line --regexp ' 0\.00x '
+	# The counts: send_lat 2 counted twice, each side of each tool, every object present, the
+	# sleeps in columns of their own, the work and the cost of a sleep each within 2% over the
+	# two passes.
+	for row in '05_poll_destroy +initiator' '05_poll_destroy +target' 'ib_send_lat +initiator' 'ib_send_lat +target'; do
+		assert_line --regexp "^send_lat 2 +$row +[1-9][0-9]* +-?[0-9]+ +[1-9][0-9]* +[0-9]+ +-?[0-9]+ +-?[0-9]+ +[1-9][0-9]* +[0-9]+\.[0-9]{2} +[1-9][0-9]*  2 passes: work within [0-9.]+%, per sleep within [0-9.]+%$"
+	done
+	assert_line --partial 'The sleeps are counted apart, in no object and not in the work'
+	awk -F'\t' '$4 != 2 || $12 > 2 { print "work not 2 passes within 2%: " $0; bad = 1 }
+		$13 <= 0 || $14 == "-" || $15 > 2 { print "an event-driven side that never slept, or its sleeps not within 2%: " $0; bad = 1 }
+		$2 == "05_poll_destroy" && $10 <= 0 { print "no data check counted: " $0; bad = 1 }
+		$2 != "05_poll_destroy" && $10 != 0 { print "a check counted for perftest: " $0; bad = 1 }
+		END { exit bad }' "$out/counted.tsv" || fail "$(cat "$out/counted.tsv")"
+	# perftest sleeps on every wait, so its sleeps per message are a count, the same in both
+	# passes; step 05 sleeps only when its first poll finds nothing, as often as timing makes it.
+	awk -F'\t' '$2 == "ib_send_lat" && $6 == "sleeps" { n[$3, $4, $5] = $7; sides[$3] = 1 }
+		END { for (s in sides) {
+			a = (n[s, 2, 500] - n[s, 2, 100]) / 400; b = (n[s, 1, 500] - n[s, 1, 100]) / 400
+			if (a != b || a <= 0) { print "ib_send_lat, " s ": " b " and " a " sleeps per message"; bad = 1 } }
+		exit bad }' "$out/counts.tsv" || fail "$(grep sleeps "$out/counts.tsv")"
+	# The ratio is the quotient of the printed work, both sides together, with step 05's check
+	# and without it: recomputed here from the table's lines.
+	expected=$(awk '$1 == "send_lat" && $2 == 2 && NF >= 13 && $4 ~ /^(initiator|target)$/ {
+			if ($3 == "05_poll_destroy") { ours += $11; check += $10 } else if ($3 == "ib_send_lat") theirs += $11 }
+		END { if (!theirs) exit 1; printf "%.2f %.2f", ours / theirs, (ours - check) / theirs }' <<<"$output") ||
+		fail "no counted rows for send_lat 2"
+	read -r ratio without <<<"$expected"
+	assert_line --regexp "^send_lat 2 +${ratio/./[.]}x +${without/./[.]}x +[0-9.]+x  100 500$"
 	# Two repetitions give the interval from the two ratios, at 50% confidence: no verdict.
 	assert_line 'bench: interval: ratios 1 to 2 of the 2, sorted: a 50.0% confidence interval for that median'
 	assert_line 'bench: fewer than 6 repetitions give no 95% interval, so each verdict says: too few runs'
@@ -66,6 +93,10 @@ setup() {
 		and (.commit | length > 0) and (.date | test("^[0-9]{4}-[0-9]{2}-[0-9]{2}T"))
 		and (.tcp_vs_rdma | length == 8) and any(.syscalls[]; .syscall == "ioctl")' "$out/bench.json"
 	assert_success
+	run jq -r '.cases[] | select(.case == "send_lat" and .bytes == 2) | "\(.counted.ratio) \(.counted.ratio_without_check)"' "$out/bench.json"
+	assert_output "$(awk '{ print $1 + 0, $2 + 0 }' <<<"$expected")"
+	run jq -e '[.cases[] | select(.counted != null)] | length == 1' "$out/bench.json"
+	assert_success
 	grep -q '^<svg' "$out/bench.svg" || fail "bench.svg is no SVG: $(head -3 "$out/bench.svg")"
 	grep -qF 'step 05 (05_poll_destroy)' "$out/bench.svg" || fail "bench.svg has no line for step 05"
 	grep -qF 'perftest (ib_send_lat, t_typical)' "$out/bench.svg" || fail "bench.svg has no line for perftest"
@@ -88,6 +119,33 @@ setup() {
 				printf "%s\tours\t%d\t%.4f\n%s\t%s\t%d\t%d\n", n, r, p * (b + 0.01 * j), n, t, r, p }'
 		done
 	done >"$out/raw.tsv"
+	# Counts at 100 and 300 messages: a set-up of 50,000 instructions per part, then per
+	# message, on each side, ours 300 in the program, 100 in libibverbs, 200 in the provider,
+	# 20 in libc and 80 in the check (303 in the program in pass 2), perftest 400, 100, 200.
+	# Sleeps: ours 0.5 per message in pass 1 and 0.6 in pass 2, 400 instructions each; perftest
+	# 2 per message, 350 each.  write_lat 2: ours sleeps 0.25 per message, ib_write_lat never
+	# (its sleep count only its set-up's arming).
+	for pass in 1 2; do
+		for n in 100 300; do
+			for side in initiator target; do
+				awk -v n="$n" -v s="$side" -v p="$pass" 'BEGIN {
+					split("program libibverbs provider libc other check", part, " ")
+					split((p == 2 && s == "initiator" ? 303 : 300) " 100 200 20 0 80", ours, " ")
+					split("400 100 200 0 0 0", theirs, " ")
+					for (i = 1; i <= 6; i++) {
+						printf "send_lat 2\tours\t%s\t%d\t%d\t%s\t%d\n", s, p, n, part[i], 50000 + n * ours[i]
+						printf "send_lat 2\tib_send_lat\t%s\t%d\t%d\t%s\t%d\n", s, p, n, part[i], 50000 + n * theirs[i]
+						printf "write_lat 2\tours\t%s\t%d\t%d\t%s\t%d\n", s, p, n, part[i], 50000 + n * ours[i]
+						printf "write_lat 2\tib_write_lat\t%s\t%d\t%d\t%s\t%d\n", s, p, n, part[i], 50000 + n * theirs[i]
+					}
+					slept = n * (p == 1 ? 0.5 : 0.6)
+					printf "send_lat 2\tours\t%s\t%d\t%d\tsleep\t%d\nsend_lat 2\tours\t%s\t%d\t%d\tsleeps\t%d\n", s, p, n, 9000 + 400 * slept, s, p, n, 10 + slept
+					printf "send_lat 2\tib_send_lat\t%s\t%d\t%d\tsleep\t%d\nsend_lat 2\tib_send_lat\t%s\t%d\t%d\tsleeps\t%d\n", s, p, n, 700 + 350 * 2 * n, s, p, n, 2 * n
+					printf "write_lat 2\tours\t%s\t%d\t%d\tsleep\t%d\nwrite_lat 2\tours\t%s\t%d\t%d\tsleeps\t%d\n", s, p, n, 380 * n / 4, s, p, n, n / 4
+					printf "write_lat 2\tib_write_lat\t%s\t%d\t%d\tsleep\t%d\nwrite_lat 2\tib_write_lat\t%s\t%d\t%d\tsleeps\t%d\n", s, p, n, 476, s, p, n, 0 }'
+			done
+		done
+	done >"$out/counts.tsv"
 	printf 'busy\tloop\twrite\t999\t999\n' >"$out/syscalls.tsv"
 	printf '4096\ttcp\tsender\t1\t1\t1\t2\n' >"$out/cpu.tsv"
 	printf 'kernel=k\ndevice=rxe0\nprovider=p\nperftest=v\nclocksource=tsc\nreps=15\n' >"$out/meta.env"
@@ -102,6 +160,19 @@ setup() {
 	assert_line --regexp '^send_bw 65536 .* 0\.87x  0\.83-0\.91x  unresolved$'
 	assert_line --regexp '^send_bw 1048576 .* 0\.77x  0\.73-0\.81x  misses floor$'
 	assert_line --regexp '^write_bw 1048576 .* 0\.95x  0\.91-0\.99x  meets floor$'
+	# Counted: the mean of the two passes per part, the spread of the work, the sleeps apart,
+	# and the ratio (702 + 700) / 1400 with the check, (702 + 700 - 160) / 1400 without it.
+	assert_line --regexp '^send_lat 2 +05_poll_destroy +initiator +302 +100 +200 +20 +0 +80 +702 +0\.55 +400  2 passes: work within 0\.43%, per sleep within 0\.00%$'
+	assert_line --regexp '^send_lat 2 +05_poll_destroy +target +300 +100 +200 +20 +0 +80 +700 +0\.55 +400  2 passes: work within 0\.00%, per sleep within 0\.00%$'
+	assert_line --regexp '^send_lat 2 +ib_send_lat +target +400 +100 +200 +0 +0 +0 +700 +2\.00 +350  2 passes: work within 0\.00%, per sleep within 0\.00%$'
+	assert_line --regexp '^write_lat 2 +ib_write_lat +initiator +400 +100 +200 +0 +0 +0 +700 +0\.00 +-  2 passes: work within 0\.00%$'
+	assert_line --regexp '^write_lat 2 +05_poll_destroy +target +.* +700 +0\.25 +380  2 passes: work within 0\.00%, per sleep within 0\.00%$'
+	assert_line --regexp '^send_lat 2 +1\.00x +0\.89x +0\.92x  100 300$'
+	assert_line --regexp '^write_lat 2 +1\.00x +0\.89x +1\.05x  100 300$'
 	run jq -c '.cases[] | select(.case == "read_lat") | [.ratio, .interval, .confidence, .verdict, (.ratios | length)]' "$out/bench.json"
 	assert_output '[1.27,[1.23,1.31],0.965,"misses floor",15]'
+	run jq -c '.cases[] | select(.counted != null) | [.case, .bytes, .counted.ratio, .counted.ratio_without_check, .counted.ours_work, .counted.perftest_work, .counted.ours_check]' "$out/bench.json"
+	assert_output $'["send_lat",2,1,0.89,1402,1400,160]\n["write_lat",2,1,0.89,1402,1400,160]'
+	run jq -c '.instructions_per_message[] | select(.side == "initiator") | [.case, .tool, .work, .sleeps_per_message, .instructions_per_sleep]' "$out/bench.json"
+	assert_output $'["send_lat 2","05_poll_destroy",702,0.55,400]\n["send_lat 2","ib_send_lat",700,2,350]\n["write_lat 2","05_poll_destroy",702,0.25,380]\n["write_lat 2","ib_write_lat",700,0,null]'
 }
