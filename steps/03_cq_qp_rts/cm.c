@@ -576,7 +576,10 @@ int cm_connect(struct cm_link *cm, struct ibv_qp *qp, struct peer_info *local,
 
 	cm_private_encode(local, msg);
 	if (cm->listen_id) {
-		if (accept_request(cm, local, remote, &param))
+		/* The server reads rdma_cm's choices back at once, while its QP, in RTS since
+		 * rdma_accept, has received nothing: its receive PSN is the next one expected,
+		 * and the client's first message, sent as soon as the RTU is, moves it on. */
+		if (accept_request(cm, local, remote, &param) || show_choices(qp, local, remote))
 			return -1;
 	} else {
 		if (fault_at("cm_connect") || rdma_connect(cm->id, &param)) {
@@ -601,7 +604,7 @@ int cm_connect(struct cm_link *cm, struct ibv_qp *qp, struct peer_info *local,
 		report_error("the server's private data: %s", why);
 		return -1;
 	}
-	if (show_choices(qp, local, remote))
+	if (!cm->listen_id && show_choices(qp, local, remote))
 		return -1;
 	exchange_show("local", local);
 	exchange_show("remote", remote);

@@ -54,8 +54,7 @@ run_pair() {
 
 # Runs STEP (from BIN, or the build folder given) with ARGS as a server and a client,
 # both under memcheck at once: every role checked in one run.  Each has a vCPU of its own
-# in the 2-vCPU VM, so a busy-polling side does not starve the other, and the two
-# valgrind start-ups, the slow part, overlap.
+# in the 2-vCPU VM, so a busy-polling side does not starve the other.
 memcheck_pair() {
 	local step=$1 bin=$BIN wrapped
 	shift
