@@ -2,7 +2,6 @@
 #include "completion.h"
 #include "clock.h"
 #include "cm.h"
-#include "fault.h"
 #include "report.h"
 #include "stop.h"
 
@@ -38,8 +37,8 @@ void show_completion(const struct ibv_wc *wc)
 {
 	char imm[40];
 
-	/* Every good completion passes here: in a quiet loop, build no line that nobody sees
-	 * (and zero no buffer for it: an initialised imm[] would cost its 40 bytes first). */
+	/* Quiet, build no line that nobody sees (and zero no buffer for it: an initialised
+	 * imm[] would cost its 40 bytes first); check_good_completion() tests before calling. */
 	if (!showing())
 		return;
 	imm[0] = '\0';

@@ -58,7 +58,6 @@ int expect_failed_completion(struct rdma_conn *conn, const char *what);
 /* Reports that TIMEOUT_MS passed with no completion, and what to check. */
 void report_no_completion(int timeout_ms);
 
-
 /* Fails, naming both, unless WC is the completion of the work request tagged WR_ID. */
 int expect_wr_id(const struct ibv_wc *wc, uint64_t wr_id);
 
