@@ -145,6 +145,7 @@ $(eval $(call slow_check,test-lab,all,all vm,tests/slow/lab.bats tests/slow/exer
 $(eval $(call slow_check,test-wire,wire,all vm,tests/slow/wire.bats))
 $(eval $(call slow_check,test-bench,valgrind,all,tests/slow/bench.bats))
 $(eval $(call slow_check,test-allreduce,collective,all vm,tests/slow/allreduce.bats))
+$(eval $(call slow_check,test-nodes,nodes,all vm,tests/slow/nodes.bats))
 
 .PHONY: slow-checks
 slow-checks: ## List the slow checks, one name a line (.ci/run runs each)
@@ -172,8 +173,8 @@ demo: deps all nocuda ## Run every command block of TUTORIAL.md in order, over s
 	@tests/run.sh demo
 
 .PHONY: shell
-shell: DEPS_SET := $(if $(filter 2,$(NODES)),wire,all)
-shell: deps all nocuda ## A root shell in the soft-RoCE VM, with rxe0 up, to run TUTORIAL.md by hand; NODES=2: two VMs on one wire, side by side in tmux
+shell: DEPS_SET := $(if $(filter 2 3 4,$(NODES)),wire,all)
+shell: deps all nocuda ## A root shell in the soft-RoCE VM, with rxe0 up, to run TUTORIAL.md by hand; NODES=2 to 4: that many VMs on one wire, side by side in tmux
 	@tests/run.sh shell $(NODES)
 
 .PHONY: vm

@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # deps.sh: install the Debian packages that the build, the demo and the tests need ('make deps').
 #
-# Usage: tests/deps.sh build|all|valgrind|wire|collective
+# Usage: tests/deps.sh build|all|valgrind|wire|collective|nodes
 #   build:    what compiling needs (make, make sanitize, make nocuda);
 #   all:      that, plus what the demo, the tests, the VM and the checks need;
 #   valgrind: all, plus valgrind ('make valgrind');
-#   wire:     all, plus tcpdump and tshark ('make test-wire', 'make shell NODES=2');
-#   collective: all, plus mpirun and torchrun (python3-torch, about 1 GB) ('make test-allreduce').
+#   wire:     all, plus tcpdump and tshark ('make test-wire', 'make shell NODES=2' to 4);
+#   collective: all, plus mpirun and torchrun (python3-torch, about 1 GB) ('make test-allreduce');
+#   nodes:    wire and collective, plus mpi4py ('make test-nodes', 'make bench-nodes').
 # As root it installs what is missing; otherwise it prints the one apt-get line
 # to run and fails, before anything compiles.  For 'all' it also makes sure apt
 # knows the kernel package the test VM boots, since the VM fetches it with
@@ -30,7 +31,8 @@ all) packages=("${build_packages[@]}" "${run_packages[@]}") ;;
 valgrind) packages=("${build_packages[@]}" "${run_packages[@]}" valgrind) ;;
 wire) packages=("${build_packages[@]}" "${run_packages[@]}" tcpdump tshark) ;;
 collective) packages=("${build_packages[@]}" "${run_packages[@]}" openmpi-bin python3-torch) ;;
-*) echo "usage: tests/deps.sh build|all|valgrind|wire|collective" >&2; exit 2 ;;
+nodes) packages=("${build_packages[@]}" "${run_packages[@]}" tcpdump tshark openmpi-bin python3-torch python3-mpi4py) ;;
+*) echo "usage: tests/deps.sh build|all|valgrind|wire|collective|nodes" >&2; exit 2 ;;
 esac
 
 # One dpkg-query for every package: in the test VM, where 'make' runs this too, each process costs about 80 ms.

@@ -3,7 +3,7 @@
 #
 # Usage: tests/run.sh [--results DIR] test [BATS_FILE...]
 #        tests/run.sh [--results DIR] demo | bench
-#        tests/run.sh shell [NODES]   (an interactive shell in the VM; NODES=2: two VMs on one wire)
+#        tests/run.sh shell [NODES]   (an interactive shell in the VM; NODES=2 to 4: that many VMs on one wire)
 # DIR, relative to the project's root, receives the results (default
 # build/test-results, make test's own): a slow check's go to a folder of its own.
 # RDMA_TEST_MODE=native or RDMA_TEST_MODE=vm forces a mode; the default picks
@@ -50,7 +50,7 @@ mkdir -p "$results"
 rm -f "$results/tap" "$results/outside-vm.tap"
 if [ "$what" = shell ]; then
 	nodes=${1:-1}
-	case $nodes in 1 | 2) ;; *) die "NODES must be 1 or 2, not '$nodes'" ;; esac
+	case $nodes in 1 | 2 | 3 | 4) ;; *) die "NODES must be 1 to 4, not '$nodes'" ;; esac
 	[ "$mode" = native ] && die "this machine has an RDMA device ($(first_device)): run the tutorial's commands here directly, or set RDMA_TEST_MODE=vm"
 	{ [ -t 0 ] && [ -t 1 ]; } || die "needs a terminal: run 'make shell' from an interactive terminal"
 	export RDMA_VM_INTERACTIVE=1 RDMA_VM_PROJECT_RW=1
@@ -80,8 +80,8 @@ else
 		status=0
 	else
 		tests/vm/prepare.sh "$vm_dir" || die "could not prepare the test VM (see the message above)"
-		if [ "$what" = shell ] && [ "$nodes" = 2 ]; then
-			tests/vm/two-nodes.sh "$vm_dir" "$results"
+		if [ "$what" = shell ] && [ "$nodes" != 1 ]; then
+			tests/vm/nodes.sh "$nodes" "$vm_dir" "$results"
 		else
 			tests/vm/boot.sh "$vm_dir" "$results" "${job[@]}"
 		fi

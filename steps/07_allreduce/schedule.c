@@ -213,6 +213,19 @@ size_t count_wrong(const struct ring_layout *l, int rank, const void *buf)
 	return wrong;
 }
 
+uint32_t result_crc32(const void *buf, size_t len)
+{
+	const unsigned char *p = buf;
+	uint32_t crc = 0xffffffff;
+
+	for (size_t i = 0; i < len; i++) {
+		crc ^= p[i];
+		for (int bit = 0; bit < 8; bit++)
+			crc = (crc >> 1) ^ (0xedb88320 & -(crc & 1));
+	}
+	return ~crc;
+}
+
 static void print_schedule(const struct ring_layout *l, const struct plan *plans)
 {
 	int end = end_step(l->coll, l->world);

@@ -85,6 +85,12 @@ void fill_input(const struct ring_layout *l, int rank, void *buf);
 size_t count_wrong(const struct ring_layout *l, int rank, const void *buf);
 
 /*
+ * zlib's CRC-32 (the IEEE polynomial, reflected) of LEN bytes: a result's
+ * digest, the same to the bit as Python's zlib.crc32 of another library's.
+ */
+uint32_t result_crc32(const void *buf, size_t len);
+
+/*
  * --schedule: prints L's schedule for every rank, runs it on the CPU with
  * WORLD buffers in this process, and checks each rank's against the plain sum.
  * Returns 0 when every element is right.

@@ -100,6 +100,7 @@ static int run_size(const struct sweep *s, enum transport transport, size_t coun
 		if (run_once(s, transport, &l, &p))
 			goto out_free_plan;
 		mine.wrong = count_wrong(&l, s->ctl->rank, data);
+		out->crc32 = result_crc32(data, count * ELEM_SIZE);
 	}
 	show_quiet(false);
 	if (ctl_gather(s->ctl, &mine, all))
@@ -187,6 +188,10 @@ void show_result_check(const struct sweep *s, const struct sweep_result *res)
 	else
 		show("check", "%llu elements wrong here (rank 0 prints every rank's total)",
 		     (unsigned long long)res->wrong);
+	if (s->opts->check && res->n_sizes > 0)
+		show("result crc32", "0x%08x: zlib's CRC-32 of this rank's %zu-byte result at the "
+		     "largest size, to match another implementation's to the bit", res->crc32,
+		     res->bytes[res->n_sizes - 1]);
 }
 
 void show_ratio(const struct sweep_result *rdma, const struct sweep_result *tcp)

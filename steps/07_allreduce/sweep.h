@@ -16,6 +16,7 @@ struct sweep_result {
 	double time_us[MAX_SIZES];	/* the slowest rank's time per run */
 	double cpu_us[MAX_SIZES];	/* this rank's CPU time (user + system) per run */
 	uint64_t wrong;			/* elements wrong, every rank and size together */
+	uint32_t crc32;			/* this rank's result at the largest size (if checked) */
 	struct rank_result last[MAX_WORLD];	/* each rank's figures at the largest size */
 };
 

@@ -124,8 +124,8 @@ wait_for_pane() { # SESSION PANE SECONDS REGEX
 }
 
 @test "lab: make shell NODES=2 puts node 1 and node 2 side by side, each named, and a step runs from one to the other" {
-	session=$(RDMA_LAB_DETACHED=1 "$COPY/tests/vm/two-nodes.sh" "$PROJECT_ROOT/build/vm" "$RESULTS")
-	[ -n "$session" ] || fail "two-nodes.sh started no tmux session"
+	session=$(RDMA_LAB_DETACHED=1 "$COPY/tests/vm/nodes.sh" 2 "$PROJECT_ROOT/build/vm" "$RESULTS")
+	[ -n "$session" ] || fail "nodes.sh started no tmux session"
 	for pane in 0 1; do
 		wait_for_pane "$session" $pane 300 "^root@node$((pane + 1)):" || {
 			tmux capture-pane -p -J -S -300 -t "$session:0.$pane" >&3

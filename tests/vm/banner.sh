@@ -5,7 +5,7 @@
 # tests/slow/lab.bats runs it too, and checks each claim.
 netdev=${RDMA_STEPS_NETDEV:-rxenet0}
 where="Soft-RoCE VM: rxe0 is up on $(ip -4 -br addr show dev "$netdev" | awk '{print $1, $3}')."
-if [ -n "${RDMA_VM_NODE:-}" ]; then
+if [ -n "${RDMA_VM_NODE:-}" ] && [ "${RDMA_STEPS_NODES:-2}" = 2 ]; then
 	where="NODE $RDMA_VM_NODE of 2 ($(hostname)): rxe0 is up on $netdev, $RDMA_STEPS_ADDR, wired to node $((3 - RDMA_VM_NODE)) at $RDMA_STEPS_PEER_ADDR.
 The two nodes are the two panes of a tmux session on your host: Ctrl-b o moves
 between them.  Run a step's server on one node and its client on the other, with
@@ -13,6 +13,14 @@ the server's address: 'build/bin/04_post_wr -o write' on node 1, then
 'build/bin/04_post_wr -o write 198.18.0.1' on node 2.  See the packets with
 'tshark -i eth0 -f \"udp port 4791\" -O infiniband' (decoded) or 'tcpdump -i eth0 -n
 udp port 4791', in a tmux of the node's own: its keys take Ctrl-b twice."
+elif [ -n "${RDMA_VM_NODE:-}" ]; then
+	n=$RDMA_STEPS_NODES
+	where="NODE $RDMA_VM_NODE of $n ($(hostname)): rxe0 is up on $netdev, $RDMA_STEPS_ADDR, on one segment with nodes 1 to $n at 198.18.0.1 to 198.18.0.$n.
+The $n nodes are the $n panes of a tmux session on your host: Ctrl-b o moves to
+the next.  Step 07 across them, rank K-1 on node K, rank 0 at node 1:
+'build/bin/07_allreduce --rank $((RDMA_VM_NODE - 1)) --world-size $n -b 1M --maxbytes 1M 198.18.0.1' here, and the same
+with each node's own rank on the others.  Node 1's NIC sits on the hub that joins
+them, so 'tcpdump -i eth0 -n udp port 4791' there sees every node's packets."
 fi
 if [ -w /tmp ]; then tmp_note="/tmp, $TMPDIR (TMPDIR) and $HOME"; else tmp_note="$TMPDIR (TMPDIR) and $HOME (/tmp is the host's, read-only)"; fi
 cat <<TEXT

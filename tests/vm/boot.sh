@@ -9,8 +9,9 @@
 # the guest printed) and whatever COMMAND writes there.  A guest that has not powered
 # off after RDMA_VM_TIMEOUT seconds (default 1500) is killed and counts as a failure.
 # With RDMA_VM_INTERACTIVE=1 the console is this terminal (for 'make shell'):
-# no log and no time limit.  With RDMA_VM_NODE=1 or 2 and RDMA_VM_WIRE_PORT=PORT,
-# the VM is one of two nodes joined by a virtual Ethernet wire (see below).
+# no log and no time limit.  With RDMA_VM_NODE=K, RDMA_VM_NODES=N (2 to 4, default 2)
+# and RDMA_VM_WIRE_PORT=PORT, the VM is node K of N on one virtual Ethernet segment
+# (see below).  RDMA_VM_CPUS and RDMA_VM_MEM (MiB) size the VM (default 2 and 1024).
 set -uo pipefail
 
 usage="usage: boot.sh VM_DIR RESULTS_DIR COMMAND [ARG...]"
@@ -25,7 +26,7 @@ timeout_s=${RDMA_VM_TIMEOUT:-1500}
 # The settings that cross into the guest, each under the one name it has on both
 # sides: job.env exports those that are set.  Add a setting here and nowhere else.
 forwarded=(RDMA_STEPS_BIN RDMA_STEPS_GCOV SOAK_ITERS BENCH_REPS BENCH_QUICK BENCH_COUNT_PASSES BENCH_COUNT_JOBS STEP_TIMEOUT
-	RDMA_VM_NODE RDMA_VM_PROJECT_RW TERM LINES COLUMNS)
+	RDMA_VM_NODE RDMA_VM_NODES RDMA_VM_PROJECT_RW TERM LINES COLUMNS)
 # make shell: the guest's console gets this terminal's size.
 if [ -t 0 ]; then
 	read -r LINES COLUMNS < <(stty size)
@@ -51,7 +52,7 @@ kernel_image=$vm_dir/vmlinux
 # shellcheck disable=SC2054  # the commas belong to QEMU options
 qemu=(qemu-system-x86_64
 	-nodefaults -no-user-config -no-reboot
-	-machine q35,accel=tcg -cpu max -smp 2 -m 1024
+	-machine q35,accel=tcg -cpu max -smp "${RDMA_VM_CPUS:-2}" -m "${RDMA_VM_MEM:-1024}"
 	-kernel "$kernel_image" -initrd "$vm_dir/initramfs.cpio.gz"
 	-append "console=ttyS0 quiet loglevel=3 panic=-1 tsc=reliable clocksource=tsc rdma_steps_init=$root/tests/vm/guest-init.sh"
 	-display none -nic none
@@ -65,21 +66,34 @@ if [ "${RDMA_VM_PROJECT_RW:-0}" = 1 ]; then
 	qemu+=(-virtfs "local,path=$root,mount_tag=project,security_model=none,multidevs=remap")
 fi
 
-# Two nodes (make shell NODES=2, make test-wire): QEMU's socket network backend
-# joins the two VMs' virtio NICs like one Ethernet cable, over a TCP connection on
-# the loopback address.  Node 1 listens on the port, node 2 connects to it, so node
-# 1 must be started first.
+# Several nodes (make shell NODES=N, make test-wire, make test-nodes): node 1's NIC
+# sits on a QEMU hub, and the hub has one socket netdev per other node, listening on
+# 127.0.0.1 port PORT + K - 2 for node K, which connects to it: one Ethernet segment,
+# every frame flooded to every other node (a socket listens for one peer only, hence
+# one per node).  Node 1 must be started first.
 node_note=
 if [ -n "${RDMA_VM_NODE:-}" ]; then
+	nodes=${RDMA_VM_NODES:-2}
+	case $nodes in 2 | 3 | 4) ;; *) echo "boot.sh: RDMA_VM_NODES must be 2, 3 or 4, not '$nodes'" >&2; exit 2 ;; esac
 	case $RDMA_VM_NODE in
-	1) wire_end=listen ;;
-	2) wire_end=connect ;;
-	*) echo "boot.sh: RDMA_VM_NODE must be 1 or 2, not '$RDMA_VM_NODE'" >&2; exit 2 ;;
-	esac
-	port=${RDMA_VM_WIRE_PORT:?boot.sh: RDMA_VM_NODE needs RDMA_VM_WIRE_PORT, the TCP port of the wire on 127.0.0.1}
-	qemu+=(-netdev "socket,id=wire,$wire_end=127.0.0.1:$port"
-		-device "virtio-net-pci,netdev=wire,mac=52:54:00:00:00:0$RDMA_VM_NODE")
-	node_note=", node $RDMA_VM_NODE of 2 (the wire: 127.0.0.1 port $port)"
+	[1-4]) [ "$RDMA_VM_NODE" -le "$nodes" ] ;;
+	*) false ;;
+	esac || { echo "boot.sh: RDMA_VM_NODE must be 1 to $nodes, not '$RDMA_VM_NODE'" >&2; exit 2; }
+	port=${RDMA_VM_WIRE_PORT:?boot.sh: RDMA_VM_NODE needs RDMA_VM_WIRE_PORT, the first TCP port of the wire on 127.0.0.1}
+	if [ "$RDMA_VM_NODE" = 1 ]; then
+		qemu+=(-netdev hubport,id=wire,hubid=0)
+		for ((k = 2; k <= nodes; k++)); do
+			qemu+=(-netdev "socket,id=link$k,listen=127.0.0.1:$((port + k - 2))"
+				-netdev "hubport,id=hub$k,hubid=0,netdev=link$k")
+		done
+		ports="port $port"
+		[ "$nodes" -gt 2 ] && ports="ports $port to $((port + nodes - 2))"
+	else
+		qemu+=(-netdev "socket,id=wire,connect=127.0.0.1:$((port + RDMA_VM_NODE - 2))")
+		ports="port $((port + RDMA_VM_NODE - 2))"
+	fi
+	qemu+=(-device "virtio-net-pci,netdev=wire,mac=52:54:00:00:00:0$RDMA_VM_NODE")
+	node_note=", node $RDMA_VM_NODE of $nodes (the wire: 127.0.0.1 $ports)"
 fi
 
 kernel=$(readlink "$vm_dir/vmlinuz" | sed 's|.*/||')

@@ -6,8 +6,8 @@
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 export HOME=/root TMPDIR=/run/tmp LANG=C.UTF-8
 
-# One VM: rxe0 on a dummy interface.  Each of two nodes: rxe0 on the virtio NIC that
-# the wire joins, node N at 198.18.0.N (set once job.env is read).
+# One VM: rxe0 on a dummy interface.  Each of 2 to 4 nodes: rxe0 on the virtio NIC that
+# the wire joins, node K at 198.18.0.K (set once job.env is read).
 RXE_NETDEV=rxenet0
 RXE_ADDR=198.18.0.1
 
@@ -105,7 +105,10 @@ mount_filesystems || { say "mounting /proc, /sys, /dev, /tmp, /run or the result
 . /run/results/job.env || fail "cannot read job.env from the results share"
 if [ -n "${RDMA_VM_NODE:-}" ]; then
 	RXE_NETDEV=eth0 RXE_ADDR=198.18.0.$RDMA_VM_NODE
-	export RDMA_STEPS_PEER_ADDR=198.18.0.$((3 - RDMA_VM_NODE))
+	# The peer: node 1, the server and rank 0; node 1's own is node 2.
+	peer=1
+	[ "$RDMA_VM_NODE" = 1 ] && peer=2
+	export RDMA_STEPS_NODES=${RDMA_VM_NODES:-2} RDMA_STEPS_PEER_ADDR=198.18.0.$peer
 	hostname "node$RDMA_VM_NODE"
 else
 	hostname rdma-vm

@@ -9,17 +9,8 @@ set -uo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 cd "$root" || exit 1
 out=${1:?usage: tests/wire/wire.sh OUT_DIR}
-vm_dir=$root/build/vm
 
 die() { echo "wire: $*" >&2; exit 1; }
-
-# shellcheck source=tests/vm/wire-port.bash
-. tests/vm/wire-port.bash
-
-boot_node() { # N PORT
-	RDMA_VM_NODE=$1 RDMA_VM_WIRE_PORT=$2 RDMA_VM_TIMEOUT=${RDMA_VM_TIMEOUT:-600} \
-		tests/vm/boot.sh "$vm_dir" "$out/node$1" tests/wire/node.sh >"$out/node$1.boot.log" 2>&1
-}
 
 # One line per packet: the headers' fields that the programs' printed values are checked against.
 decode() {
@@ -38,18 +29,6 @@ decode() {
 
 command -v tshark >/dev/null || die "no tshark: run 'make deps DEPS_SET=wire' as root"
 { rm -rf "$out" && mkdir -p "$out"; } || die "cannot create $out"
-tests/vm/prepare.sh "$vm_dir" || die "could not prepare the test VM"
-port=$(wire_free_port) || die "no free TCP port in 20000-29999 on 127.0.0.1 for the wire"
-start=$SECONDS
-echo "wire: node 1 and node 2 on 127.0.0.1 port $port; logs in $out/node1.boot.log and node2.boot.log"
-boot_node 1 "$port" &
-pid1=$!
-wait_listening "$port" 10 "$pid1" || die "node 1's QEMU never listened on port $port: $(tail -n 5 "$out/node1.boot.log")"
-boot_node 2 "$port"
-status2=$?
-wait "$pid1"
-status1=$?
-echo "wire: both nodes done in $((SECONDS - start)) s (exit status node 1: $status1, node 2: $status2)"
-{ [ "$status1" = 0 ] && [ "$status2" = 0 ]; } || die "a node failed: see $out/node1.boot.log and $out/node2.boot.log"
+tests/vm/boot-nodes.sh 2 "$out" tests/wire/node.sh || die "a node failed (see above)"
 decode || die "tshark could not decode $out/node1/wire.pcap"
 echo "wire: $(($(wc -l <"$out/packets.tsv") - 1)) RoCE v2 packets captured on node 1's eth0, decoded into $out/packets.tsv and decoded.txt"

@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# job.sh: one node's part of the bench across nodes: ib_write_bw one pair alone and on every ring link at once, step 07 over RDMA and TCP, Gloo, Open MPI.
+#
+# Runs in each VM that tests/bench/nodes/bench.sh boots (tests/vm/boot-nodes.sh), node K of
+# N.  In order, each part on its own TCP port, so that a node early to a part waits for
+# that part's peer, never another's:
+#   pair:  ib_write_bw, node 2 to node 1 alone (the others idle);
+#   links: ib_write_bw on every ring link at the same time, node K to node K+1 (mod N);
+#   ring:  07_allreduce, rank K-1 here, RDMA then TCP, at BENCH_NODES_SIZES;
+#   gloo:  tests/peers/allreduce.py under torchrun, one process per node;
+#   mpi:   the same under mpirun, N processes on node 1 only (its launcher needs a remote shell to reach the others).
+# Writes PART.log in RDMA_STEPS_RESULTS (links: links.server.log and links.client.log).
+set -uo pipefail
+bin=${RDMA_STEPS_BIN:-build/bin}
+out=${RDMA_STEPS_RESULTS:?}
+node=${RDMA_VM_NODE:?job.sh runs in a VM booted as a node (tests/vm/boot-nodes.sh)}
+n=${RDMA_STEPS_NODES:?}
+python=/usr/bin/python3
+# 64 KiB messages, as make bench's write_bw: rxe's bandwidth is reached there.
+bw=(ib_write_bw -d rxe0 -x 1 -s 65536 -D 5 -F)
+# The sizes and counts of the collectives, as nccl-tests' -b, --maxbytes, -f, -n, -w.
+read -ra sizes <<<"${BENCH_NODES_SIZES:--b 64K --maxbytes 4M -f 4 -n 5 -w 1}"
+next=$((node % n + 1))
+
+say() { echo "node $node: $*"; }
+
+# A client refused before its server listens tries again, for up to a minute.
+client() { # LOG COMMAND...
+	local log=$1 status
+	shift
+	for _ in $(seq 1 120); do
+		timeout -k 5 120 "$@" >"$log" 2>&1
+		status=$?
+		[ "$status" = 0 ] && return 0
+		grep -qE "Couldn't connect|Connection refused|Unable to init the socket connection" "$log" || return "$status"
+		sleep 0.5
+	done
+	return "$status"
+}
+
+pair() { # PORT
+	case $node in
+	1) timeout -k 5 120 "${bw[@]}" -p "$1" >"$out/pair.log" 2>&1 ;;
+	2) client "$out/pair.log" "${bw[@]}" -p "$1" 198.18.0.1 ;;
+	esac
+}
+
+# This node serves the link from the one before it on PORT + K, and drives its own on PORT + K + 1.
+links() { # PORT
+	local server status=0
+	timeout -k 5 120 "${bw[@]}" -p $(($1 + node)) >"$out/links.server.log" 2>&1 &
+	server=$!
+	client "$out/links.client.log" "${bw[@]}" -p $(($1 + next)) "198.18.0.$next" || status=$?
+	wait "$server" || status=$?
+	return "$status"
+}
+
+ring() { # PORT
+	timeout -k 5 900 "$bin/07_allreduce" -d rxe0 -p "$1" -t 120 --rank $((node - 1)) --world-size "$n" \
+		--datatype int32 --transport both "${sizes[@]}" 198.18.0.1 >"$out/ring.log" 2>&1
+}
+
+gloo() { # PORT
+	GLOO_SOCKET_IFNAME=$RDMA_STEPS_NETDEV timeout -k 5 900 torchrun --nnodes "$n" --node_rank $((node - 1)) \
+		--nproc_per_node 1 --master_addr 198.18.0.1 --master_port "$1" --log_dir "$TMPDIR/torch" \
+		--redirects 1 --tee 1 tests/peers/allreduce.py gloo "${sizes[@]}" >"$out/gloo.log" 2>&1
+}
+
+mpi() { # PORT (unused: mpirun finds its own)
+	[ "$node" = 1 ] || return 0
+	timeout -k 5 900 mpirun --allow-run-as-root --oversubscribe --mca btl self,vader -np "$n" \
+		"$python" tests/peers/allreduce.py mpi "${sizes[@]}" >"$out/mpi.log" 2>&1
+}
+
+# Each part starts once every node has come to it (tests/bench/nodes/barrier.py, on PORT - 1).
+failed=0
+part() { # NAME COMMAND PORT
+	local start
+	"$python" tests/bench/nodes/barrier.py "$node" "$n" $(($3 - 1)) || { failed=1; say "$1: the barrier failed"; return; }
+	start=$SECONDS
+	"$2" "$3" || { failed=1; say "$1 failed: exit status $?"; }
+	say "$1: $((SECONDS - start)) s"
+}
+part pair pair 18801
+part links links 18810
+part ring ring 18820
+part gloo gloo 29400
+part mpi mpi 18830
+exit "$failed"

@@ -1,0 +1,110 @@
+#!/usr/bin/env bash
+# node.sh: one node's job in make test-nodes: step 07 across 2, 3 and 4 nodes (rank K-1 on node K), a rank killed, and the peer collectives (tests/nodes/cases.tsv).
+#
+# Runs in each VM that tests/vm/boot-nodes.sh boots, with RDMA_VM_NODE and
+# RDMA_STEPS_NODES set.  A case of N nodes runs on nodes 1 to N; the others go on to
+# the next case, whose ranks wait for rank 0 (node 1) at that case's own port, so a
+# rank never meets another case's.  Kinds:
+#   ring: 07_allreduce, node 1 capturing RoCE v2 into CASE.pcap;
+#   kill: 07_allreduce, the last rank killed (SIGKILL) once its stage 7 has begun;
+#   gloo: tests/peers/allreduce.py under torchrun on every node, one process each;
+#   mpi:  tests/peers/allreduce.py under mpirun, N processes on node 1 only (no
+#         remote shell reaches the other nodes for Open MPI's launcher).
+# Writes in RDMA_STEPS_RESULTS: CASE.log, status.tsv (CASE, exit status, seconds).
+set -uo pipefail
+bin=${RDMA_STEPS_BIN:-build/bin}
+out=${RDMA_STEPS_RESULTS:?}
+node=${RDMA_VM_NODE:?node.sh runs in a VM booted as a node (tests/vm/boot-nodes.sh)}
+python=/usr/bin/python3
+
+say() { echo "node $node: $*"; }
+
+# tcpdump on eth0: node 1's NIC is on the hub, which floods it every node's frames.
+# This one vCPU also runs rank 0, and one dropped packet would fail the byte count:
+# tcpdump keeps only the headers (-s 128: up to the immediate data; frame.len stays
+# the whole frame's), in a large buffer (-B, KiB), written to memory, not to the share.
+start_capture() { # CASE
+	tcpdump -i "$RDMA_STEPS_NETDEV" -n -B 32768 -s 128 -Z root -w "$TMPDIR/$1.pcap" udp port 4791 \
+		2>"$out/$1.tcpdump.log" &
+	capture=$!
+	for _ in $(seq 1 100); do
+		grep -q 'listening on' "$out/$1.tcpdump.log" && return 0
+		sleep 0.1
+	done
+	say "tcpdump did not start: $(cat "$out/$1.tcpdump.log")"
+	return 1
+}
+
+stop_capture() { # CASE
+	sleep 1
+	kill -INT "$capture"
+	wait "$capture"
+	cp "$TMPDIR/$1.pcap" "$out/"
+	say "$1 capture: $(tail -n 3 "$out/$1.tcpdump.log" | tr '\n' ' ')"
+}
+
+ring() { # CASE N PORT ARGS...
+	local name=$1 n=$2 port=$3
+	shift 3
+	timeout -k 5 300 "$bin/07_allreduce" -d rxe0 -p "$port" --rank $((node - 1)) --world-size "$n" "$@" 198.18.0.1 \
+		>"$out/$name.log" 2>&1
+}
+
+# The last rank (this node) is killed outright once its collective has begun.
+kill_last() { # CASE N PORT ARGS...
+	local name=$1
+	ring "$@" &
+	local pid=$!
+	if [ "$node" = "$2" ]; then
+		for _ in $(seq 1 600); do
+			grep -q '^== stage 7' "$out/$name.log" 2>/dev/null && break
+			sleep 0.1
+		done
+		sleep 1
+		pkill -KILL -x 07_allreduce
+	fi
+	wait "$pid"
+}
+
+gloo() { # CASE N PORT ARGS...
+	local name=$1 n=$2 port=$3
+	shift 3
+	# Gloo finds its own address from eth0, not from the host name (no node's name resolves here).
+	GLOO_SOCKET_IFNAME=$RDMA_STEPS_NETDEV timeout -k 5 600 torchrun --nnodes "$n" --node_rank $((node - 1)) \
+		--nproc_per_node 1 --master_addr 198.18.0.1 --master_port "$port" --log_dir "$TMPDIR/torch-$name" \
+		--redirects 1 --tee 1 tests/peers/allreduce.py gloo "$@" >"$out/$name.log" 2>&1
+}
+
+mpi() { # CASE N PORT ARGS...
+	local name=$1 n=$2
+	shift 3
+	[ "$node" = 1 ] || return 0
+	# self and vader: to itself, and through shared memory to the other processes on this node.
+	timeout -k 5 300 mpirun --allow-run-as-root --oversubscribe --mca btl self,vader -np "$n" "$python" tests/peers/allreduce.py mpi "$@" \
+		>"$out/$name.log" 2>&1
+}
+
+: >"$out/status.tsv"
+port=18600
+capture=
+while IFS=$'\t' read -r name n kind opts; do
+	[ "$name" = case ] && continue
+	port=$((port + 1))
+	[ "$node" -le "$n" ] || continue
+	[ "$kind" != mpi ] || [ "$node" = 1 ] || continue
+	read -ra args <<<"$opts"
+	say "$name: $kind on $n nodes, port $port: ${args[*]}"
+	[ "$kind" = ring ] && [ "$node" = 1 ] && { start_capture "$name" || exit 1; }
+	start=$SECONDS
+	case $kind in
+	ring) ring "$name" "$n" "$port" "${args[@]}" ;;
+	kill) kill_last "$name" "$n" "$port" "${args[@]}" ;;
+	gloo) gloo "$name" "$n" "$port" "${args[@]}" ;;
+	mpi) mpi "$name" "$n" "$port" "${args[@]}" ;;
+	esac
+	status=$?
+	[ -z "$capture" ] || { stop_capture "$name"; capture=; }
+	printf '%s\t%s\t%s\n' "$name" "$status" $((SECONDS - start)) >>"$out/status.tsv"
+	say "$name: exit status $status in $((SECONDS - start)) s"
+done <tests/nodes/cases.tsv
+exit 0

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# nodes.sh: boot four VMs on one virtual segment, run tests/nodes/cases.tsv across them (node.sh), and decode node 1's captures (make test-nodes).
+#
+# Usage: tests/nodes/nodes.sh OUT_DIR
+# OUT_DIR receives node1/ to node4/ (each node's CASE.log and status.tsv; node 1's
+# CASE.pcap for each ring case) and CASE.tsv beside them: one line per captured packet,
+# the fields tests/slow/nodes.bats reads.  Each VM gets 2 GiB: torch needs more than 1.
+set -uo pipefail
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+cd "$root" || exit 1
+out=${1:?usage: tests/nodes/nodes.sh OUT_DIR}
+
+die() { echo "nodes: $*" >&2; exit 1; }
+
+# One line per packet: source, destination, the UDP length (the RoCE headers and
+# payload), the frame's length, and the BTH's opcode, destination QP and PSN.
+decode() { # PCAP
+	tshark -r "$1" -T fields -E header=y -E separator=/t -E occurrence=f \
+		-e frame.number -e ip.src -e ip.dst -e udp.length -e frame.len \
+		-e infiniband.bth.opcode -e infiniband.bth.destqp -e infiniband.bth.psn
+}
+
+command -v tshark >/dev/null || die "no tshark: run 'make deps DEPS_SET=nodes' as root"
+{ rm -rf "$out" && mkdir -p "$out"; } || die "cannot create $out"
+RDMA_VM_MEM=${RDMA_VM_MEM:-2048} tests/vm/boot-nodes.sh 4 "$out" tests/nodes/node.sh || die "a node failed (see above)"
+for pcap in "$out"/node1/*.pcap; do
+	[ -e "$pcap" ] || die "node 1 left no capture"
+	name=$(basename "$pcap" .pcap)
+	decode "$pcap" >"$out/$name.tsv" 2>"$out/$name.tshark.log" || die "tshark could not decode $pcap: $(cat "$out/$name.tshark.log")"
+	echo "nodes: $name: $(($(wc -l <"$out/$name.tsv") - 1)) RoCE v2 packets captured on node 1's eth0, in $out/$name.tsv"
+done

@@ -1,0 +1,153 @@
+#!/usr/bin/env bats
+# nodes.bats: step 07 across 2, 3 and 4 VMs on one virtual segment: every rank's result, the capture against the ring's schedule, a rank killed, and collectives we did not write ('make test-nodes').
+# tests/nodes/nodes.sh boots the four nodes once for the whole file and runs tests/nodes/cases.tsv.
+# bats file_tags=outside-vm
+
+setup_file() {
+	export NODES=$BATS_FILE_TMPDIR/nodes
+	"$BATS_TEST_DIRNAME/../nodes/nodes.sh" "$NODES" >"$BATS_FILE_TMPDIR/nodes.out" 2>&1 || {
+		cat "$BATS_FILE_TMPDIR/nodes.out" >&3
+		return 1
+	}
+	# Kept for TUTORIAL.md's figures and for a look after a failure.
+	mkdir -p "$RDMA_STEPS_RESULTS/nodes"
+	cp -a "$NODES/." "$RDMA_STEPS_RESULTS/nodes/"
+}
+
+setup() {
+	load ../test_helper
+}
+
+# Node K's exit status of CASE, from its status.tsv ("-" if it did not run it).
+status_of() { # K CASE
+	awk -F'\t' -v c="$2" '$1 == c { s = $2 } END { print (s == "" ? "-" : s) }' "$NODES/node$1/status.tsv"
+}
+
+# The value after "result crc32 : " in FILE, one line per transport (or process) that
+# printed one; torchrun's --tee puts "[defaultK]:" before each line.
+crcs_in() { sed -n 's/^\(\[default[0-9]*\]:\)\{0,1\}result crc32 *: \(0x[0-9a-f]*\):.*/\2/p' "$1"; }
+
+# Per ordered pair of nodes in CASE's capture, "SRC DST PAYLOAD FRAMES RETRANSMITTED":
+# the bytes of data that RDMA WRITEs carried (the UDP length less the UDP header (8),
+# BTH (12), ICRC (4), RETH (16) on WRITE First and Only (6, 10, 11), ImmDt (4) on
+# Last and Only with Immediate (9, 11)), the whole frames' bytes, and the packets
+# sent again (a source, destination QP, PSN and opcode seen before), left out of both.
+write_bytes_of() { # CASE
+	awk -F'\t' 'NR > 1 && $6 >= 6 && $6 <= 11 {
+		pair = $2 " " $3
+		if (seen[pair, $7, $8, $6]++) { again[pair]++; next }
+		p = $4 - 8 - 12 - 4
+		if ($6 == 6 || $6 == 10 || $6 == 11) p -= 16
+		if ($6 == 9 || $6 == 11) p -= 4
+		data[pair] += p; frames[pair] += $5
+	}
+	END { for (pair in data) print pair, data[pair], frames[pair], again[pair] + 0 }' "$NODES/$1.tsv" | sort
+}
+
+@test "nodes: every case ended as it must on every node it ran on" {
+	for k in 1 2; do
+		[ "$(status_of $k ring2)" = 0 ] || fail "node $k, ring2: $(cat "$NODES/node$k/ring2.log")"
+	done
+	for k in 1 2 3; do
+		[ "$(status_of $k ring3)" = 0 ] || fail "node $k, ring3: $(cat "$NODES/node$k/ring3.log")"
+	done
+	for k in 1 2 3 4; do
+		[ "$(status_of $k ring4)" = 0 ] || fail "node $k, ring4: $(cat "$NODES/node$k/ring4.log")"
+		[ "$(status_of $k gloo4)" = 0 ] || fail "node $k, gloo4: $(tail -n 30 "$NODES/node$k/gloo4.log")"
+	done
+	[ "$(status_of 1 mpi4)" = 0 ] || fail "node 1, mpi4: $(tail -n 30 "$NODES/node1/mpi4.log")"
+	# The killed rank's own end is SIGKILL's (128 + 9); the others end with 1, having named it.
+	[ "$(status_of 3 kill3)" = 137 ] || fail "node 3, kill3: exit status $(status_of 3 kill3), not 137"
+	[ "$(status_of 4 kill3)" = - ] || fail "node 4 ran kill3, a case of 3 nodes"
+}
+
+@test "nodes: across 2, 3 and 4 nodes every rank's result is right, over RDMA and over TCP, with one CRC-32 on every rank" {
+	for n in 2 3 4; do
+		run cat "$NODES/node1/ring$n.log"
+		# One row per transport, 0 wrong; and rank 0's totals over every rank.
+		[ "$(grep -cE '^ +786432 +196608 +int32 +sum +-1 .* 0$' <<<"$output")" = 2 ] || fail "ring$n: not two right rows: $output"
+		[ "$(grep -cE "^check +: right: .* 0 wrong, over $n ranks and 1 sizes$" <<<"$output")" = 2 ] || fail "ring$n: $output"
+		want=$(crcs_in "$NODES/node1/ring$n.log" | head -n 1)
+		for ((k = 1; k <= n; k++)); do
+			run cat "$NODES/node$k/ring$n.log"
+			assert_line --regexp "^launcher +: none: rank $((k - 1)) of $n, from --rank and --world-size$"
+			assert_line --regexp '^teardown +: every object released$'
+			[ "$(crcs_in "$NODES/node$k/ring$n.log" | sort -u)" = "$want" ] ||
+				fail "ring$n, node $k: CRC-32s $(crcs_in "$NODES/node$k/ring$n.log" | tr '\n' ' ') against rank 0's $want"
+		done
+	done
+}
+
+@test "nodes: the capture holds RDMA WRITE (with immediate) only from each node to the next, and credits only back to the one before" {
+	for n in 2 3 4; do
+		# Opcodes 6 to 11 are RDMA WRITE; 5, SEND Only with Immediate (a credit); 17, Acknowledge.
+		run awk -F'\t' -v n="$n" 'NR > 1 {
+			split($2, s, "."); split($3, d, ".")
+			next_of = s[4] % n + 1; prev_of = (s[4] + n - 2) % n + 1
+			if ($6 >= 6 && $6 <= 11 && d[4] != next_of) print "WRITE", $2, $3
+			else if ($6 == 5 && d[4] != prev_of) print "credit", $2, $3
+			else if ($6 == 17 && d[4] != next_of && d[4] != prev_of) print "ACK", $2, $3
+			else if ($6 != 17 && $6 != 5 && ($6 < 6 || $6 > 11)) print "opcode " $6, $2, $3
+		}' "$NODES/ring$n.tsv"
+		[ -z "$output" ] || fail "ring$n: packets off the ring's schedule: $(sort <<<"$output" | uniq -c)"
+		# Every node sent WRITEs with immediate (9: Last, 11: Only) to its next one.
+		for ((k = 1; k <= n; k++)); do
+			[ "$(awk -F'\t' -v s="198.18.0.$k" -v d="198.18.0.$((k % n + 1))" '$2 == s && $3 == d && ($6 == 9 || $6 == 11)' \
+				"$NODES/ring$n.tsv" | wc -l)" -gt 0 ] || fail "ring$n: no WRITE with immediate from node $k to node $((k % n + 1))"
+		done
+	done
+	# Node 1's tcpdump kept every packet the hub flooded it.
+	for n in 2 3 4; do
+		file_has_line "$NODES/node1/ring$n.tcpdump.log" '^0 packets dropped by kernel$' ||
+			fail "ring$n: $(cat "$NODES/node1/ring$n.tcpdump.log")"
+	done
+}
+
+@test "nodes: each rank's WRITEs carry exactly 3 x 2(N-1)/N x S of data to the next node (-n 2 and the check); headers and retransmissions counted apart" {
+	for n in 2 3 4; do
+		posted=$(sed -n 's/^bytes posted *: each rank \([0-9]*\) B per all_reduce of S = 786432 B; .*: exact .*/\1/p' "$NODES/node1/ring$n.log")
+		[ "$posted" = $((2 * (n - 1) * 786432 / n)) ] || fail "ring$n: rank 0 printed '$posted' bytes posted per rank"
+		run write_bytes_of "ring$n"
+		[ "${#lines[@]}" = "$n" ] || fail "ring$n: WRITEs between ${#lines[@]} pairs of nodes, not $n: $output"
+		for ((k = 1; k <= n; k++)); do
+			assert_line --regexp "^198\.18\.0\.$k 198\.18\.0\.$((k % n + 1)) $((3 * posted)) [0-9]+ [0-9]+$"
+		done
+		# The headers: Ethernet 14, IPv4 20, UDP 8, BTH 12, ICRC 4 per packet of at most 1024 bytes.
+		while read -r src dst data frames again; do
+			overhead=$(((frames - data) * 1000 / data))
+			[ "$overhead" -ge 50 ] && [ "$overhead" -le 70 ] || fail "ring$n: frames $frames for data $data"
+			echo "# ring$n, $src to $dst: $data B of data in $frames B of frames (+$overhead per mille), $again packets sent again" >&3
+		done <<<"$output"
+	done
+}
+
+@test "nodes: a rank killed on node 3 mid-run is named by the ranks on nodes 1 and 2, in bounded time" {
+	for k in 1 2; do
+		[ "$(status_of $k kill3)" = 1 ] || fail "node $k, kill3: exit status $(status_of $k kill3), not 1"
+		run cat "$NODES/node$k/kill3.log"
+		assert_line --regexp '^== stage 7'
+		[[ $(grep '^error: ' <<<"$output" | tail -n 1) =~ ^error:\ rank\ 2:\ it\ stopped ]] ||
+			fail "node $k's last error does not name rank 2: $output"
+		assert_line --regexp '^teardown +: every object released$'
+		# -t 10: set-up, the second of stage 7 before the kill, then at most 2 x -t.
+		seconds=$(awk -F'\t' '$1 == "kill3" { print $3 }' "$NODES/node$k/status.tsv")
+		[ "$seconds" -le 40 ] || fail "node $k took $seconds s to end after rank 2 was killed"
+	done
+}
+
+@test "nodes: PyTorch's Gloo across the 4 nodes and Open MPI on node 1 reach step 07's result to the bit" {
+	want=$(crcs_in "$NODES/node1/ring4.log" | head -n 1)
+	[ -n "$want" ] || fail "ring4 printed no CRC-32"
+	for k in 1 2 3 4; do
+		[ "$(crcs_in "$NODES/node$k/gloo4.log")" = "$want" ] || fail "Gloo on node $k: $(crcs_in "$NODES/node$k/gloo4.log"), step 07 $want"
+	done
+	run cat "$NODES/node1/gloo4.log"
+	assert_line --regexp '^(\[default0\]:)?launcher +: gloo: rank 0 of 4$'
+	assert_line --regexp "^(\[default0\]:)?transport +: PyTorch .*'s Gloo over TCP \(eth0\)$"
+	assert_line --regexp '^(\[default0\]:)?check +: right: .* 0 wrong, over 4 ranks and 1 sizes$'
+	run cat "$NODES/node1/mpi4.log"
+	assert_line --regexp '^launcher +: mpi: rank 0 of 4$'
+	assert_line --regexp '^transport +: Open MPI v4\.[0-9.]+ \(mpi4py [0-9.]+\), byte transfer layers: self,vader$'
+	[ "$(crcs_in "$NODES/node1/mpi4.log" | sort | uniq -c | awk '{ print $1, $2 }')" = "4 $want" ] ||
+		fail "Open MPI's 4 ranks: $(crcs_in "$NODES/node1/mpi4.log" | tr '\n' ' '), step 07 $want"
+}
