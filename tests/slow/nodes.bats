@@ -47,13 +47,13 @@ write_bytes_of() { # CASE
 @test "nodes: every case ended as it must on every node it ran on" {
 	for k in 1 2; do
 		[ "$(status_of $k ring2)" = 0 ] || fail "node $k, ring2: $(cat "$NODES/node$k/ring2.log")"
+		[ "$(status_of $k gloo2)" = 0 ] || fail "node $k, gloo2: $(tail -n 30 "$NODES/node$k/gloo2.log")"
 	done
 	for k in 1 2 3; do
 		[ "$(status_of $k ring3)" = 0 ] || fail "node $k, ring3: $(cat "$NODES/node$k/ring3.log")"
 	done
 	for k in 1 2 3 4; do
 		[ "$(status_of $k ring4)" = 0 ] || fail "node $k, ring4: $(cat "$NODES/node$k/ring4.log")"
-		[ "$(status_of $k gloo4)" = 0 ] || fail "node $k, gloo4: $(tail -n 30 "$NODES/node$k/gloo4.log")"
 	done
 	[ "$(status_of 1 mpi4)" = 0 ] || fail "node 1, mpi4: $(tail -n 30 "$NODES/node1/mpi4.log")"
 	# The killed rank's own end is SIGKILL's (128 + 9); the others end with 1, having named it.
@@ -135,19 +135,23 @@ write_bytes_of() { # CASE
 	done
 }
 
-@test "nodes: PyTorch's Gloo across the 4 nodes and Open MPI on node 1 reach step 07's result to the bit" {
-	want=$(crcs_in "$NODES/node1/ring4.log" | head -n 1)
-	[ -n "$want" ] || fail "ring4 printed no CRC-32"
-	for k in 1 2 3 4; do
-		[ "$(crcs_in "$NODES/node$k/gloo4.log")" = "$want" ] || fail "Gloo on node $k: $(crcs_in "$NODES/node$k/gloo4.log"), step 07 $want"
+@test "nodes: PyTorch's Gloo across 2 nodes, and Open MPI's 4 processes on node 1, reach step 07's results to the bit" {
+	# torch takes over a minute to import in each VM under emulation: Gloo runs on two nodes
+	# here, and on 2, 3 and 4 in make bench.
+	want=$(crcs_in "$NODES/node1/ring2.log" | head -n 1)
+	[ -n "$want" ] || fail "ring2 printed no CRC-32"
+	for k in 1 2; do
+		[ "$(crcs_in "$NODES/node$k/gloo2.log" | sort -u)" = "$want" ] || fail "Gloo on node $k: $(crcs_in "$NODES/node$k/gloo2.log"), step 07 $want"
 	done
-	run cat "$NODES/node1/gloo4.log"
-	assert_line --regexp '^(\[default0\]:)?launcher +: gloo: rank 0 of 4$'
+	run cat "$NODES/node1/gloo2.log"
+	assert_line --regexp '^(\[default0\]:)?launcher +: gloo: rank 0 of 2$'
 	assert_line --regexp "^(\[default0\]:)?transport +: PyTorch .*'s Gloo over TCP \(eth0\)$"
-	assert_line --regexp '^(\[default0\]:)?check +: right: .* 0 wrong, over 4 ranks and 1 sizes$'
+	assert_line --regexp '^(\[default0\]:)?check +: right: .* 0 wrong, over 2 ranks and 1 sizes$'
+	want=$(crcs_in "$NODES/node1/ring4.log" | head -n 1)
 	run cat "$NODES/node1/mpi4.log"
 	assert_line --regexp '^launcher +: mpi: rank 0 of 4$'
 	assert_line --regexp '^transport +: Open MPI v4\.[0-9.]+ \(mpi4py [0-9.]+\), byte transfer layers: self,vader$'
+	assert_line --regexp '^check +: right: .* 0 wrong, over 4 ranks and 1 sizes$'
 	[ "$(crcs_in "$NODES/node1/mpi4.log" | sort | uniq -c | awk '{ print $1, $2 }')" = "4 $want" ] ||
 		fail "Open MPI's 4 ranks: $(crcs_in "$NODES/node1/mpi4.log" | tr '\n' ' '), step 07 $want"
 }

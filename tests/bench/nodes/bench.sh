@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# bench.sh: the collective across 2, 3 and 4 VMs: boots each set of nodes, runs job.sh on every node, then report.sh (make bench, after step 05's bench; make bench-nodes alone).
+#
+# Usage: tests/bench/nodes/bench.sh OUT_DIR
+# OUT_DIR/N/nodeK/ receives node K's logs of N nodes (job.sh's parts); report.sh turns
+# them into OUT_DIR/nodes.tsv, nodes.txt (the table), nodes.json and nodes.svg.
+# BENCH_NODES (default "2 3 4") picks the node counts; BENCH_NODES_SIZES, job.sh's sizes.
+set -uo pipefail
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)
+cd "$root" || exit 1
+out=${1:?usage: tests/bench/nodes/bench.sh OUT_DIR}
+
+die() { echo "bench-nodes: $*" >&2; exit 1; }
+
+mkdir -p "$out" || die "cannot create $out"
+for n in ${BENCH_NODES:-2 3 4}; do
+	rm -rf "${out:?}/$n"
+	echo "bench-nodes: $n nodes: ib_write_bw one pair alone, then on every ring link at once; step 07 over RDMA and TCP; Gloo; Open MPI on node 1"
+	# torch needs more than the 1 GiB a VM has by default.
+	RDMA_VM_MEM=${RDMA_VM_MEM:-2048} RDMA_VM_TIMEOUT=${RDMA_VM_TIMEOUT:-1800} \
+		tests/vm/boot-nodes.sh "$n" "$out/$n" tests/bench/nodes/job.sh || die "$n nodes: a node failed (see above)"
+done
+tests/bench/nodes/report.sh "$out"

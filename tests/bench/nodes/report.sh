@@ -1,0 +1,102 @@
+#!/usr/bin/env bash
+# report.sh: the bench across nodes as a table: busbw against size for N = 2, 3, 4, beside ib_write_bw's bound, Gloo, Open MPI and the ring's model (nodes.txt, nodes.tsv, nodes.svg).
+#
+# Usage: tests/bench/nodes/report.sh DIR   (DIR holds N/nodeK/*.log, as bench.sh leaves them)
+# Bandwidths are in MB/s (10^6 B/s).  The bound is ib_write_bw's slowest ring link
+# while every link ran at once: a ring moves at its slowest link's pace.  The model is
+# the ring's: time = a + 2(N-1)/N x S / B, with B that bound and a, the latency term,
+# taken from the smallest size's time (so the model meets the measurement there).
+set -uo pipefail
+dir=${1:?usage: tests/bench/nodes/report.sh DIR}
+
+die() { echo "bench-nodes: $*" >&2; exit 1; }
+
+# perftest's BW average (MiB/s) on its result line, as 10^6 B/s.
+bw_of() { awk '$1 ~ /^[0-9]+$/ && NF >= 4 { v = $4 * 1.048576 } END { if (v != "") printf "%.2f\n", v }' "$1"; }
+
+# The rows of nccl-tests' tables in FILE, as "TABLE SIZE TIME_US BUSBW", TABLE counting
+# from 1, BUSBW in MB/s from the time (the table's GB/s has three decimals: too few here).
+rows_of() { # FILE N
+	sed 's/^\[default0\]://' "$1" | awk -v n="$2" '/^# all_reduce over/ { t++ }
+		$1 ~ /^[0-9]+$/ && NF == 9 && $4 == "sum" && $6 > 0 { printf "%d %d %s %.3f\n", t, $1, $6, 2 * (n - 1) / n * $1 / $6 }'
+}
+
+: >"$dir/nodes.tsv"
+printf 'nodes\tsize\timplementation\ttransport\ttime_us\tbusbw_MBps\n' >"$dir/nodes.tsv"
+: >"$dir/links.tsv"
+printf 'nodes\tpair_alone_MBps\tlinks_min_MBps\tlinks_mean_MBps\tlinks\n' >"$dir/links.tsv"
+for n_dir in "$dir"/[2-4]; do
+	[ -d "$n_dir" ] || continue
+	n=${n_dir##*/}
+	pair=$(bw_of "$n_dir/node2/pair.log")
+	[ -n "$pair" ] || die "$n nodes: ib_write_bw alone printed no figure: $(tail -n 3 "$n_dir/node2/pair.log")"
+	links=()
+	for ((k = 1; k <= n; k++)); do
+		v=$(bw_of "$n_dir/node$k/links.client.log")
+		[ -n "$v" ] || die "$n nodes: ib_write_bw from node $k printed no figure: $(tail -n 3 "$n_dir/node$k/links.client.log")"
+		links+=("$v")
+	done
+	printf '%s\t%s\t%s\n' "$n" "$pair" "${links[*]}" |
+		awk -F'\t' '{ m = split($3, l, " "); min = l[1]; s = 0
+			for (i = 1; i <= m; i++) { s += l[i]; if (l[i] < min) min = l[i] }
+			printf "%s\t%s\t%.2f\t%.2f\t%s\n", $1, $2, min, s / m, $3 }' >>"$dir/links.tsv"
+	rows_of "$n_dir/node1/ring.log" "$n" | awk -v n="$n" '{ printf "%s\t%s\tstep 07\t%s\t%s\t%.2f\n", n, $2, ($1 == 1 ? "RDMA (verbs, RC)" : "TCP"), $3, $4 }' >>"$dir/nodes.tsv"
+	rows_of "$n_dir/node1/gloo.log" "$n" | awk -v n="$n" '{ printf "%s\t%s\tGloo\tTCP, across the nodes\t%s\t%.2f\n", n, $2, $3, $4 }' >>"$dir/nodes.tsv"
+	rows_of "$n_dir/node1/mpi.log" "$n" | awk -v n="$n" '{ printf "%s\t%s\tOpen MPI\tshared memory, one node\t%s\t%.2f\n", n, $2, $3, $4 }' >>"$dir/nodes.tsv"
+done
+[ "$(wc -l <"$dir/links.tsv")" -gt 1 ] || die "no node counts under $dir"
+
+# The table: per N, the bound, then one line per size.
+awk -F'\t' 'FNR == 1 { next }
+	FILENAME ~ /links.tsv$/ { pair[$1] = $2; bound[$1] = $3; mean[$1] = $4; next }
+	{ key = $1 SUBSEP $2; sizes[$1] = sizes[$1] (key in seen ? "" : " " $2); seen[key] = 1
+	  if ($3 == "step 07" && $4 ~ /^RDMA/) { rdma[key] = $6; t[key] = $5 }
+	  else if ($3 == "step 07") tcp[key] = $6
+	  else if ($3 == "Gloo") gloo[key] = $6
+	  else mpi[key] = $6 }
+	END {
+		for (n = 2; n <= 4; n++) {
+			if (!(n in bound)) continue
+			m = split(sizes[n], s, " ")
+			printf "N = %d nodes: ib_write_bw 64 KiB, one pair alone %.2f MB/s; every ring link at once: slowest %.2f, mean %.2f MB/s (the bound)\n", n, pair[n], bound[n], mean[n]
+			printf "%10s  %10s %7s  %9s %9s %9s %9s  %11s %11s\n", "size (B)", "RDMA busbw", "/bound", "TCP", "Gloo", "MPI 1 node", "", "time (us)", "model (us)"
+			f = 2 * (n - 1) / n
+			a = t[n, s[1]] - f * s[1] / bound[n]
+			for (i = 1; i <= m; i++) {
+				k = n SUBSEP s[i]
+				printf "%10d  %10.2f %6.2fx  %9.2f %9.2f %9.2f %9s  %11.0f %11.0f\n", s[i], rdma[k], rdma[k] / bound[n], tcp[k], gloo[k], mpi[k], "", t[k], a + f * s[i] / bound[n]
+			}
+			printf "\n"
+		}
+		print "busbw in MB/s (10^6 B/s), nccl-tests'\'' 2(N-1)/N x S / time; the model: a + 2(N-1)/N x S / bound, a from the smallest size."
+	}' "$dir/links.tsv" "$dir/nodes.tsv" >"$dir/nodes.txt"
+cat "$dir/nodes.txt"
+
+# The plot: busbw against size, one colour per N; the bound as a flat line.
+for n in 2 3 4; do
+	awk -F'\t' -v n="$n" '$1 == n && $3 == "step 07" && $4 ~ /^RDMA/ { print $2, $6 }' "$dir/nodes.tsv" >"$dir/rdma$n.dat"
+	awk -F'\t' -v n="$n" '$1 == n && $3 == "Gloo" { print $2, $6 }' "$dir/nodes.tsv" >"$dir/gloo$n.dat"
+	awk -F'\t' -v n="$n" '$1 == n { print $3 }' "$dir/links.tsv" >"$dir/bound$n.dat"
+done
+plots=()
+for n in 2 3 4; do
+	[ -s "$dir/rdma$n.dat" ] || continue
+	bound=$(cat "$dir/bound$n.dat")
+	plots+=("\"$dir/rdma$n.dat\" using 1:2 title \"step 07, N = $n\" lc $n pt 7 with linespoints"
+		"\"$dir/gloo$n.dat\" using 1:2 title \"Gloo, N = $n\" lc $n pt 4 dt 3 with linespoints"
+		"$bound title \"ib_write_bw, every link at once, N = $n\" lc $n dt 2 with lines")
+done
+plot_line=$(IFS=,; echo "${plots[*]}")
+gnuplot <<GNUPLOT
+set terminal svg size 760,440 font "sans,12" noenhanced
+set output "$dir/nodes.svg"
+set title "Ring all-reduce across N VMs on one soft-RoCE segment (bus bandwidth)"
+set xlabel "all-reduce size S (bytes)"
+set ylabel "busbw (MB/s)"
+set logscale x 2
+set key bottom right
+set grid
+plot $plot_line
+GNUPLOT
+rm -f "$dir"/rdma?.dat "$dir"/gloo?.dat "$dir"/bound?.dat
+echo "bench-nodes: wrote $dir/nodes.txt, nodes.tsv, links.tsv and nodes.svg"
