@@ -161,8 +161,14 @@ check: deps ## Build step STEP=NN from the learner's copy in work/ and run that 
 
 .PHONY: bench
 bench: DEPS_SET := valgrind
-bench: deps all ## Run step 05 beside perftest (BENCH_REPS times, default 15), count system calls, count instructions per message, compare TCP and RDMA: table, build/bench/bench.json and bench.svg (about 17 min timed, then a few minutes per counted case)
-	@RDMA_VM_TIMEOUT=$${RDMA_VM_TIMEOUT:-3000} tests/run.sh --results build/bench bench && tests/bench/report.sh build/bench
+bench: deps all ## Run step 05 beside perftest (BENCH_REPS times, default 15), count system calls, count instructions per message, compare TCP and RDMA: table, build/bench/bench.json and bench.svg (about 23 min); then bench-nodes
+	@RDMA_VM_TIMEOUT=$${RDMA_VM_TIMEOUT:-3000} tests/run.sh --results build/bench bench && tests/bench/report.sh build/bench && \
+		$(MAKE) --no-print-directory bench-nodes
+
+.PHONY: bench-nodes
+bench-nodes: DEPS_SET := nodes
+bench-nodes: deps all vm ## Step 07 across 2, 3 and 4 VMs: busbw against size beside ib_write_bw on every ring link at once, Gloo, Open MPI and the ring's model: build/bench/nodes/nodes.txt and nodes.svg (make bench runs it last; about 12 min)
+	@tests/bench/nodes/bench.sh build/bench/nodes
 
 .PHONY: coverage
 coverage: deps ## Build every step with gcov counters into build/coverage/bin (test-faults runs it)
@@ -197,7 +203,7 @@ fresh-machine: ## As root: run README's quick start in a minimal Debian 12 root,
 
 .PHONY: lint
 lint: deps ## Check the shell scripts with shellcheck
-	shellcheck -x .ci/run tests/*.sh tests/bench/*.sh tests/exercise/*.sh tests/vm/*.sh tests/vm/initramfs-init tests/wire/*.sh
+	shellcheck -x .ci/run tests/*.sh tests/bench/*.sh tests/bench/nodes/*.sh tests/exercise/*.sh tests/vm/*.sh tests/vm/initramfs-init tests/wire/*.sh tests/nodes/*.sh
 
 .PHONY: diagrams
 diagrams: deps ## Re-render the SVGs in diagrams/ from their .dot sources (needs graphviz)

@@ -155,3 +155,40 @@ wait_for_pane() { # SESSION PANE SECONDS REGEX
 	# Exit status 0, and its successful WRITE completion.
 	assert_line 'client-done 0 1'
 }
+
+@test "lab: make shell NODES=3 tiles nodes 1 to 3, each named, and the banner's own step 07 command runs the ring across them" {
+	session=$(RDMA_LAB_DETACHED=1 "$COPY/tests/vm/nodes.sh" 3 "$PROJECT_ROOT/build/vm" "$RESULTS")
+	[ -n "$session" ] || fail "nodes.sh started no tmux session"
+	for pane in 0 1 2; do
+		wait_for_pane "$session" $pane 300 "^root@node$((pane + 1)):" || {
+			tmux capture-pane -p -J -S -300 -t "$session:0.$pane" >&3
+			tmux kill-session -t "$session"
+			fail "node $((pane + 1)) never showed its prompt"
+		}
+	done
+	# Each pane runs the command its banner printed, rank K-1 on node K.
+	for pane in 0 1 2; do
+		command=$(tmux capture-pane -p -J -S -300 -t "$session:0.$pane" | sed -n "s/^'\(build\/bin\/07_allreduce [^']*\)' here, .*/\1/p")
+		tmux send-keys -t "$session:0.$pane" "$command > \$TMPDIR/ring.log 2>&1; echo ring-done \$? \$(grep -c '^result crc32 ' \$TMPDIR/ring.log) \$(grep -c '^check .*: right: ' \$TMPDIR/ring.log)" Enter
+	done
+	finished=yes
+	for pane in 0 1 2; do
+		wait_for_pane "$session" $pane 180 '^ring-done ' || finished=no
+	done
+	screens=()
+	for pane in 0 1 2; do
+		screens[pane]=$(tmux capture-pane -p -J -S -300 -t "$session:0.$pane")
+		tmux send-keys -t "$session:0.$pane" exit Enter
+	done
+	for _ in $(seq 1 60); do tmux has-session -t "$session" 2>/dev/null || break; sleep 0.5; done
+	! tmux has-session -t "$session" 2>/dev/null || tmux kill-session -t "$session"
+	[ "$finished" = yes ] || fail "the ring did not finish on every node within 180 s: ${screens[*]}"
+	for pane in 0 1 2; do
+		k=$((pane + 1))
+		run echo "${screens[pane]}"
+		assert_line --regexp "^NODE $k of 3 \\(node$k\\): rxe0 is up on eth0, 198\\.18\\.0\\.$k, on one segment with nodes 1 to 3 at 198\\.18\\.0\\.1 to 198\\.18\\.0\\.3\\.$"
+		assert_line --regexp "^'build/bin/07_allreduce --rank $pane --world-size 3 -b 1M --maxbytes 1M 198\\.18\\.0\\.1' here, and the same$"
+		# Exit status 0, one CRC-32 line; rank 0 alone prints the check over every rank.
+		if [ "$pane" = 0 ]; then assert_line 'ring-done 0 1 1'; else assert_line 'ring-done 0 1 0'; fi
+	done
+}

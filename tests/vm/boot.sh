@@ -81,6 +81,7 @@ if [ -n "${RDMA_VM_NODE:-}" ]; then
 	esac || { echo "boot.sh: RDMA_VM_NODE must be 1 to $nodes, not '$RDMA_VM_NODE'" >&2; exit 2; }
 	port=${RDMA_VM_WIRE_PORT:?boot.sh: RDMA_VM_NODE needs RDMA_VM_WIRE_PORT, the first TCP port of the wire on 127.0.0.1}
 	if [ "$RDMA_VM_NODE" = 1 ]; then
+		# shellcheck disable=SC2054  # the commas belong to QEMU options
 		qemu+=(-netdev hubport,id=wire,hubid=0)
 		for ((k = 2; k <= nodes; k++)); do
 			qemu+=(-netdev "socket,id=link$k,listen=127.0.0.1:$((port + k - 2))"

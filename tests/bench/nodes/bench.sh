@@ -16,8 +16,9 @@ mkdir -p "$out" || die "cannot create $out"
 for n in ${BENCH_NODES:-2 3 4}; do
 	rm -rf "${out:?}/$n"
 	echo "bench-nodes: $n nodes: ib_write_bw one pair alone, then on every ring link at once; step 07 over RDMA and TCP; Gloo; Open MPI on node 1"
-	# torch needs more than the 1 GiB a VM has by default.
-	RDMA_VM_MEM=${RDMA_VM_MEM:-2048} RDMA_VM_TIMEOUT=${RDMA_VM_TIMEOUT:-1800} \
+	# torch needs more than the 1 GiB a VM has by default.  One vCPU per node for every N,
+	# so that the nodes are alike as N grows (make shell gives two nodes 2 each).
+	RDMA_VM_MEM=${RDMA_VM_MEM:-2048} RDMA_VM_CPUS=${RDMA_VM_CPUS:-1} RDMA_VM_TIMEOUT=${RDMA_VM_TIMEOUT:-1800} \
 		tests/vm/boot-nodes.sh "$n" "$out/$n" tests/bench/nodes/job.sh || die "$n nodes: a node failed (see above)"
 done
 tests/bench/nodes/report.sh "$out"

@@ -4,22 +4,27 @@
 # Runs in each VM that tests/bench/nodes/bench.sh boots (tests/vm/boot-nodes.sh), node K of
 # N.  In order, each part on its own TCP port, so that a node early to a part waits for
 # that part's peer, never another's:
+#   lat:   ib_write_lat at 2 bytes, node 2 to node 1 alone: the latency term of the ring's model;
 #   pair:  ib_write_bw, node 2 to node 1 alone (the others idle);
 #   links: ib_write_bw on every ring link at the same time, node K to node K+1 (mod N);
 #   ring:  07_allreduce, rank K-1 here, RDMA then TCP, at BENCH_NODES_SIZES;
 #   gloo:  tests/peers/allreduce.py under torchrun, one process per node;
 #   mpi:   the same under mpirun, N processes on node 1 only (its launcher needs a remote shell to reach the others).
-# Writes PART.log in RDMA_STEPS_RESULTS (links: links.server.log and links.client.log).
+# Writes PART.log in RDMA_STEPS_RESULTS (links: links.server.log and links.client.log), and
+# PART.counters: what each of rxe0's hardware counters gained over the part ("NAME DELTA"); for
+# links and ring, PART.cpu: each process's CPU time, user and system, and its wall time, in s.
+# shellcheck disable=SC2317  # the parts are called by name, through part()
 set -uo pipefail
 bin=${RDMA_STEPS_BIN:-build/bin}
 out=${RDMA_STEPS_RESULTS:?}
 node=${RDMA_VM_NODE:?job.sh runs in a VM booted as a node (tests/vm/boot-nodes.sh)}
 n=${RDMA_STEPS_NODES:?}
 python=/usr/bin/python3
+counters=/sys/class/infiniband/rxe0/ports/1/hw_counters
 # 64 KiB messages, as make bench's write_bw: rxe's bandwidth is reached there.
 bw=(ib_write_bw -d rxe0 -x 1 -s 65536 -D 5 -F)
 # The sizes and counts of the collectives, as nccl-tests' -b, --maxbytes, -f, -n, -w.
-read -ra sizes <<<"${BENCH_NODES_SIZES:--b 64K --maxbytes 4M -f 4 -n 5 -w 1}"
+read -ra sizes <<<"${BENCH_NODES_SIZES:--b 4K --maxbytes 4M -f 4 -n 5 -w 2}"
 next=$((node % n + 1))
 
 say() { echo "node $node: $*"; }
@@ -38,6 +43,21 @@ client() { # LOG COMMAND...
 	return "$status"
 }
 
+lat() { # PORT
+	case $node in
+	1) timeout -k 5 120 ib_write_lat -d rxe0 -x 1 -s 2 -n 200 -F -p "$1" >"$out/lat.log" 2>&1 ;;
+	2) client "$out/lat.log" ib_write_lat -d rxe0 -x 1 -s 2 -n 200 -F -p "$1" 198.18.0.1 ;;
+	esac
+}
+
+# Runs COMMAND... with bash's time, adding "NAME USER SYSTEM WALL" to FILE.
+timed() { # FILE NAME COMMAND...
+	local file=$1 name=$2 TIMEFORMAT
+	shift 2
+	TIMEFORMAT="$name %U %S %R"
+	{ time "$@" 2>&3; } 3>&2 2>>"$file"
+}
+
 pair() { # PORT
 	case $node in
 	1) timeout -k 5 120 "${bw[@]}" -p "$1" >"$out/pair.log" 2>&1 ;;
@@ -48,15 +68,17 @@ pair() { # PORT
 # This node serves the link from the one before it on PORT + K, and drives its own on PORT + K + 1.
 links() { # PORT
 	local server status=0
-	timeout -k 5 120 "${bw[@]}" -p $(($1 + node)) >"$out/links.server.log" 2>&1 &
+	: >"$out/links.cpu"
+	timed "$out/links.cpu" server timeout -k 5 120 "${bw[@]}" -p $(($1 + node)) >"$out/links.server.log" 2>&1 &
 	server=$!
-	client "$out/links.client.log" "${bw[@]}" -p $(($1 + next)) "198.18.0.$next" || status=$?
+	timed "$out/links.cpu" client client "$out/links.client.log" "${bw[@]}" -p $(($1 + next)) "198.18.0.$next" || status=$?
 	wait "$server" || status=$?
 	return "$status"
 }
 
 ring() { # PORT
-	timeout -k 5 900 "$bin/07_allreduce" -d rxe0 -p "$1" -t 120 --rank $((node - 1)) --world-size "$n" \
+	: >"$out/ring.cpu"
+	timed "$out/ring.cpu" rank timeout -k 5 900 "$bin/07_allreduce" -d rxe0 -p "$1" -t 120 --rank $((node - 1)) --world-size "$n" \
 		--datatype int32 --transport both "${sizes[@]}" 198.18.0.1 >"$out/ring.log" 2>&1
 }
 
@@ -72,15 +94,24 @@ mpi() { # PORT (unused: mpirun finds its own)
 		"$python" tests/peers/allreduce.py mpi "${sizes[@]}" >"$out/mpi.log" 2>&1
 }
 
+# Every counter, one "NAME VALUE" line each.
+read_counters() {
+	local f
+	for f in "$counters"/*; do echo "${f##*/} $(cat "$f")"; done
+}
+
 # Each part starts once every node has come to it (tests/bench/nodes/barrier.py, on PORT - 1).
 failed=0
 part() { # NAME COMMAND PORT
-	local start
+	local start before
 	"$python" tests/bench/nodes/barrier.py "$node" "$n" $(($3 - 1)) || { failed=1; say "$1: the barrier failed"; return; }
 	start=$SECONDS
+	before=$(read_counters)
 	"$2" "$3" || { failed=1; say "$1 failed: exit status $?"; }
+	awk 'NR == FNR { was[$1] = $2; next } { print $1, $2 - was[$1] }' <(echo "$before") <(read_counters) >"$out/$1.counters"
 	say "$1: $((SECONDS - start)) s"
 }
+part lat lat 18795
 part pair pair 18801
 part links links 18810
 part ring ring 18820

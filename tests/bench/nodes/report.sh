@@ -4,12 +4,20 @@
 # Usage: tests/bench/nodes/report.sh DIR   (DIR holds N/nodeK/*.log, as bench.sh leaves them)
 # Bandwidths are in MB/s (10^6 B/s).  The bound is ib_write_bw's slowest ring link
 # while every link ran at once: a ring moves at its slowest link's pace.  The model is
-# the ring's: time = a + 2(N-1)/N x S / B, with B that bound and a, the latency term,
-# taken from the smallest size's time (so the model meets the measurement there).
+# the ring's, with nothing fitted: time = 2(N-1) x L + 2(N-1)/N x S / B, with L the
+# latency of one WRITE (ib_write_lat's t_typical, node 2 to node 1 alone) and B that bound.  Below
+# each table, rxe's counters summed over the nodes, for ib_write_bw on every link and for
+# step 07's part (its TCP sweep moves none of them): packets sent, and those of loss and
+# recovery (out_of_seq_request: a request arrived past a gap, so one was lost;
+# duplicate_request: one arrived again; rcvd_seq_err: a NAK for a gap came back;
+# completer_retry_err: a requester's retransmit timer ran out).
 set -uo pipefail
 dir=${1:?usage: tests/bench/nodes/report.sh DIR}
 
 die() { echo "bench-nodes: $*" >&2; exit 1; }
+
+# perftest's t_typical (us) on ib_write_lat's result line: half a round trip of WRITEs.
+lat_of() { awk '$1 ~ /^[0-9]+$/ && NF >= 5 { v = $5 } END { if (v != "") print v }' "$1"; }
 
 # perftest's BW average (MiB/s) on its result line, as 10^6 B/s.
 bw_of() { awk '$1 ~ /^[0-9]+$/ && NF >= 4 { v = $4 * 1.048576 } END { if (v != "") printf "%.2f\n", v }' "$1"; }
@@ -24,10 +32,12 @@ rows_of() { # FILE N
 : >"$dir/nodes.tsv"
 printf 'nodes\tsize\timplementation\ttransport\ttime_us\tbusbw_MBps\n' >"$dir/nodes.tsv"
 : >"$dir/links.tsv"
-printf 'nodes\tpair_alone_MBps\tlinks_min_MBps\tlinks_mean_MBps\tlinks\n' >"$dir/links.tsv"
+printf 'nodes\tpair_alone_MBps\tlinks_min_MBps\tlinks_mean_MBps\tlinks\twrite_lat_us\n' >"$dir/links.tsv"
 for n_dir in "$dir"/[2-4]; do
 	[ -d "$n_dir" ] || continue
 	n=${n_dir##*/}
+	lat=$(lat_of "$n_dir/node2/lat.log")
+	[ -n "$lat" ] || die "$n nodes: ib_write_lat printed no figure: $(tail -n 3 "$n_dir/node2/lat.log")"
 	pair=$(bw_of "$n_dir/node2/pair.log")
 	[ -n "$pair" ] || die "$n nodes: ib_write_bw alone printed no figure: $(tail -n 3 "$n_dir/node2/pair.log")"
 	links=()
@@ -36,19 +46,28 @@ for n_dir in "$dir"/[2-4]; do
 		[ -n "$v" ] || die "$n nodes: ib_write_bw from node $k printed no figure: $(tail -n 3 "$n_dir/node$k/links.client.log")"
 		links+=("$v")
 	done
-	printf '%s\t%s\t%s\n' "$n" "$pair" "${links[*]}" |
+	printf '%s\t%s\t%s\t%s\n' "$n" "$pair" "${links[*]}" "$lat" |
 		awk -F'\t' '{ m = split($3, l, " "); min = l[1]; s = 0
 			for (i = 1; i <= m; i++) { s += l[i]; if (l[i] < min) min = l[i] }
-			printf "%s\t%s\t%.2f\t%.2f\t%s\n", $1, $2, min, s / m, $3 }' >>"$dir/links.tsv"
-	rows_of "$n_dir/node1/ring.log" "$n" | awk -v n="$n" '{ printf "%s\t%s\tstep 07\t%s\t%s\t%.2f\n", n, $2, ($1 == 1 ? "RDMA (verbs, RC)" : "TCP"), $3, $4 }' >>"$dir/nodes.tsv"
-	rows_of "$n_dir/node1/gloo.log" "$n" | awk -v n="$n" '{ printf "%s\t%s\tGloo\tTCP, across the nodes\t%s\t%.2f\n", n, $2, $3, $4 }' >>"$dir/nodes.tsv"
-	rows_of "$n_dir/node1/mpi.log" "$n" | awk -v n="$n" '{ printf "%s\t%s\tOpen MPI\tshared memory, one node\t%s\t%.2f\n", n, $2, $3, $4 }' >>"$dir/nodes.tsv"
+			printf "%s\t%s\t%.2f\t%.2f\t%s\t%s\n", $1, $2, min, s / m, $3, $4 }' >>"$dir/links.tsv"
+	{
+		rows_of "$n_dir/node1/ring.log" "$n" | awk -v n="$n" '{ printf "%s\t%s\tstep 07\t%s\t%s\t%.2f\n", n, $2, ($1 == 1 ? "RDMA (verbs, RC)" : "TCP"), $3, $4 }'
+		rows_of "$n_dir/node1/gloo.log" "$n" | awk -v n="$n" '{ printf "%s\t%s\tGloo\tTCP, across the nodes\t%s\t%.2f\n", n, $2, $3, $4 }'
+		rows_of "$n_dir/node1/mpi.log" "$n" | awk -v n="$n" '{ printf "%s\t%s\tOpen MPI\tshared memory, one node\t%s\t%.2f\n", n, $2, $3, $4 }'
+	} >>"$dir/nodes.tsv"
 done
 [ "$(wc -l <"$dir/links.tsv")" -gt 1 ] || die "no node counts under $dir"
 
+# rxe's counters of PART on the N nodes, summed: "sent_pkts N out_of_seq_request N ...".
+counters_of() { # N_DIR PART
+	cat "$1"/node*/"$2".counters | awk '{ sum[$1] += $2 }
+		END { printf "sent_pkts %d, out_of_seq_request %d, duplicate_request %d, rcvd_seq_err %d, completer_retry_err %d",
+			sum["sent_pkts"], sum["out_of_seq_request"], sum["duplicate_request"], sum["rcvd_seq_err"], sum["completer_retry_err"] }'
+}
+
 # The table: per N, the bound, then one line per size.
 awk -F'\t' 'FNR == 1 { next }
-	FILENAME ~ /links.tsv$/ { pair[$1] = $2; bound[$1] = $3; mean[$1] = $4; next }
+	FILENAME ~ /links.tsv$/ { pair[$1] = $2; bound[$1] = $3; mean[$1] = $4; lat[$1] = $6; next }
 	{ key = $1 SUBSEP $2; sizes[$1] = sizes[$1] (key in seen ? "" : " " $2); seen[key] = 1
 	  if ($3 == "step 07" && $4 ~ /^RDMA/) { rdma[key] = $6; t[key] = $5 }
 	  else if ($3 == "step 07") tcp[key] = $6
@@ -58,18 +77,29 @@ awk -F'\t' 'FNR == 1 { next }
 		for (n = 2; n <= 4; n++) {
 			if (!(n in bound)) continue
 			m = split(sizes[n], s, " ")
-			printf "N = %d nodes: ib_write_bw 64 KiB, one pair alone %.2f MB/s; every ring link at once: slowest %.2f, mean %.2f MB/s (the bound)\n", n, pair[n], bound[n], mean[n]
+			printf "N = %d nodes: ib_write_lat 2 B %.1f us; ib_write_bw 64 KiB, one pair alone %.2f MB/s; every ring link at once: slowest %.2f, mean %.2f MB/s (the bound)\n", n, lat[n], pair[n], bound[n], mean[n]
 			printf "%10s  %10s %7s  %9s %9s %9s %9s  %11s %11s\n", "size (B)", "RDMA busbw", "/bound", "TCP", "Gloo", "MPI 1 node", "", "time (us)", "model (us)"
 			f = 2 * (n - 1) / n
-			a = t[n, s[1]] - f * s[1] / bound[n]
+			a = 2 * (n - 1) * lat[n]
 			for (i = 1; i <= m; i++) {
 				k = n SUBSEP s[i]
 				printf "%10d  %10.2f %6.2fx  %9.2f %9.2f %9.2f %9s  %11.0f %11.0f\n", s[i], rdma[k], rdma[k] / bound[n], tcp[k], gloo[k], mpi[k], "", t[k], a + f * s[i] / bound[n]
 			}
 			printf "\n"
 		}
-		print "busbw in MB/s (10^6 B/s), nccl-tests'\'' 2(N-1)/N x S / time; the model: a + 2(N-1)/N x S / bound, a from the smallest size."
+		print "busbw in MB/s (10^6 B/s), nccl-tests'\'' 2(N-1)/N x S / time; the model: 2(N-1) x ib_write_lat + 2(N-1)/N x S / bound."
 	}' "$dir/links.tsv" "$dir/nodes.tsv" >"$dir/nodes.txt"
+# CPU seconds (user + system) against wall seconds, summed over the nodes: "NAME CPU of WALL s, ...".
+cpu_of() { # N_DIR PART
+	cat "$1"/node*/"$2".cpu | awk '{ cpu[$1] += $2 + $3; wall[$1] += $4; if (!($1 in seen)) { seen[$1] = 1; names[++n] = $1 } }
+		END { for (i = 1; i <= n; i++) printf "%s%s %.1f of %.1f s", (i > 1 ? ", " : ""), names[i], cpu[names[i]], wall[names[i]] }'
+}
+for n_dir in "$dir"/[2-4]; do
+	[ -e "$n_dir/node1/links.counters" ] || continue
+	echo "N = ${n_dir##*/}, rxe's counters over the nodes: ib_write_bw on every link: $(counters_of "$n_dir" links); step 07: $(counters_of "$n_dir" ring)"
+	[ -e "$n_dir/node1/links.cpu" ] || continue
+	echo "N = ${n_dir##*/}, CPU time over the nodes (user + system, of wall): ib_write_bw on every link: $(cpu_of "$n_dir" links); step 07 (RDMA and TCP): $(cpu_of "$n_dir" ring)"
+done >>"$dir/nodes.txt"
 cat "$dir/nodes.txt"
 
 # The plot: busbw against size, one colour per N; the bound as a flat line.
