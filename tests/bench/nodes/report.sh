@@ -94,6 +94,20 @@ cpu_of() { # N_DIR PART
 	cat "$1"/node*/"$2".cpu | awk '{ cpu[$1] += $2 + $3; wall[$1] += $4; if (!($1 in seen)) { seen[$1] = 1; names[++n] = $1 } }
 		END { for (i = 1; i <= n; i++) printf "%s%s %.1f of %.1f s", (i > 1 ? ", " : ""), names[i], cpu[names[i]], wall[names[i]] }'
 }
+# Every result crc32 line of FILES, as "VALUE" lines (torchrun's "[defaultK]:" taken off).
+crcs_of() { sed -n 's/^\(\[default[0-9]*\]:\)\{0,1\}result crc32 *: \(0x[0-9a-f]*\):.*/\2/p' "$@"; }
+for n_dir in "$dir"/[2-4]; do
+	n=${n_dir##*/}
+	values=$(crcs_of "$n_dir"/node*/ring.log "$n_dir"/node*/gloo.log "$n_dir"/node1/mpi.log | sort | uniq -c | awk '{ printf "%s%s on %d", sep, $2, $1; sep = ", " }')
+	lines=$(crcs_of "$n_dir"/node*/ring.log "$n_dir"/node*/gloo.log "$n_dir"/node1/mpi.log | wc -l)
+	# Each rank of step 07 prints one per transport (2), Gloo's and Open MPI's one each: 4 a rank.
+	if [ "$lines" = $((4 * n)) ] && [ "$(crcs_of "$n_dir"/node*/ring.log "$n_dir"/node*/gloo.log "$n_dir"/node1/mpi.log | sort -u | wc -l)" = 1 ]; then
+		verdict="the same to the bit"
+	else
+		verdict="NOT the same, or some missing ($lines lines, $((4 * n)) expected)"
+	fi
+	echo "N = $n, result crc32 at the largest size, step 07 over RDMA and TCP, Gloo and Open MPI on every rank: $values lines: $verdict"
+done >>"$dir/nodes.txt"
 for n_dir in "$dir"/[2-4]; do
 	[ -e "$n_dir/node1/links.counters" ] || continue
 	echo "N = ${n_dir##*/}, rxe's counters over the nodes: ib_write_bw on every link: $(counters_of "$n_dir" links); step 07: $(counters_of "$n_dir" ring)"
@@ -107,6 +121,10 @@ for n in 2 3 4; do
 	awk -F'\t' -v n="$n" '$1 == n && $3 == "step 07" && $4 ~ /^RDMA/ { print $2, $6 }' "$dir/nodes.tsv" >"$dir/rdma$n.dat"
 	awk -F'\t' -v n="$n" '$1 == n && $3 == "Gloo" { print $2, $6 }' "$dir/nodes.tsv" >"$dir/gloo$n.dat"
 	awk -F'\t' -v n="$n" '$1 == n { print $3 }' "$dir/links.tsv" >"$dir/bound$n.dat"
+	# The model's busbw at each size: 2(N-1)/N x S over the model's time.
+	awk -F'\t' -v n="$n" 'FILENAME ~ /links.tsv$/ { if ($1 == n) { b = $3; l = $6 } next }
+		$1 == n && $3 == "step 07" && $4 ~ /^RDMA/ { f = 2 * (n - 1) / n; print $2, f * $2 / (2 * (n - 1) * l + f * $2 / b) }' \
+		"$dir/links.tsv" "$dir/nodes.tsv" >"$dir/model$n.dat"
 done
 plots=()
 for n in 2 3 4; do
@@ -114,7 +132,8 @@ for n in 2 3 4; do
 	bound=$(cat "$dir/bound$n.dat")
 	plots+=("\"$dir/rdma$n.dat\" using 1:2 title \"step 07, N = $n\" lc $n pt 7 with linespoints"
 		"\"$dir/gloo$n.dat\" using 1:2 title \"Gloo, N = $n\" lc $n pt 4 dt 3 with linespoints"
-		"$bound title \"ib_write_bw, every link at once, N = $n\" lc $n dt 2 with lines")
+		"$bound title \"ib_write_bw, every link at once, N = $n\" lc $n dt 2 with lines"
+		"\"$dir/model$n.dat\" using 1:2 title \"the ring's model, N = $n\" lc $n dt 4 with lines")
 done
 plot_line=$(IFS=,; echo "${plots[*]}")
 gnuplot <<GNUPLOT
@@ -124,9 +143,9 @@ set title "Ring all-reduce across N VMs on one soft-RoCE segment (bus bandwidth)
 set xlabel "all-reduce size S (bytes)"
 set ylabel "busbw (MB/s)"
 set logscale x 2
-set key bottom right
+set key top left font ",9"
 set grid
 plot $plot_line
 GNUPLOT
-rm -f "$dir"/rdma?.dat "$dir"/gloo?.dat "$dir"/bound?.dat
+rm -f "$dir"/rdma?.dat "$dir"/gloo?.dat "$dir"/bound?.dat "$dir"/model?.dat
 echo "bench-nodes: wrote $dir/nodes.txt, nodes.tsv, links.tsv and nodes.svg"
