@@ -1,6 +1,7 @@
 #!/usr/bin/env bats
 # nodes.bats: step 07 across 2, 3 and 4 VMs on one virtual segment: every rank's result, the capture against the ring's schedule, a rank killed, and collectives we did not write ('make test-nodes').
 # tests/nodes/nodes.sh boots the four nodes once for the whole file and runs tests/nodes/cases.tsv.
+# Budget: 5 minutes on a 2-core machine (about 3 here), most of it torch starting in two VMs.
 # bats file_tags=outside-vm
 
 setup_file() {

@@ -88,6 +88,7 @@ awk -F'\t' 'FNR == 1 { next }
 			printf "\n"
 		}
 		print "busbw in MB/s (10^6 B/s), nccl-tests'\'' 2(N-1)/N x S / time; the model: 2(N-1) x ib_write_lat + 2(N-1)/N x S / bound."
+		print "Transports: step 07, RDMA (verbs, RC over soft-RoCE) and TCP, across the nodes; Gloo, TCP across the nodes; Open MPI, shared memory on node 1 (btl self,vader)."
 	}' "$dir/links.tsv" "$dir/nodes.tsv" >"$dir/nodes.txt"
 # CPU seconds (user + system) against wall seconds, summed over the nodes: "NAME CPU of WALL s, ...".
 cpu_of() { # N_DIR PART
