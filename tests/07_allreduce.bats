@@ -26,8 +26,11 @@ setup() {
 	assert_line --regexp '^RNR NAKs +: sent \+0, received \+0: no WRITE found its receive missing'
 	assert_line --regexp "^check +: right: every rank's result checked element by element after a run on fresh data: 0 wrong, over 3 ranks and 5 sizes$"
 	assert_line --regexp '^rendezvous +: all 3 ranks came; each was sent its neighbours. QPs$'
+	# zlib's CRC-32 of the sum of 4096 floats (element i: 6 + 3 x (i mod 13)), computed apart, in Python.
+	crc=$(python3 -c 'import array, zlib; print("0x%08x" % zlib.crc32(array.array("f", [6 + 3 * (i % 13) for i in range(4096)]).tobytes()))')
 	for k in 0 1 2; do
 		use_output_of "r$k"
+		assert_line "result crc32        : $crc: zlib's CRC-32 of this rank's 16384-byte result at the largest size, to match another implementation's to the bit"
 		assert_line --regexp "^launcher +: none: rank $k of 3, from --rank and --world-size$"
 		assert_line --regexp '^ibv_modify_qp +: RESET -> INIT: port 1, pkey index 0, remote access none '
 		assert_line --regexp '^ibv_modify_qp +: RESET -> INIT: port 1, pkey index 0, remote access remote_write '
