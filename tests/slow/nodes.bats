@@ -5,14 +5,9 @@
 # bats file_tags=outside-vm
 
 setup_file() {
+	load ../harness
 	export NODES=$BATS_FILE_TMPDIR/nodes
-	"$BATS_TEST_DIRNAME/../nodes/nodes.sh" "$NODES" >"$BATS_FILE_TMPDIR/nodes.out" 2>&1 || {
-		cat "$BATS_FILE_TMPDIR/nodes.out" >&3
-		return 1
-	}
-	# Kept for TUTORIAL.md's figures and for a look after a failure.
-	mkdir -p "$RDMA_STEPS_RESULTS/nodes"
-	cp -a "$NODES/." "$RDMA_STEPS_RESULTS/nodes/"
+	boot_harness_once "$BATS_TEST_DIRNAME/../nodes/nodes.sh" "$NODES" nodes
 }
 
 setup() {

@@ -4,14 +4,9 @@
 # bats file_tags=outside-vm
 
 setup_file() {
+	load ../harness
 	export WIRE=$BATS_FILE_TMPDIR/wire
-	"$BATS_TEST_DIRNAME/../wire/wire.sh" "$WIRE" >"$BATS_FILE_TMPDIR/wire.out" 2>&1 || {
-		cat "$BATS_FILE_TMPDIR/wire.out" >&3
-		return 1
-	}
-	# Kept for TUTORIAL.md's captures and for a look after a failure.
-	mkdir -p "$RDMA_STEPS_RESULTS/wire"
-	cp -a "$WIRE/." "$RDMA_STEPS_RESULTS/wire/"
+	boot_harness_once "$BATS_TEST_DIRNAME/../wire/wire.sh" "$WIRE" wire
 }
 
 setup() {
