@@ -5,6 +5,19 @@ setup() {
 	load test_helper
 }
 
+teardown() {
+	rm -rf "${NOBODY_DIR:-}"
+}
+
+# Copies step 02 into a fresh folder that the user nobody can enter, and sets NOBODY_BIN
+# to it: the checkout may sit under a folder only root may cross (/root is 0700), and
+# then nobody cannot reach $BIN/02_reg_mr ("prlimit: failed to execute ...: Permission denied").
+copy_step_for_nobody() {
+	NOBODY_DIR=$(mktemp -d /tmp/02_reg_mr.nobody.XXXXXX) && chmod 0755 "$NOBODY_DIR" &&
+		install -m 0755 "$BIN/02_reg_mr" "$NOBODY_DIR/" || fail "cannot copy $BIN/02_reg_mr into $NOBODY_DIR"
+	NOBODY_BIN=$NOBODY_DIR/02_reg_mr
+}
+
 @test "02_reg_mr: the kernel lists the MR with the printed rkey, and VmPin grows by the registered size" {
 	record_baseline
 	start_step reg 02_reg_mr -d "$DEV" -s 1M -a local_write,remote_read --pause
@@ -31,8 +44,9 @@ setup() {
 @test "02_reg_mr: over the memlock limit, registration fails with a message saying how to raise it" {
 	record_baseline
 	# As root the limit does not apply (CAP_IPC_LOCK): run as nobody with 64 KiB.
+	copy_step_for_nobody
 	run timeout "$STEP_TIMEOUT" setpriv --reuid=65534 --regid=65534 --clear-groups \
-		prlimit --memlock=65536:65536 "$BIN/02_reg_mr" -d "$DEV" -s 1M
+		prlimit --memlock=65536:65536 "$NOBODY_BIN" -d "$DEV" -s 1M
 	assert_failure 1
 	assert_line --regexp '^RLIMIT_MEMLOCK +: 65536 bytes$'
 	assert_output --partial "error: ibv_reg_mr failed"
@@ -40,7 +54,7 @@ setup() {
 	assert_in_order '^ibv_alloc_pd ' '^ibv_dealloc_pd ' '^ibv_close_device '
 	# Under the limit the same user registers fine.
 	run timeout "$STEP_TIMEOUT" setpriv --reuid=65534 --regid=65534 --clear-groups \
-		prlimit --memlock=65536:65536 "$BIN/02_reg_mr" -d "$DEV" -s 16K
+		prlimit --memlock=65536:65536 "$NOBODY_BIN" -d "$DEV" -s 16K
 	assert_success
 	assert_line --regexp '^VmPin +: [0-9]+ kB before, [0-9]+ kB after: 16 kB pinned$'
 	assert_back_to_baseline
