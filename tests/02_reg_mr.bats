@@ -13,8 +13,9 @@ teardown() {
 # to it: the checkout may sit under a folder only root may cross (/root is 0700), and
 # then nobody cannot reach $BIN/02_reg_mr ("prlimit: failed to execute ...: Permission denied").
 copy_step_for_nobody() {
-	NOBODY_DIR=$(mktemp -d /tmp/02_reg_mr.nobody.XXXXXX) && chmod 0755 "$NOBODY_DIR" &&
-		install -m 0755 "$BIN/02_reg_mr" "$NOBODY_DIR/" || fail "cannot copy $BIN/02_reg_mr into $NOBODY_DIR"
+	NOBODY_DIR=$(mktemp -d /tmp/02_reg_mr.nobody.XXXXXX) || fail "cannot make a folder in /tmp"
+	chmod 0755 "$NOBODY_DIR" && install -m 0755 "$BIN/02_reg_mr" "$NOBODY_DIR/" ||
+		fail "cannot copy $BIN/02_reg_mr into $NOBODY_DIR"
 	NOBODY_BIN=$NOBODY_DIR/02_reg_mr
 }
 
