@@ -19,20 +19,15 @@ python=/usr/bin/python3
 
 say() { echo "node $node: $*"; }
 
+# shellcheck source=tests/capture.bash
+. tests/capture.bash
+
 # tcpdump on eth0: node 1's NIC is on the hub, which floods it every node's frames.
 # This one vCPU also runs rank 0, and one dropped packet would fail the byte count:
 # tcpdump keeps only the headers (-s 128: up to the immediate data; frame.len stays
 # the whole frame's), in a large buffer (-B, KiB), written to memory, not to the share.
 start_capture() { # CASE
-	tcpdump -i "$RDMA_STEPS_NETDEV" -n -B 32768 -s 128 -Z root -w "$TMPDIR/$1.pcap" udp port 4791 \
-		2>"$out/$1.tcpdump.log" &
-	capture=$!
-	for _ in $(seq 1 100); do
-		grep -q 'listening on' "$out/$1.tcpdump.log" && return 0
-		sleep 0.1
-	done
-	say "tcpdump did not start: $(cat "$out/$1.tcpdump.log")"
-	return 1
+	start_tcpdump "$out/$1.tcpdump.log" -B 32768 -s 128 -w "$TMPDIR/$1.pcap" udp port 4791
 }
 
 stop_capture() { # CASE

@@ -14,16 +14,12 @@ node=${RDMA_VM_NODE:?node.sh runs in a VM booted as one of two nodes (tests/wire
 
 say() { echo "node $node: $*"; }
 
+# shellcheck source=tests/capture.bash
+. tests/capture.bash
+
+# --immediate-mode: each packet is handed over as it arrives, not in batches a second apart.
 start_capture() {
-	# --immediate-mode: each packet is handed over as it arrives, not in batches a second apart.
-	tcpdump -i "$RDMA_STEPS_NETDEV" -n -U --immediate-mode -Z root -w "$out/wire.pcap" udp port 4791 2>"$out/tcpdump.log" &
-	capture=$!
-	for _ in $(seq 1 100); do
-		grep -q 'listening on' "$out/tcpdump.log" && return 0
-		sleep 0.1
-	done
-	say "tcpdump did not start: $(cat "$out/tcpdump.log")"
-	return 1
+	start_tcpdump "$out/tcpdump.log" -U --immediate-mode -w "$out/wire.pcap" udp port 4791
 }
 
 # The last case's packets may still be on their way to the file: stop once it stops growing.
