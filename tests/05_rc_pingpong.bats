@@ -8,25 +8,43 @@ setup() {
 }
 
 # Runs our 05_poll_destroy server and ibv_rc_pingpong as its client, with the same ARGS.
+# With STOP_PEER_MID_RUN set, ibv_rc_pingpong is stopped for a while mid-run (stop_peer_mid_run).
 ours_serve_rc_pingpong() {
 	port=$(pick_port)
 	start_step srv 05_poll_destroy -d "$DEV" -p "$port" -t 20 --peer=rc_pingpong "$@"
 	wait_for_line "$BATS_TEST_TMPDIR/srv.out" '^listening '
-	rc_status=0
 	timeout -k 2 "$STEP_TIMEOUT" ibv_rc_pingpong -d "$DEV" -g "$GIDX" -p "$port" "$@" 127.0.0.1 \
-		>"$BATS_TEST_TMPDIR/rc.out" 2>&1 || rc_status=$?
+		>"$BATS_TEST_TMPDIR/rc.out" 2>&1 &
+	rc_pid=$!
+	[ -z "${STOP_PEER_MID_RUN:-}" ] || stop_peer_mid_run srv "$rc_pid"
+	rc_status=0
+	wait "$rc_pid" || rc_status=$?
 	finish_step srv "$srv_pid"
 }
 
 # Runs ibv_rc_pingpong as the server and our 05_poll_destroy as its client, with the same ARGS.
+# With STOP_PEER_MID_RUN set, ibv_rc_pingpong is stopped for a while mid-run (stop_peer_mid_run).
 rc_pingpong_serves_ours() {
 	port=$(pick_port)
 	timeout -k 2 "$STEP_TIMEOUT" ibv_rc_pingpong -d "$DEV" -g "$GIDX" -p "$port" "$@" \
 		>"$BATS_TEST_TMPDIR/rc.out" 2>&1 &
 	rc_pid=$!
-	run_step 05_poll_destroy -d "$DEV" -p "$port" -t 20 --peer=rc_pingpong "$@" 127.0.0.1
+	start_step cli 05_poll_destroy -d "$DEV" -p "$port" -t 20 --peer=rc_pingpong "$@" 127.0.0.1
+	[ -z "${STOP_PEER_MID_RUN:-}" ] || stop_peer_mid_run cli "$rc_pid"
+	finish_step cli "$cli_pid"
 	rc_status=0
 	wait "$rc_pid" || rc_status=$?
+}
+
+# Stops ibv_rc_pingpong (the child of PEER_PID, a timeout) for half a second once OURS is in its
+# loop.  Our CQ is then surely empty for a while, so an event-driven run must arm it and sleep
+# until an event.  Without the stop, on a loaded machine, each reply may already be in the CQ when
+# we look (CI saw "53, every one success; 0 completion events").
+stop_peer_mid_run() { # OURS PEER_PID
+	wait_for_line "$BATS_TEST_TMPDIR/$1.out" '^iterations +: '
+	pkill -STOP -P "$2"
+	nap 0.5
+	pkill -CONT -P "$2"
 }
 
 # ibv_rc_pingpong's own report: it ran ITERS iterations, and its peer was the QPN we printed as ours.
@@ -46,11 +64,11 @@ assert_rc_pingpong_agrees() {
 	assert_line --regexp '^data check +: 50 messages of 4096 bytes each; '
 	assert_line --regexp '^completions +: 53, every one success \(busy polling'
 	assert_rc_pingpong_agrees 50 "$(field_of "$BATS_TEST_TMPDIR/srv.out" '^local QP' QPN)"
-	ours_serve_rc_pingpong -n 50 -s 1024 -e
+	STOP_PEER_MID_RUN=1 ours_serve_rc_pingpong -n 2000 -s 1024 -e
 	assert_success
-	assert_line --regexp '^data check +: 50 messages of 1024 bytes each; '
-	assert_line --regexp '^completions +: 53, every one success; [1-9][0-9]* completion events, each acknowledged$'
-	assert_rc_pingpong_agrees 50 "$(field_of "$BATS_TEST_TMPDIR/srv.out" '^local QP' QPN)"
+	assert_line --regexp '^data check +: 2000 messages of 1024 bytes each; '
+	assert_line --regexp '^completions +: 2064, every one success; [1-9][0-9]* completion events, each acknowledged$'
+	assert_rc_pingpong_agrees 2000 "$(field_of "$BATS_TEST_TMPDIR/srv.out" '^local QP' QPN)"
 	assert_back_to_baseline
 }
 
@@ -61,12 +79,12 @@ assert_rc_pingpong_agrees() {
 	assert_line --regexp '^results +: 50 x send of 4096 bytes$'
 	assert_line --regexp '^completions +: 53, every one success \(busy polling'
 	assert_rc_pingpong_agrees 50 "$(sed -nE 's/^local QP +: QPN (0x[0-9a-f]+),.*/\1/p' <<<"$output")"
-	rc_pingpong_serves_ours -n 50 -s 64 -e
+	STOP_PEER_MID_RUN=1 rc_pingpong_serves_ours -n 2000 -s 64 -e
 	assert_success
 	assert_line --regexp '^ibv_post_send +: SEND of 64 bytes posted, inline: '
-	assert_line --regexp '^results +: 50 x send of 64 bytes$'
-	assert_line --regexp '^completions +: 53, every one success; [1-9][0-9]* completion events'
-	assert_rc_pingpong_agrees 50 "$(sed -nE 's/^local QP +: QPN (0x[0-9a-f]+),.*/\1/p' <<<"$output")"
+	assert_line --regexp '^results +: 2000 x send of 64 bytes$'
+	assert_line --regexp '^completions +: 2064, every one success; [1-9][0-9]* completion events'
+	assert_rc_pingpong_agrees 2000 "$(sed -nE 's/^local QP +: QPN (0x[0-9a-f]+),.*/\1/p' <<<"$output")"
 	assert_back_to_baseline
 }
 
