@@ -39,7 +39,7 @@ rc_pingpong_serves_ours() {
 # Stops ibv_rc_pingpong (the child of PEER_PID, a timeout) for half a second once OURS is in its
 # loop.  Our CQ is then surely empty for a while, so an event-driven run must arm it and sleep
 # until an event.  Without the stop, on a loaded machine, each reply may already be in the CQ when
-# we look (CI saw "53, every one success; 0 completion events").
+# we look (a .ci/run here saw "53, every one success; 0 completion events").
 stop_peer_mid_run() { # OURS PEER_PID
 	wait_for_line "$BATS_TEST_TMPDIR/$1.out" '^iterations +: '
 	pkill -STOP -P "$2"
