@@ -36,13 +36,14 @@ rc_pingpong_serves_ours() {
 	wait "$rc_pid" || rc_status=$?
 }
 
-# Stops ibv_rc_pingpong (the child of PEER_PID, a timeout) for half a second once OURS is in its
-# loop.  Our CQ is then surely empty for a while, so an event-driven run must arm it and sleep
-# until an event.  Without the stop, on a loaded machine, each reply may already be in the CQ when
-# we look (a .ci/run here saw "53, every one success; 0 completion events").
+# Stops ibv_rc_pingpong (the child of PEER_PID, a timeout) for half a second as soon as OURS has
+# its connection line, before the first message.  Our CQ is then surely empty for a while, so an
+# event-driven run must arm it and sleep until an event.  Without the stop, on a loaded machine,
+# each reply may already be in the CQ when we look (a .ci/run here saw "53, every one success;
+# 0 completion events"); a stop at our "iterations" line came after the whole run had ended.
 stop_peer_mid_run() { # OURS PEER_PID
-	wait_for_line "$BATS_TEST_TMPDIR/$1.out" '^iterations +: '
-	pkill -STOP -P "$2"
+	wait_for_line "$BATS_TEST_TMPDIR/$1.out" '^received line +: '
+	pkill -STOP -P "$2" || fail "ibv_rc_pingpong had ended before it could be stopped: $(cat "$BATS_TEST_TMPDIR/rc.out")"
 	nap 0.5
 	pkill -CONT -P "$2"
 }
