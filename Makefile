@@ -146,6 +146,7 @@ $(eval $(call slow_check,test-wire,wire,all vm,tests/slow/wire.bats))
 $(eval $(call slow_check,test-bench,valgrind,all,tests/slow/bench.bats))
 $(eval $(call slow_check,test-allreduce,collective,all vm,tests/slow/allreduce.bats))
 $(eval $(call slow_check,test-nodes,nodes,all vm,tests/slow/nodes.bats))
+$(eval $(call slow_check,test-render,browser,,tests/slow/render.bats))
 
 .PHONY: slow-checks
 slow-checks: ## List the slow checks, one name a line (.ci/run runs each)

@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# 00_docs.bats: the prose holds together: internal links resolve, the contents list every section, INTERVIEW.md's figures are TUTORIAL.md's, and the reading times follow from the word counts.
+# 00_docs.bats: the prose holds together: internal links resolve, the contents list every chapter, INTERVIEW.md's figures are the book's, and the reading times follow from the word and character counts.
 # Needs no RDMA device: it runs on the host, before the test VM boots.
 # bats file_tags=outside-vm
 
@@ -9,11 +9,11 @@ setup() {
 	INTERVIEW=$PROJECT_ROOT/INTERVIEW.md
 }
 
-@test "docs: every internal link in README.md, TUTORIAL.md (and its translations) and INTERVIEW.md resolves" {
+@test "docs: every internal link in every Markdown file of the project (the chapters of the book in both languages, README.md, INTERVIEW.md) resolves" {
 	cd "$PROJECT_ROOT"
-	files=(README.md INTERVIEW.md TUTORIAL.md)
-	for f in TUTORIAL.*.md; do [ -f "$f" ] && files+=("$f"); done
-	run tests/check-links.sh "${files[@]}"
+	mapfile -t files < <(tests/chapters.sh en; tests/chapters.sh zh-CN; git ls-files '*.md' 2>/dev/null || find . -name '*.md' -not -path './build/*')
+	[ "${#files[@]}" -gt 30 ] || fail "only ${#files[@]} Markdown files found"
+	run tests/check-links.sh $(printf '%s\n' "${files[@]}" | sort -u)
 	assert_success
 	assert_output ""
 }
@@ -49,35 +49,60 @@ setup() {
 	assert_output --partial "4 broken links"
 }
 
-@test "TUTORIAL.md: the contents at the top link every section, every step and section 3's 'The fabric in 2026'" {
-	contents=$(sed -n '/^\*\*Contents\.\*\*/,/^## /p' "$TUTORIAL")
-	[ -n "$contents" ] || fail "no **Contents.** paragraph before the first section"
-	run "$PROJECT_ROOT/tests/check-links.sh" --slugs "$TUTORIAL"
-	assert_success
-	n=0
-	while IFS=$'\t' read -r level anchor text; do
-		[ "$level" = 2 ] || [ "$anchor" = the-fabric-in-2026 ] || [ "$anchor" = when-a-completion-fails ] || continue
-		grep -qF "](#$anchor)" <<<"$contents" || fail "the contents do not link \"$text\" (#$anchor)"
-		n=$((n + 1))
-	done <<<"$output"
-	[ "$n" -ge 22 ] || fail "only $n sections found"
+# The text of the front door FILE's first section, its contents (## Contents or ## 目录).
+contents_of() {
+	awk '/^## / { on = ($0 == "## Contents" || $0 == "## 目录"); next } on' "$1"
 }
 
-@test "INTERVIEW.md: every figure it states, in English or Chinese, is one TUTORIAL.md states" {
-	run "$PROJECT_ROOT/tests/figures-agree.sh" "$INTERVIEW" "$TUTORIAL"
+@test "TUTORIAL.md and TUTORIAL.zh-CN.md: the contents link every section of the front door and every chapter, each chapter's parts named, and a heading keeps each old deep link" {
+	cd "$PROJECT_ROOT"
+	for lang in en zh-CN; do
+		mapfile -t chapters < <(tests/chapters.sh "$lang")
+		front=${chapters[0]}
+		contents=$(contents_of "$front")
+		[ -n "$contents" ] || fail "$front: no contents section (## Contents or ## 目录) before the first section"
+		n=0
+		# Every section of the front door (but the contents, and the old deep links' headings) and section 3's part.
+		while IFS=$'\t' read -r level anchor text; do
+			[ "$level" = 2 ] || [ "$anchor" = the-fabric-in-2026 ] || [ "$anchor" = 2026-年的网络 ] || continue
+			case $anchor in contents | 目录 | the-chapters | 各章) continue ;; esac
+			grep -qF "](#$anchor)" <<<"$contents" || fail "$front: the contents do not link \"$text\" (#$anchor)"
+			n=$((n + 1))
+		done < <(tests/check-links.sh --slugs "$front")
+		[ "$n" -ge 8 ] || fail "$front: only $n sections found"
+		# Every chapter, at its first heading, and each has a heading on the front door that links it.
+		for chapter in "${chapters[@]:1}"; do
+			read -r _ anchor text < <(tests/check-links.sh --slugs "$chapter" | head -n 1)
+			grep -qF "]($chapter#$anchor)" <<<"$contents" || fail "$front: the contents do not link the chapter $chapter (#$anchor)"
+			tests/check-links.sh --slugs "$front" | grep -qP "^3\t\Q$anchor\E\t" ||
+				fail "$front: no heading \"### $text\" to keep the old link #$anchor landing on its chapter"
+			n=$((n + 1))
+		done
+	done
+	# The parts within chapters that the contents name as well.
+	grep -qF '](steps/05_poll_destroy/when-a-completion-fails.md#when-a-completion-fails)' TUTORIAL.md || fail "no link to When a completion fails"
+	grep -qF '](steps/07_allreduce/README.md#step-07-across-nodes)' TUTORIAL.md || fail "no link to Step 07 across nodes"
+}
+
+@test "INTERVIEW.md: every figure it states, in English or Chinese, is one the book's chapters state" {
+	cd "$PROJECT_ROOT"
+	# shellcheck disable=SC2046  # the chapters' names have no spaces
+	run tests/figures-agree.sh "$INTERVIEW" $(tests/chapters.sh en)
 	assert_success
 	assert_output ""
 }
 
-@test "figures-agree.sh: a figure that TUTORIAL.md does not state fails, named, in either language" {
+@test "figures-agree.sh: a figure that the book does not state fails, named, in either language" {
+	cd "$PROJECT_ROOT"
 	copy=$BATS_TEST_TMPDIR/INTERVIEW.md
 	sed 's/0x8915/0x8916/' "$INTERVIEW" >"$copy"
 	printf '中文：RNR 至少等 0.65 毫秒，公式是 2(N-2)/N。\n' >>"$copy"
-	run "$PROJECT_ROOT/tests/figures-agree.sh" "$copy" "$TUTORIAL"
+	# shellcheck disable=SC2046  # the chapters' names have no spaces
+	run tests/figures-agree.sh "$copy" $(tests/chapters.sh en)
 	assert_failure
-	assert_output --partial 'states "0x8916"'
+	assert_output --partial 'states "0x8916", which the book does not state'
 	assert_output --partial 'states "0.65 ms"'
-	assert_output --partial "3 figures of $copy are not in"
+	assert_output --partial "3 figures of $copy are not in the book"
 	# The figure matches only whole: 4.3 s is not found inside 14.3 s.
 	printf 'a 14.3 s wait\n' >"$BATS_TEST_TMPDIR/tut.md"
 	printf 'about 4.3 s\n' >"$BATS_TEST_TMPDIR/sum.md"
@@ -108,15 +133,27 @@ interview_english_words() {
 	[ "$words" -le 1900 ] || fail "INTERVIEW.md has $words English words, more than about 1,800"
 }
 
-# Words outside fenced code blocks in the parts of TUTORIAL.md that the awk condition $1 selects ($2: ## title, $3: ### title).
-prose_words() {
-	awk -v sel="$1" '
-		/^```/ { f = !f; next }
-		/^## / { top = $0; sub3 = "" }
-		/^### / { sub3 = $0 }
-		f { next }
-		(sel == "sections" && top ~ /^## [1-5]\. /) || (sel == "fails" && sub3 == "### When a completion fails") || sel == "all" { n += NF }
-		END { print n + 0 }' "$TUTORIAL"
+# prose_count en|zh-CN ideas|all FILE...: the words (en), or the Chinese characters and the English terms kept
+# among them (zh-CN), outside code blocks, comments and the generated links; "ideas" counts only sections 1 to 5.
+prose_count() {
+	perl -CSD -e '
+		my ($lang, $sel, @files) = @ARGV; my ($w, $n, $t) = (0, 0, 0);
+		for my $f (@files) {
+			open(my $fh, "<:encoding(UTF-8)", $f) or die "cannot read $f\n";
+			my ($fence, $nav, $top) = (0, 0, "");
+			while (<$fh>) {
+				if (/^```/) { $fence = !$fence; next }
+				next if $fence;
+				if (/^<!-- BEGIN generated nav -->/) { $nav = 1; next }
+				if (/^<!-- END generated nav -->/) { $nav = 0; next }
+				next if $nav || /^<!--/;
+				$top = $_ if /^## /;
+				next if $sel eq "ideas" && $top !~ /^## [1-5]\. /;
+				if ($lang eq "en") { $w += () = /\S+/g }
+				else { $n += () = /\p{Han}/g; $t += () = /[A-Za-z][\w-]*/g }
+			}
+		}
+		print $lang eq "en" ? "$w\n" : "$n $t\n";' "$@"
 }
 
 # Fails unless STATED (such as "5,200") is within 10% of ACTUAL.
@@ -133,7 +170,9 @@ check_minutes() {
 		fail "$what: $count at $rate a minute is $(((count + rate / 2) / rate)) minutes, not $minutes"
 }
 
-@test "TUTORIAL.md: the reading paths' word counts and times follow from the words, at 200 English words or 400 Chinese characters a minute" {
+@test "TUTORIAL.md and TUTORIAL.zh-CN.md: the reading paths' counts and times follow from the chapters, at 200 English words or 400 Chinese characters a minute" {
+	cd "$PROJECT_ROOT"
+	fails=steps/05_poll_destroy/when-a-completion-fails
 	row15=$(grep -F '| **Preparing for an interview, with 15 minutes** |' "$TUTORIAL")
 	rowhour=$(grep -F '| **Preparing for an interview, with an hour** |' "$TUTORIAL")
 	rowday=$(grep -F '| **Joining an RDMA team, with a day** |' "$TUTORIAL")
@@ -149,18 +188,43 @@ check_minutes() {
 		$n += () = /\p{Han}/g; $t += () = /[A-Za-z][\w-]*/g; END { print $n + 0, " ", $t + 0, "\n" }' "$INTERVIEW")
 	check_count "INTERVIEW.md's Chinese characters" "$zh" "$zh_chars"
 	check_minutes "INTERVIEW.md's Chinese" "$((zh_chars + zh_terms))" "$zh_min" 400
+	# The English paths, from the English chapters.
 	read -r s15 s15_min < <(sed -nE 's/.* to \[5\]\(#5-the-gpudirect-family\), about ([0-9,]+) words \(([0-9]+) minutes\).*/\1 \2/p' <<<"$rowhour")
-	read -r wf wf_min < <(sed -nE 's/.*after step 05, about ([0-9,]+) words of prose \(([0-9]+) minutes\).*/\1 \2/p' <<<"$rowhour")
+	read -r wf wf_min < <(sed -nE 's/.*the chapter after step 05, about ([0-9,]+) words of prose \(([0-9]+) minutes\).*/\1 \2/p' <<<"$rowhour")
 	[ -n "$s15" ] && [ -n "$wf" ] || fail "the hour path states no word counts"
-	n=$(prose_words sections)
+	n=$(prose_count en ideas TUTORIAL.md)
 	check_count "sections 1 to 5" "$s15" "$n"
 	check_minutes "sections 1 to 5" "$n" "$s15_min" 200
-	n=$(prose_words fails)
+	n=$(prose_count en all "$fails.md")
 	check_count "When a completion fails" "$wf" "$n"
 	check_minutes "When a completion fails" "$n" "$wf_min" 200
 	read -r all all_h < <(sed -nE 's/.*about ([0-9,]+) words of prose besides the command blocks and outputs, ([0-9]+) hours of reading.*/\1 \2/p' <<<"$rowday")
 	[ -n "$all" ] || fail "the day path states no word count"
-	n=$(prose_words all)
-	check_count "the whole tutorial's prose" "$all" "$n"
+	# shellcheck disable=SC2046  # the chapters' names have no spaces
+	n=$(prose_count en all $(tests/chapters.sh en))
+	check_count "the whole book's prose" "$all" "$n"
 	[ "$all_h" = "$(((n / 200 + 30) / 60))" ] || fail "$n words of prose take $(((n / 200 + 30) / 60)) hours at 200 a minute, not $all_h"
+	# The Chinese paths, from the Chinese chapters, in characters (each English term kept read as one more).
+	zh_tutorial=TUTORIAL.zh-CN.md
+	rowhour=$(grep -F '| **准备面试，有一个小时** |' "$zh_tutorial")
+	rowday=$(grep -F '| **刚加入 RDMA 团队，有一天时间** |' "$zh_tutorial")
+	[ -n "$rowhour" ] && [ -n "$rowday" ] || fail "a reading path is missing from $zh_tutorial"
+	iv_min=$(sed -nE 's/.*\[INTERVIEW.md\]\(INTERVIEW.md\) 的中文（([0-9]+) 分钟）.*/\1/p' <<<"$rowhour")
+	[ "$iv_min" = "$zh_min" ] || fail "$zh_tutorial's hour path gives INTERVIEW.md's Chinese $iv_min minutes, the 15-minute path $zh_min"
+	read -r s15 s15_min < <(sed -nE 's/.*节，约 ([0-9,]+) 个汉字，外加其中的英文术语（([0-9]+) 分钟）.*/\1 \2/p' <<<"$rowhour")
+	read -r wf wf_min < <(sed -nE 's/.*正文约 ([0-9,]+) 个汉字，外加其中的英文术语（([0-9]+) 分钟）.*/\1 \2/p' <<<"$rowhour")
+	[ -n "$s15" ] && [ -n "$wf" ] || fail "$zh_tutorial's hour path states no character counts"
+	read -r chars terms < <(prose_count zh-CN ideas "$zh_tutorial")
+	check_count "sections 1 to 5, in Chinese characters" "$s15" "$chars"
+	check_minutes "sections 1 to 5, in Chinese" "$((chars + terms))" "$s15_min" 400
+	read -r chars terms < <(prose_count zh-CN all "$fails.zh-CN.md")
+	check_count "When a completion fails, in Chinese characters" "$wf" "$chars"
+	check_minutes "When a completion fails, in Chinese" "$((chars + terms))" "$wf_min" 400
+	read -r all all_h < <(sed -nE 's/.*中文版正文约 ([0-9,]+) 个汉字，外加其中保留的英文术语，读完要 ([0-9]+) 小时.*/\1 \2/p' <<<"$rowday")
+	[ -n "$all" ] || fail "$zh_tutorial's day path states no character count"
+	# shellcheck disable=SC2046  # the chapters' names have no spaces
+	read -r chars terms < <(prose_count zh-CN all $(tests/chapters.sh zh-CN))
+	check_count "the whole book, in Chinese characters" "$all" "$chars"
+	n=$((chars + terms))
+	[ "$all_h" = "$(((n / 400 + 30) / 60))" ] || fail "$n Chinese characters and terms take $(((n / 400 + 30) / 60)) hours at 400 a minute, not $all_h"
 }

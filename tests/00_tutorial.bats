@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# 00_tutorial.bats: TUTORIAL.md stays true to the sources: generated diffs current, derived numbers recomputed.
+# 00_tutorial.bats: the book stays true to the sources: generated diffs, code and chapter links current, derived numbers recomputed, every step chapter in the same shape.
 # Needs no RDMA device: it runs on the host, before the test VM boots.
 # bats file_tags=outside-vm
 
@@ -8,12 +8,29 @@ setup() {
 	TUTORIAL=$PROJECT_ROOT/TUTORIAL.md
 }
 
-@test "TUTORIAL.md: the 'what changed' diffs and the quoted verbs code match the step sources (make tutorial-diffs)" {
+@test "the book: the 'what changed' diffs, the quoted verbs code and the links between chapters match the sources and book/chapters.txt (make tutorial-diffs)" {
 	run "$PROJECT_ROOT/tests/tutorial-diffs.sh" --check
 	assert_success
-	for step in 02_reg_mr 03_cq_qp_rts 04_post_wr 05_poll_destroy 06_gdr; do
-		grep -qx "<!-- BEGIN generated diff $step -->" "$TUTORIAL" || fail "no generated diff for $step"
+	for step in 02_reg_mr 03_cq_qp_rts 04_post_wr 05_poll_destroy 06_gdr 07_allreduce; do
+		grep -qx "<!-- BEGIN generated diff $step -->" "$PROJECT_ROOT/steps/$step/README.md" || fail "no generated diff in $step's chapter"
 	done
+	# Step 03's chapter links step 02's and step 04's, the contents and its Chinese twin, at its top.
+	run sed -n 2p "$PROJECT_ROOT/steps/03_cq_qp_rts/README.md"
+	assert_output '← [Step 02: register memory](../02_reg_mr/README.md) · [Contents](../../TUTORIAL.md#contents) · [Step 04: post work requests](../04_post_wr/README.md) → · [中文](README.zh-CN.md)'
+}
+
+@test "tutorial-diffs.sh: a chapter added to book/chapters.txt, or one whose generated links are stale, fails the check, named" {
+	cp -r "$PROJECT_ROOT"/{book,steps,tests,TUTORIAL.md,TUTORIAL.zh-CN.md} "$BATS_TEST_TMPDIR/"
+	cd "$BATS_TEST_TMPDIR"
+	sed -i '0,/^← \[/s//← [Step 02 renamed](/' steps/03_cq_qp_rts/README.md
+	run tests/tutorial-diffs.sh --check
+	assert_failure
+	assert_output --partial "the generated parts of steps/03_cq_qp_rts/README.md are stale: run 'make tutorial-diffs'"
+	cp "$PROJECT_ROOT/steps/03_cq_qp_rts/README.md" steps/03_cq_qp_rts/
+	echo book/extra.md >>book/chapters.txt
+	run tests/tutorial-diffs.sh --check
+	assert_failure
+	assert_output --partial 'chapters.sh: book/chapters.txt names book/extra.md, but there is no book/extra.md'
 }
 
 # The first number captured by the sed expression $1 in TUTORIAL.md.
@@ -71,34 +88,39 @@ in_gb() {
 	[ "$checked" = 2 ] || fail "checked $checked generations, not 2"
 }
 
-@test "TUTORIAL.md: every step section ends with two or three 'predict, then run' questions, each answer folded away" {
+@test "the book: every step's chapter ends its walkthrough with two or three 'predict, then run' questions, each answer folded away, then its files and options" {
+	# The walkthrough is the chapter's sections up to "Files and options" or a part of its own
+	# ("## Step NN across nodes"); its last section is the questions.
 	run awk '
-		/^## / { if (step != "") report(); step = ($0 ~ /^## Step [0-9][0-9]:/) ? $3 : ""; last = ""; q = 0; d = 0; next }
-		step != "" && /^### / { last = $0 }
-		step != "" && last == "### Predict, then run" && /^[0-9]+\. / { q++ }
-		step != "" && last == "### Predict, then run" && /^<details><summary>Answer<\/summary>$/ { d++ }
+		FNR == 1 { if (step != "") report(); step = FILENAME; sub(/.*steps\//, "", step); sub(/\/.*/, "", step); last = ""; q = 0; d = 0; done = 0; files = 0 }
+		/^## / && !done && ($0 == "## Files and options" || $0 ~ /^## Step [0-9][0-9] across/) { done = 1 }
+		/^## Files and options$/ { files = 1 }
+		/^## / && !done { last = $0 }
+		!done && last == "## Predict, then run" && /^[0-9]+\. / { q++ }
+		!done && last == "## Predict, then run" && /^<details><summary>Answer<\/summary>$/ { d++ }
 		function report() {
-			if (last != "### Predict, then run") printf "step %s: its last subsection is \"%s\", not ### Predict, then run\n", step, last
+			if (last != "## Predict, then run") printf "step %s: its walkthrough ends with \"%s\", not ## Predict, then run\n", step, last
 			else if (q < 2 || q > 3 || d != q) printf "step %s: %d questions and %d folded answers\n", step, q, d
+			if (!files) printf "step %s: no ## Files and options\n", step
 		}
-		END { if (step != "") report() }' "$TUTORIAL"
+		END { if (step != "") report() }' "$PROJECT_ROOT"/steps/[0-9][0-9]_*/README.md
 	assert_success
 	assert_output ""
 	steps=("$PROJECT_ROOT"/steps/[0-9][0-9]_*)
-	[ "$(grep -c '^### Predict, then run$' "$TUTORIAL")" = "${#steps[@]}" ] || fail "expected one 'Predict, then run' per step"
+	[ "$(cat "$PROJECT_ROOT"/steps/[0-9][0-9]_*/README.md | grep -c '^## Predict, then run$')" = "${#steps[@]}" ] || fail "expected one 'Predict, then run' per step"
 }
 
-@test "TUTORIAL.md: the quoted verbs code holds every verb of an RC program, in the step that introduces it or a later one" {
-	# For each step: the verbs its "New verbs" table lists, and those its "The verbs code" quotes.
+@test "the book: the quoted verbs code holds every verb of an RC program, in the step that introduces it or a later one" {
+	# For each step's chapter: the verbs its "New verbs" table lists, and those its "The verbs code" quotes.
 	run awk '
-		/^## / { step = ($0 ~ /^## Step [0-9][0-9]:/) ? substr($3, 1, 2) : "" }
-		/^### / { sec = $0 }
-		step != "" && sec == "### New verbs" && /^\| `ibv_[a-z_]+\(/ {
+		FNR == 1 { step = FILENAME; sub(/.*steps\//, "", step); step = substr(step, 1, 2); sec = "" }
+		/^## / { sec = $0 }
+		sec == "## New verbs" && /^\| `ibv_[a-z_]+\(/ {
 			match($0, /ibv_[a-z_]+/); print "new", step, substr($0, RSTART, RLENGTH) }
-		step != "" && sec == "### The verbs code" {
+		sec == "## The verbs code" {
 			line = $0
 			while (match(line, /ibv_[a-z_]+\(/)) { print "quoted", step, substr(line, RSTART, RLENGTH - 1); line = substr(line, RSTART + RLENGTH) }
-		}' "$TUTORIAL"
+		}' "$PROJECT_ROOT"/steps/[0-9][0-9]_*/README.md
 	assert_success
 	listing=$output
 	for verb in ibv_get_device_list ibv_open_device ibv_alloc_pd ibv_reg_mr ibv_create_cq ibv_create_qp \

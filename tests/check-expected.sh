@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# check-expected.sh: check that every output line TUTORIAL.md shows still appears in what its commands print.
+# check-expected.sh: check that every output line the book shows still appears in what its commands print.
 #
 # Usage: tests/check-expected.sh DEMO_OUTPUT
-# DEMO_OUTPUT is what tests/demo.sh printed while it ran TUTORIAL.md's command
-# blocks.  The lines shown as output are those of every block under an
-# "### Expected output" heading and of every block fenced as ```output.  Both
+# DEMO_OUTPUT is what tests/demo.sh printed while it ran the book's command
+# blocks.  The chapters are book/chapters.txt's; one under steps/NN_name/ is step
+# NN's.  The lines shown as output are those of every block under an "Expected
+# output" heading (at any level) and of every block fenced as ```output.  Both
 # sides are normalised first: numbers, addresses, keys, GIDs and times (anything
 # with a digit in it) become N, and runs of blank space one space.  A line is
 # checked against the demo's output for the same step.  Lines in parentheses
@@ -15,6 +16,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.." || exit 1
 demo=${1:?usage: check-expected.sh DEMO_OUTPUT}
 [ -r "$demo" ] || { echo "check-expected: cannot read $demo" >&2; exit 2; }
 
+# shellcheck disable=SC2046  # the chapters' names have no spaces
 # One awk for the whole check: in the test VM every process costs about 80 ms,
 # and a sed and a grep for each of 400 lines took a minute and a half.
 awk '
@@ -32,21 +34,20 @@ FNR == NR {
 		printed[demo_step, normalise($0)] = 1
 	next
 }
-# TUTORIAL.md: every line shown as output, tagged with its step.
-/^## Step [0-9][0-9]:/ { step = substr($3, 1, 2) ":" }
-/^## / && !/^## Step/ { step = "" }
-/^### / { expected = ($0 ~ /^### Expected output/) }
+# The chapters: every line shown as output, tagged with its chapter's step.
+FNR == 1 { step = ""; expected = 0; if (match(FILENAME, /^steps\/[0-9][0-9]_/)) step = substr(FILENAME, 7, 2) ":" }
+/^#+ / { expected = ($0 ~ /^#+ Expected output/) }
 /^```/ { if (!inblock) { inblock = 1; output = expected || $0 == "```output" } else inblock = 0; next }
 inblock && output && step != "" {
 	checked++
 	if ($0 == "" || $0 ~ /^\(/ || $0 ~ /<.*>/)
 		next
 	if (!((step, normalise($0)) in printed)) {
-		print "TUTORIAL.md, step " substr(step, 1, 2) ": this expected line is no longer printed: " $0
+		print FILENAME " line " FNR ", step " substr(step, 1, 2) ": this expected line is no longer printed: " $0
 		missing++
 	}
 }
 END {
 	printf "expected-output lines checked: %d, missing: %d\n", checked, missing
 	exit missing > 0
-}' "$demo" TUTORIAL.md
+}' "$demo" $(tests/chapters.sh en)

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# demo.sh: run every command block of TUTORIAL.md in order, as a reader would, on RDMA_DEV ('make demo').
+# demo.sh: run every command block of the book in reading order, as a reader would, on RDMA_DEV ('make demo').
 #
-# The blocks are the ```sh blocks of TUTORIAL.md.  Each line is one command; a
+# The blocks are the ```sh blocks of the chapters that book/chapters.txt lists, in
+# its order (the quick reference of each step's "Files and options" is fenced as
+# ```shell, and is not run).  Each line is one command; a
 # comment after it says how a reader runs it:
 #   "# terminal 1 ..."  runs in the background, like a server in a first terminal;
 #                       the next command starts once its TCP port (-p, default
@@ -17,10 +19,11 @@
 # nobody when this runs as root.  "-d rxe0" becomes "-d $RDMA_DEV", and build/bin/ becomes
 # $RDMA_STEPS_BIN/ when that is set (the sanitizer build).
 #
-# The transcript marks each step with "######## step NN: TITLE ########", each
-# command with "$ COMMAND" (or "--- terminal K: $ COMMAND"), and ends with
-# "######## all N command blocks ran as TUTORIAL.md says ########" or with the
-# commands that did not.
+# A chapter under steps/NN_name/ is step NN's.  The transcript marks each of
+# its chapters with "######## step NN: TITLE ########" (TITLE, the chapter's
+# first heading), each command with "$ COMMAND" (or "--- terminal K: $ COMMAND"),
+# and ends with "######## all N command blocks ran as the book says ########" or
+# with the commands that did not, each named by its chapter and line.
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.." || exit 1
 dev=${RDMA_DEV:?RDMA_DEV must name the RDMA device}
@@ -54,14 +57,16 @@ trap cleanup EXIT
 
 banner() { printf '\n######## %s ########\n' "$*"; }
 
-# One record per line: "S<TAB>NN<TAB>title" at each step heading, "B<TAB>LINE"
-# at each ```sh block, "L<TAB>TEXT" for each of its lines.
-parse_tutorial() {
-	awk '/^## Step [0-9][0-9]:/ { title = $0; sub(/^## Step [0-9][0-9]: */, "", title)
-	                              printf "S\t%s\t%s\n", substr($3, 1, 2), title; next }
-	     /^```sh$/ { inblock = 1; printf "B\t%d\n", NR; next }
+# One record per line: "S<TAB>NN<TAB>title" at the first heading of each step's
+# chapter, "B<TAB>FILE line N" at each ```sh block, "L<TAB>TEXT" for each of its lines.
+parse_book() {
+	# shellcheck disable=SC2046  # the chapters' names have no spaces
+	awk 'FNR == 1 { step = ""; if (match(FILENAME, /^steps\/[0-9][0-9]_/)) step = substr(FILENAME, 7, 2) }
+	     step != "" && /^# / { title = $0; sub(/^# (Step [0-9][0-9]: *)?/, "", title)
+	                           printf "S\t%s\t%s\n", step, title; step = "" }
+	     /^```sh$/ { inblock = 1; printf "B\t%s line %d\n", FILENAME, FNR; next }
 	     /^```/ { inblock = 0; next }
-	     inblock { printf "L\t%s\n", $0 }' TUTORIAL.md
+	     inblock { printf "L\t%s\n", $0 }' $(tests/chapters.sh en)
 }
 
 load_blocks() {
@@ -72,7 +77,7 @@ load_blocks() {
 		B) n=$((n + 1)); block_step[n]=$step; block_line[n]=$a; block_text[n]="" ;;
 		L) block_text[n]+="$a"$'\n' ;;
 		esac
-	done < <(parse_tutorial)
+	done < <(parse_book)
 }
 
 # The helpers below use bash alone where they can: in the test VM a process
@@ -144,15 +149,15 @@ show_new_output() {
 	proc_shown[i]=$text_len
 }
 
-# Records a failure unless STATUS is what the tutorial says the command does.
+# Records a failure unless STATUS is what the book says the command does; LINE is "FILE line N".
 check_status() {
 	local cmd=$1 expect=$2 status=$3 line=$4
 	if [ "$status" -eq 124 ] || [ "$status" -eq 137 ]; then
-		failures+=("TUTORIAL.md line $line: '$cmd' did not end within ${COMMAND_TIMEOUT_S} s")
+		failures+=("$line: '$cmd' did not end within ${COMMAND_TIMEOUT_S} s")
 	elif [ "$expect" = fails ] && [ "$status" -eq 0 ]; then
-		failures+=("TUTORIAL.md line $line: '$cmd' should fail, as the tutorial says, but exited with 0")
+		failures+=("$line: '$cmd' should fail, as the book says, but exited with 0")
 	elif [ "$expect" = works ] && [ "$status" -ne 0 ]; then
-		failures+=("TUTORIAL.md line $line: '$cmd' exited with status $status")
+		failures+=("$line: '$cmd' exited with status $status")
 	fi
 }
 
@@ -182,7 +187,7 @@ run_foreground() {
 	check_status "$cmd" "$expect" "$status" "$line"
 }
 
-# Runs the commands of one block that starts at TUTORIAL.md line LINE; PID,
+# Runs the commands of one block that starts at LINE ("FILE line N"); PID,
 # if given, replaces the word N.  Programs started with --pause are left
 # paused, and $paused names the first one's pid.
 run_block() {
@@ -218,7 +223,7 @@ run_block() {
 			start_background "$cmd" "$expect" "${label:-terminal 1}" "$line"
 			port_of "$cmd"
 			if [ "$label" = "terminal 1" ] && ! wait_until "$started" "$LISTEN_WAIT_S" port_listening "$port_out"; then
-				failures+=("TUTORIAL.md line $line: '$cmd' did not listen on TCP port $port_out")
+				failures+=("$line: '$cmd' did not listen on TCP port $port_out")
 			fi
 			continue
 		fi
@@ -235,7 +240,7 @@ run_block() {
 		if wait_until "$i" "$PAUSE_WAIT_S" read_paused_pid "${proc_out[i]}"; then
 			paused=${paused:-$paused_out}
 		else
-			failures+=("TUTORIAL.md line $line: '${proc_cmd[i]}' never printed its paused line")
+			failures+=("$line: '${proc_cmd[i]}' never printed its paused line")
 		fi
 	done
 	if [ -n "$paused" ]; then
@@ -280,12 +285,12 @@ run_all_blocks() {
 	echo "(step ${shown_step%%:*} took $((SECONDS - step_start)) s)"
 }
 
-# The slowest blocks, as "  12.3 s  the block at TUTORIAL.md line N": where the demo's time goes.
+# The slowest blocks, as "  12.3 s  the block at FILE line N": where the demo's time goes.
 show_slowest_blocks() {
 	local ms line
 	echo "slowest command blocks (of $((${EPOCHREALTIME/./} / 1000000 - demo_start)) s):"
 	printf '%s\n' "${block_ms[@]}" | sort -rn | head -n 5 | while read -r ms line; do
-		printf '  %4d.%d s  the block at TUTORIAL.md line %d\n' $((ms / 1000)) $((ms % 1000 / 100)) "$line"
+		printf '  %4d.%d s  the block at %s\n' $((ms / 1000)) $((ms % 1000 / 100)) "$line"
 	done
 }
 
@@ -294,9 +299,9 @@ load_blocks
 run_all_blocks
 show_slowest_blocks
 if [ "${#failures[@]}" -eq 0 ]; then
-	banner "all $blocks_run command blocks ran as TUTORIAL.md says"
+	banner "all $blocks_run command blocks ran as the book says"
 	exit 0
 fi
-banner "${#failures[@]} command(s) did not run as TUTORIAL.md says"
+banner "${#failures[@]} command(s) did not run as the book says"
 printf '%s\n' "${failures[@]}"
 exit 1

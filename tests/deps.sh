@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # deps.sh: install the Debian packages that the build, the demo and the tests need ('make deps').
 #
-# Usage: tests/deps.sh build|all|valgrind|wire|collective|nodes
+# Usage: tests/deps.sh build|all|valgrind|wire|collective|nodes|browser
 #   build:    what compiling needs (make, make sanitize, make nocuda);
 #   all:      that, plus what the demo, the tests, the VM and the checks need;
 #   valgrind: all, plus valgrind ('make valgrind');
 #   wire:     all, plus tcpdump and tshark ('make test-wire', 'make shell NODES=2' to 4);
 #   collective: all, plus mpirun and torchrun (python3-torch, about 1 GB) ('make test-allreduce');
-#   nodes:    wire and collective, plus mpi4py ('make test-nodes', 'make bench-nodes').
+#   nodes:    wire and collective, plus mpi4py ('make test-nodes', 'make bench-nodes');
+#   browser:  all, plus chromium and a CJK font ('make test-render': the book as a reader sees it).
 # As root it installs what is missing; otherwise it prints the one apt-get line
 # to run and fails, before anything compiles.  For 'all' it also makes sure apt
 # knows the kernel package the test VM boots, since the VM fetches it with
@@ -19,11 +20,12 @@ build_packages=(gcc libc6-dev make pkg-config libibverbs-dev librdmacm-dev)
 # xz-utils: the VM boots the kernel unpacked from Debian's vmlinuz, which is xz-compressed.
 # mount: the VM's init runs this machine's own mount over 9p, and a minimal root lacks it.
 # strace, gnuplot-nox and jq: make bench counts system calls and draws its plot; its test reads the JSON.
-# python3: tests/tutorial-parity.py, which keeps the Chinese edition in step with TUTORIAL.md.
+# python3: tests/tutorial-parity.py, which keeps the Chinese edition in step with the English.
+# cmark-gfm: GitHub's own Markdown renderer, for tests/render-check.sh.
 # rdmacm-utils: rping, the rdma_cm peer that step 05's --peer=rping talks to.
 run_packages=(rdma-core ibverbs-providers ibverbs-utils rdmacm-utils perftest iproute2 kmod procps mount
 	bats bats-assert bats-support qemu-system-x86 busybox-static graphviz tmux shellcheck
-	strace gnuplot-nox jq xz-utils python3)
+	strace gnuplot-nox jq xz-utils python3 cmark-gfm)
 
 case ${1:-all} in
 build) packages=("${build_packages[@]}") ;;
@@ -32,7 +34,8 @@ valgrind) packages=("${build_packages[@]}" "${run_packages[@]}" valgrind) ;;
 wire) packages=("${build_packages[@]}" "${run_packages[@]}" tcpdump tshark) ;;
 collective) packages=("${build_packages[@]}" "${run_packages[@]}" openmpi-bin python3-torch) ;;
 nodes) packages=("${build_packages[@]}" "${run_packages[@]}" tcpdump tshark openmpi-bin python3-torch python3-mpi4py) ;;
-*) echo "usage: tests/deps.sh build|all|valgrind|wire|collective|nodes" >&2; exit 2 ;;
+browser) packages=("${build_packages[@]}" "${run_packages[@]}" chromium fonts-noto-cjk) ;;
+*) echo "usage: tests/deps.sh build|all|valgrind|wire|collective|nodes|browser" >&2; exit 2 ;;
 esac
 
 # One dpkg-query for every package: in the test VM, where 'make' runs this too, each process costs about 80 ms.

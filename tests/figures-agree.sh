@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# figures-agree.sh: check that every figure a summary (INTERVIEW.md) states, in English or Chinese, is one the tutorial (TUTORIAL.md) states too.
+# figures-agree.sh: check that every figure a summary (INTERVIEW.md) states, in English or Chinese, is one the book (its English chapters) states too.
 #
-# Usage: tests/figures-agree.sh SUMMARY.md TUTORIAL.md
+# Usage: tests/figures-agree.sh SUMMARY.md CHAPTER.md...
 # A figure is one of:
 #   a number with its unit          0.64 ms, 4.3 s, 800 Gb/s, 1.8 TB/s, 24-bit, 72 GPUs
 #   a hexadecimal value             0x8915
@@ -11,10 +11,10 @@
 # the English ones (毫秒 ms, 微秒 µs, 秒 s, 位 -bit, 字节 bytes), "us" becomes µs,
 # "N bits" becomes "N-bit", × and * become ·, − becomes -, Markdown's backticks
 # and bold marks go, and spaces inside a formula go. A figure matches only whole:
-# 4.3 s does not match 14.3 s. Prints every figure the tutorial lacks, with
+# 4.3 s does not match 14.3 s. Prints every figure the book lacks, with
 # its line, and exits 1 if there is any.
 set -euo pipefail
-[ $# -eq 2 ] || { echo "usage: $0 SUMMARY.md TUTORIAL.md" >&2; exit 2; }
+[ $# -ge 2 ] || { echo "usage: $0 SUMMARY.md CHAPTER.md..." >&2; exit 2; }
 
 exec perl -CSDA -Mutf8 -e '
 use strict; use warnings;
@@ -53,8 +53,9 @@ sub figures {
 
 sub slurp { my ($f) = @_; open(my $fh, "<", $f) or die "figures-agree: cannot read $f: $!\n"; local $/; my $t = <$fh>; return $t; }
 
-my ($summary, $tutorial) = @ARGV;
-my $tut = normalise(slurp($tutorial));
+my ($summary, @chapters) = @ARGV;
+my $tutorial = @chapters == 1 ? $chapters[0] : "the book";
+my $tut = normalise(join("\n", map { slurp($_) } @chapters));
 $tut =~ s/\s+/ /g;
 my ($n, $missing, %done) = (0, 0);
 open(my $fh, "<", $summary) or die "figures-agree: cannot read $summary: $!\n";

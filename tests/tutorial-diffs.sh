@@ -1,13 +1,17 @@
 #!/usr/bin/env bash
-# tutorial-diffs.sh: regenerate (or, with --check, verify) the code that TUTORIAL.md and its Chinese edition quote: each step's "what changed" diff and its verbs code.
+# tutorial-diffs.sh: regenerate (or, with --check, verify) the book's generated parts in every chapter, both languages: each step's "what changed" diff, its verbs code, and each chapter's links to the chapters beside it.
 #
-# Each step section from 02 on holds a block between the lines
+# The chapters are book/chapters.txt's (tests/chapters.sh).  In them:
 #   <!-- BEGIN generated diff NN_name -->  and  <!-- END generated diff NN_name -->
-# with the diff of main.c from the previous step and the list of the step's own stage files.
-# Each step's "The verbs code" holds one or more blocks between
+#     hold, in step NN's chapter (steps/NN_name/README.md) from step 02 on, the diff of
+#     main.c from the previous step and the list of the step's own stage files;
 #   <!-- BEGIN generated code FILE FUNCTION -->  and  <!-- END generated code -->
-# with FUNCTION's definition, copied from FILE.  TUTORIAL.zh-CN.md gets the same code with its few
-# words around it in Chinese.
+#     hold FUNCTION's definition, copied from FILE;
+#   <!-- BEGIN generated nav -->  and  <!-- END generated nav -->
+#     hold, at the top and at the bottom of every chapter, the links to the chapter
+#     before it, the contents (TUTORIAL.md's), the chapter after it and its other
+#     language, each named by the chapter's first heading.
+# The Chinese chapters get the same code with its few words around it in Chinese.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -26,6 +30,10 @@ say() {
 	zh-CN:lines) echo "$2 行" ;;
 	en:from) echo "From \`$2\` (copied by <code>make tutorial-diffs</code>):" ;;
 	zh-CN:from) echo "摘自 \`$2\`（由 <code>make tutorial-diffs</code> 复制）：" ;;
+	en:contents) echo "Contents" ;;
+	zh-CN:contents) echo "目录" ;;
+	en:other) echo "中文" ;;
+	zh-CN:other) echo "English" ;;
 	esac
 }
 
@@ -50,8 +58,8 @@ render_block() {
 
 # FUNCTION's definition in FILE: from its first line, at the left margin, to its closing brace.
 render_code() {
-	local file=$1 fn=$2
-	[ -f "$file" ] || { echo "tutorial-diffs: $tutorial quotes $file, which does not exist" >&2; return 1; }
+	local file=$1 fn=$2 chapter=$3
+	[ -f "$file" ] || { echo "tutorial-diffs: $chapter quotes $file, which does not exist" >&2; return 1; }
 	say from "$file"
 	echo
 	echo '```c'
@@ -64,51 +72,105 @@ render_code() {
 	echo '```'
 }
 
-# Regenerate the blocks of $tutorial, in language $lang; with --check, only compare.
-regenerate() {
-	local tutorial=$1 out=$blocks/$2 prev='' dir step n=0 file fn f
-	lang=$2
-	mkdir -p "$out"
-	for dir in steps/[0-9][0-9]_*; do
-		step=${dir#steps/}
-		[ -n "$prev" ] && render_block "$prev" "$step" >"$out/$step"
-		prev=$step
-	done
+# A chapter's first heading, without its #.
+title_of() { sed -n 's/^# //p' "$1" | head -n 1; }
 
-	n=0
+# A path to $2 from the folder of $1.
+relative() { realpath -m --relative-to="$(dirname "$1")" "$2"; }
+
+# The links at the top and bottom of chapter $2 of the list $1 (one chapter a line).
+render_nav() {
+	local list=$1 i=$2 n chapter prev next front twin contents all parts=()
+	mapfile -t all <"$list"
+	n=${#all[@]}
+	chapter=${all[i]} front=${all[0]}
+	if [ "$i" -gt 0 ]; then
+		prev=${all[i - 1]}
+		parts+=("← [$(title_of "$prev")]($(relative "$chapter" "$prev"))")
+	fi
+	contents=\#$(say contents | tr '[:upper:]' '[:lower:]')
+	[ "$i" -gt 0 ] && contents=$(relative "$chapter" "$front")$contents
+	parts+=("[$(say contents)]($contents)")
+	if [ $((i + 1)) -lt "$n" ]; then
+		next=${all[i + 1]}
+		parts+=("[$(title_of "$next")]($(relative "$chapter" "$next")) →")
+	fi
+	if [ "$lang" = en ]; then twin=${chapter%.md}.zh-CN.md; else twin=${chapter%.zh-CN.md}.md; fi
+	parts+=("[$(say other)]($(basename "$twin"))")
+	printf '%s' "${parts[0]}"
+	printf ' · %s' "${parts[@]:1}"
+	echo
+}
+
+# Regenerate the blocks of chapter $1 (number $3 of the list $2), in language $lang; with --check, only compare.
+regenerate() {
+	local chapter=$1 list=$2 i=$3 out step prev n=0 file fn f
+	out=$blocks/$lang/$i
+	mkdir -p "$out"
+	render_nav "$list" "$i" >"$out/nav"
 	while read -r _ _ _ _ file fn _; do
 		n=$((n + 1))
-		render_code "$file" "$fn" >"$out/code-$n" || exit 1
-	done < <(grep '^<!-- BEGIN generated code ' "$tutorial")
+		render_code "$file" "$fn" "$chapter" >"$out/code-$n" || exit 1
+	done < <(grep '^<!-- BEGIN generated code ' "$chapter")
+	while read -r _ _ _ _ step _; do
+		prev=$(previous_step "$step") || { echo "tutorial-diffs: $chapter: no step before $step" >&2; exit 1; }
+		render_block "$prev" "$step" >"$out/$step"
+	done < <(grep -E '^<!-- BEGIN generated diff [0-9][0-9]_[a-z_0-9]+ -->$' "$chapter")
 
 	# Replace what stands between each BEGIN/END pair by the fresh block.
 	awk -v dir="$out" '
-		/^<!-- BEGIN generated diff [0-9][0-9]_[a-z_]+ -->$/ { file = dir "/" $5 }
+		/^<!-- BEGIN generated diff [0-9][0-9]_[a-z_0-9]+ -->$/ { file = dir "/" $5 }
 		/^<!-- BEGIN generated code / { file = dir "/code-" ++code }
-		/^<!-- BEGIN generated (diff|code) / {
+		/^<!-- BEGIN generated nav -->$/ { file = dir "/nav" }
+		/^<!-- BEGIN generated (diff|code|nav)/ {
 			print
 			while ((getline line < file) > 0) print line
 			close(file); skipping = 1; next
 		}
-		/^<!-- END generated (diff|code)/ { skipping = 0 }
+		/^<!-- END generated (diff|code|nav)/ { skipping = 0 }
 		!skipping { print }
-	' "$tutorial" >"$out/TUTORIAL.md"
+	' "$chapter" >"$out/chapter"
 
-	for f in "$out"/[0-9][0-9]_*; do
-		grep -qx "<!-- BEGIN generated diff $(basename "$f") -->" "$tutorial" ||
-			{ echo "tutorial-diffs: $tutorial has no block for $(basename "$f"): add its BEGIN and END lines in its 'What changed' section" >&2; exit 1; }
-	done
+	[ "$(grep -c '^<!-- BEGIN generated nav -->$' "$chapter")" = 2 ] ||
+		{ echo "tutorial-diffs: $chapter needs a generated nav block at its top and at its bottom (<!-- BEGIN generated nav --> and <!-- END generated nav -->)" >&2; exit 1; }
 	if [ "$mode" = --check ]; then
-		if ! cmp -s "$tutorial" "$out/TUTORIAL.md"; then
-			echo "tutorial-diffs: the generated diffs in $tutorial are stale: run 'make tutorial-diffs'" >&2
-			diff -u "$tutorial" "$out/TUTORIAL.md" | head -n 40 >&2
+		if ! cmp -s "$chapter" "$out/chapter"; then
+			echo "tutorial-diffs: the generated parts of $chapter are stale: run 'make tutorial-diffs'" >&2
+			diff -u "$chapter" "$out/chapter" | head -n 40 >&2
 			exit 1
 		fi
 		return 0
 	fi
-	cp "$out/TUTORIAL.md" "$tutorial"
+	cp "$out/chapter" "$chapter"
 }
 
-regenerate TUTORIAL.md en
-# The Chinese edition is optional: without it only the English is regenerated.
-[ ! -f TUTORIAL.zh-CN.md ] || regenerate TUTORIAL.zh-CN.md zh-CN
+# The step folder before $1 (03_cq_qp_rts for 04_post_wr).
+previous_step() {
+	local prev='' dir
+	for dir in steps/[0-9][0-9]_*; do
+		[ "${dir#steps/}" = "$1" ] && { [ -n "$prev" ] && echo "$prev"; return; }
+		prev=${dir#steps/}
+	done
+	return 1
+}
+
+# Every step from 02 on has its diff in its own chapter.
+check_every_diff() {
+	local dir step first=1
+	for dir in steps/[0-9][0-9]_*; do
+		step=${dir#steps/}
+		[ "$first" = 1 ] && { first=0; continue; }
+		grep -qx "<!-- BEGIN generated diff $step -->" "$dir/README.md" ||
+			{ echo "tutorial-diffs: $dir/README.md has no block for $step: add its BEGIN and END lines in its 'What changed' section" >&2; exit 1; }
+	done
+}
+
+check_every_diff
+for lang in en zh-CN; do
+	tests/chapters.sh "$lang" >"$blocks/list.$lang"
+	i=0
+	while read -r chapter; do
+		regenerate "$chapter" "$blocks/list.$lang" "$i"
+		i=$((i + 1))
+	done <"$blocks/list.$lang"
+done
