@@ -176,12 +176,12 @@ coverage: deps ## Build every step with gcov counters into build/coverage/bin (t
 	@$(MAKE) --no-print-directory BUILD=build/coverage COVERAGE=1 all
 
 .PHONY: demo
-demo: deps all nocuda ## Run every command block of TUTORIAL.md in order, over soft-RoCE (natively or in the VM)
+demo: deps all nocuda ## Run every command block of the book, chapter by chapter in book/chapters.txt order, over soft-RoCE (natively or in the VM)
 	@tests/run.sh demo
 
 .PHONY: shell
 shell: DEPS_SET := $(if $(filter 2 3 4,$(NODES)),wire,all)
-shell: deps all nocuda ## A root shell in the soft-RoCE VM, with rxe0 up, to run TUTORIAL.md by hand; NODES=2 to 4: that many VMs on one wire, side by side in tmux
+shell: deps all nocuda ## A root shell in the soft-RoCE VM, with rxe0 up, to run the book's commands by hand; NODES=2 to 4: that many VMs on one wire, side by side in tmux
 	@tests/run.sh shell $(NODES)
 
 .PHONY: vm
@@ -215,7 +215,7 @@ diagrams: deps ## Re-render the SVGs in diagrams/ from their .dot sources (needs
 	done
 
 .PHONY: tutorial-diffs
-tutorial-diffs: ## Regenerate the code TUTORIAL.md quotes from the step sources: each "what changed" diff and "The verbs code"
+tutorial-diffs: ## Regenerate the book's generated parts, both languages: each step chapter's "what changed" diff and "The verbs code", and every chapter's links to the chapters beside it
 	@tests/tutorial-diffs.sh
 
 .PHONY: clean

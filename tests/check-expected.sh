@@ -34,7 +34,7 @@ FNR == NR {
 		printed[demo_step, normalise($0)] = 1
 	next
 }
-# The chapters: every line shown as output, tagged with its chapter's step.
+# The chapters: every line shown as output, tagged with the step of its chapter.
 FNR == 1 { step = ""; expected = 0; if (match(FILENAME, /^steps\/[0-9][0-9]_/)) step = substr(FILENAME, 7, 2) ":" }
 /^#+ / { expected = ($0 ~ /^#+ Expected output/) }
 /^```/ { if (!inblock) { inblock = 1; output = expected || $0 == "```output" } else inblock = 0; next }

@@ -168,9 +168,8 @@ check_every_diff() {
 check_every_diff
 for lang in en zh-CN; do
 	tests/chapters.sh "$lang" >"$blocks/list.$lang"
-	i=0
-	while read -r chapter; do
-		regenerate "$chapter" "$blocks/list.$lang" "$i"
-		i=$((i + 1))
-	done <"$blocks/list.$lang"
+	mapfile -t chapters <"$blocks/list.$lang"
+	for i in "${!chapters[@]}"; do
+		regenerate "${chapters[i]}" "$blocks/list.$lang" "$i"
+	done
 done

@@ -51,7 +51,7 @@ empty_function() { # FILE FUNCTION HINT
 				line = line " " w[i]
 			}
 			print line
-			printf "\t * TUTORIAL.md shows the verbs this stage uses, and tests/%s.bats what it must do.\n\t */\n", step
+			printf "\t * The chapter of the step, steps/%s/README.md, shows the verbs this stage uses, and tests/%s.bats what it must do.\n\t */\n", step, step
 			printf "%s", params_void(sig)
 			printf "\treport_error(\"TODO: %s() in %s is not written yet\");\n", fn, where
 			printf "%s", failing_return(type)

@@ -29,7 +29,8 @@ $where
 You are root in $PWD, the project itself, writable and uncached: edit and run
 'make' here or on the host, and the rebuilt step runs here at once.
 Writable too: $tmp_note; the rest of / is the host's, read-only.
-Run TUTORIAL.md's commands as written.  For more terminals, start 'tmux':
+Run each chapter's commands as written (steps/NN_name/README.md).  For more
+terminals, start 'tmux':
 Ctrl-b % splits left/right, Ctrl-b " splits top/bottom, Ctrl-b o moves to the
 next pane, 'exit' closes one.  After resizing your window, run 'fit' outside
 tmux: Ctrl-b d, fit, then 'tmux attach' (if your own terminal already runs

@@ -4,7 +4,7 @@
 # Usage: tests/wire/wire.sh OUT_DIR
 # OUT_DIR receives node1/ and node2/ (each node's results: console.log, CASE.log,
 # status.tsv; node1/wire.pcap), packets.tsv (one line per packet, the fields that
-# tests/slow/wire.bats and TUTORIAL.md read) and decoded.txt (tshark's full decode).
+# tests/slow/wire.bats and the book's chapter on the wire read) and decoded.txt (tshark's full decode).
 set -uo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 cd "$root" || exit 1
