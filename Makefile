@@ -152,6 +152,10 @@ $(eval $(call slow_check,test-render,browser,,tests/slow/render.bats))
 slow-checks: ## List the slow checks, one name a line (.ci/run runs each)
 	@printf '%s\n' $(SLOW_CHECKS)
 
+.PHONY: flake-hunt
+flake-hunt: deps all nocuda ## Run the suite ROUNDS times (default 10; TESTS=... for some files) in one VM beside HOGS busy loops (default 1): each test's failed rounds, in build/flake-hunt/report.txt (about 5 min a round)
+	@HOGS=$(or $(HOGS),1) tests/flake-hunt.sh $(or $(ROUNDS),10) $(TESTS)
+
 .PHONY: exercise
 exercise: ## Write a learner's copy of step STEP=NN into work/NN_name, its verbs functions emptied with a TODO saying what belongs there
 	@tests/exercise/make-exercise.sh "$(STEP)" $(EXERCISE_DIR)

@@ -12,11 +12,20 @@ teardown() {
 # Copies step 02 into a fresh folder that the user nobody can enter, and sets NOBODY_BIN
 # to it: the checkout may sit under a folder only root may cross (/root is 0700), and
 # then nobody cannot reach $BIN/02_reg_mr ("prlimit: failed to execute ...: Permission denied").
+# The folder goes in the first writable place nobody can reach: in the VM, /tmp is the
+# host's, read-only, when the checkout itself lives under /tmp; TMPDIR is a tmpfs there.
 copy_step_for_nobody() {
-	NOBODY_DIR=$(mktemp -d /tmp/02_reg_mr.nobody.XXXXXX) || fail "cannot make a folder in /tmp"
-	chmod 0755 "$NOBODY_DIR" && install -m 0755 "$BIN/02_reg_mr" "$NOBODY_DIR/" ||
-		fail "cannot copy $BIN/02_reg_mr into $NOBODY_DIR"
-	NOBODY_BIN=$NOBODY_DIR/02_reg_mr
+	local base
+	for base in ${TMPDIR:+"$TMPDIR"} /tmp /dev/shm /run; do
+		[ -d "$base" ] && [ -w "$base" ] || continue
+		NOBODY_DIR=$(mktemp -d "$base/02_reg_mr.nobody.XXXXXX" 2>/dev/null) || continue
+		chmod 0755 "$NOBODY_DIR" && install -m 0755 "$BIN/02_reg_mr" "$NOBODY_DIR/" ||
+			fail "cannot copy $BIN/02_reg_mr into $NOBODY_DIR"
+		NOBODY_BIN=$NOBODY_DIR/02_reg_mr
+		setpriv --reuid=65534 --regid=65534 --clear-groups test -x "$NOBODY_BIN" && return 0
+		rm -rf "$NOBODY_DIR"
+	done
+	fail "no writable folder (TMPDIR, /tmp, /dev/shm, /run) that the user nobody can reach, for a copy of step 02"
 }
 
 @test "02_reg_mr: the kernel lists the MR with the printed rkey, and VmPin grows by the registered size" {

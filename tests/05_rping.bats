@@ -18,10 +18,20 @@ assert_rping_pings() {
 	! grep -q 'data mismatch' "$BATS_TEST_TMPDIR/rping.out" || fail "rping -V found a mismatch"
 }
 
-@test "05_poll_destroy --peer=rping serves rping -c -V, and is the client of rping -s -V: 5 pings each, every byte checked on both sides" {
+# Waits until rping's server listens (rdma_cm's own view), for at most 4 s.
+wait_for_rping_listen() {
+	for _ in $(seq 1 40); do
+		rdma resource show cm_id | grep -q "state LISTEN ps TCP .*comm rping" && return 0
+		nap 0.1
+	done
+	fail "rping's server did not listen within 4 s: $(cat "$BATS_TEST_TMPDIR/rping.out")"
+}
+
+@test "05_poll_destroy --peer=rping serves rping -c -V, and is the client of rping -s -V: 5 pings each, every byte checked on both sides, at rping's default size when neither side is given one" {
 	record_baseline
 	# Our server, rping's client: we RDMA READ its pings and check each byte, it checks what we WRITE back.
-	start_step srv 05_poll_destroy --peer=rping -n 5 -s 64 -p "$CM_PORT" -t 10
+	# Neither side is given a size: both take rping's default, 64 bytes.
+	start_step srv 05_poll_destroy --peer=rping -n 5 -p "$CM_PORT" -t 10
 	wait_for_line "$BATS_TEST_TMPDIR/srv.out" '^listening '
 	rping_status=0
 	timeout -k 2 "$STEP_TIMEOUT" rping -c -v -V -C 5 -p "$CM_PORT" -a "$CM_ADDR" >"$BATS_TEST_TMPDIR/rping.out" 2>&1 || rping_status=$?
@@ -37,11 +47,8 @@ assert_rping_pings() {
 	# rping's server, our client: it READs our pings and WRITEs them back; we compare, as its -V does.
 	timeout -k 2 "$STEP_TIMEOUT" rping -s -v -V -C 5 -p "$CM_PORT" >"$BATS_TEST_TMPDIR/rping.out" 2>&1 &
 	rping_pid=$!
-	for _ in $(seq 1 40); do
-		rdma resource show cm_id | grep -q "state LISTEN ps TCP .*comm rping" && break
-		nap 0.1
-	done
-	run_step 05_poll_destroy --peer=rping -n 5 -s 64 -p "$CM_PORT" -t 10 "$CM_ADDR"
+	wait_for_rping_listen
+	run_step 05_poll_destroy --peer=rping -n 5 -p "$CM_PORT" -t 10 "$CM_ADDR"
 	rping_status=0
 	wait "$rping_pid" || rping_status=$?
 	assert_success
@@ -63,6 +70,14 @@ assert_rping_pings() {
 	finish_step srv "$srv_pid"
 	assert_failure 1
 	assert_output --partial "error: rping advertises 100 bytes where this side has 64: give both sides the same size (-s here, -S to rping)"
+	# Our client advertises 4096 bytes to rping's server of the default 64: the likely cause is named.
+	timeout -k 2 "$STEP_TIMEOUT" rping -s -C 5 -p "$CM_PORT" >"$BATS_TEST_TMPDIR/rping.out" 2>&1 &
+	rping_pid=$!
+	wait_for_rping_listen
+	run_step 05_poll_destroy --peer=rping -n 5 -s 4096 -p "$CM_PORT" -t 10 "$CM_ADDR"
+	wait "$rping_pid" || true
+	assert_failure 1
+	assert_output --partial "error: rping's server ends the connection when the buffer this side advertises is larger than its own: this side has 4096 bytes (-s), rping has 64 unless given -S; give both the same size"
 	# An rdma-steps --cm client at an rping server, and rping's client at an rdma-steps --cm server.
 	start_step srv 05_poll_destroy --peer=rping -n 5 -s 64 -p "$CM_PORT" -t 10
 	wait_for_line "$BATS_TEST_TMPDIR/srv.out" '^listening '

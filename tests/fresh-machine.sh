@@ -11,6 +11,8 @@
 #   1. as an ordinary user: make, make demo, make test and the other building
 #      targets must stop before compiling, with the apt-get line to run;
 #   2. as root: make demo, then make test on steps 01 and 02's test files, each the first time;
+#      then the same tests from a second clone under /tmp, which the VM's guest keeps
+#      read-only (its own /tmp is then the host's);
 #   3. as root: make sanitize, make lint and make test-wire, which need packages of their own.
 # The TAP lines go to build/test-results/fresh-machine/tap; the root is removed
 # afterwards, whatever happened.
@@ -25,6 +27,7 @@ tap=$results/tap
 log=$results/log
 # Step 02's memlock test runs a program as nobody from this clone, which sits under
 # /root (0700), as a CI clone may: it fails if the suite assumes nobody can reach build/bin.
+# From the clone under /tmp it fails if the suite assumes /tmp is writable in the VM.
 test_files="tests/01_open_pd.bats tests/02_reg_mr.bats"
 learner_uid=1000
 
@@ -96,7 +99,8 @@ clone_into_root() {
 		in_root git -C /root/rdma-steps checkout --quiet --detach "$commit" &&
 		mkdir -p "$target/home/learner" &&
 		in_root git clone --quiet /root/rdma-steps /home/learner/rdma-steps &&
-		chown -R "$learner_uid:$learner_uid" "$target/home/learner"
+		chown -R "$learner_uid:$learner_uid" "$target/home/learner" &&
+		in_root git clone --quiet /root/rdma-steps /tmp/rdma-steps
 }
 
 n=0
@@ -135,12 +139,13 @@ check_learner_stops() {
 	report "$ok" "as an ordinary user, make $target_name stops before compiling with the apt-get line" $((SECONDS - start))
 }
 
-# Root runs one README command in its clone; its output goes to the log and the terminal.
+# Root runs one README command in its clone (CLONE=/root/rdma-steps, or another);
+# its output goes to the log and the terminal.
 run_as_root() {
 	local name=$1 start=$SECONDS
 	shift
 	echo "######## $name" >>"$log"
-	if in_root bash -c "cd /root/rdma-steps && $*" </dev/null 2>&1 | tee -a "$log"; then
+	if in_root bash -c "cd ${CLONE:-/root/rdma-steps} && $*" </dev/null 2>&1 | tee -a "$log"; then
 		report ok "$name" $((SECONDS - start))
 	else
 		report "not ok" "$name" $((SECONDS - start))
@@ -166,12 +171,13 @@ say "cloned $(git -C "$project" log -1 --format='%h %s' "$commit")"
 mapfile -t slow_checks < <(make -s --no-print-directory -C "$project" slow-checks)
 learner_targets=(all demo test "${slow_checks[@]}" bench bench-nodes fuzz-replay shell 'shell NODES=2' 'shell NODES=4'
 	sanitize test-sanitize nocuda vm lint)
-echo "1..$((${#learner_targets[@]} + 5))" >"$tap"
+echo "1..$((${#learner_targets[@]} + 6))" >"$tap"
 for t in "${learner_targets[@]}"; do
 	check_learner_stops "$t"
 done
 run_as_root "as root, make demo, first time" make demo
 run_as_root "as root, then make test TESTS='$test_files', first time" make test "TESTS='$test_files'"
+CLONE=/tmp/rdma-steps run_as_root "as root, from a clone under /tmp, make test TESTS='$test_files'" make test "TESTS='$test_files'"
 run_as_root "as root, then make sanitize" make sanitize
 run_as_root "as root, then make lint" make lint
 run_as_root "as root, then make test-wire (two VMs, tcpdump and tshark), first time" make test-wire

@@ -110,11 +110,14 @@ int main(int argc, char **argv)
 	reg_mr_opts_default(&step.mr);
 	post_opts_default(&step.post);
 	poll_opts_default(&step.poll);
+	step.mr.size = 0;	/* no -s: 4096, or rping's own default against rping */
 	usage = cli_parse(argc, argv, &spec, &opts);
 	if (usage != CLI_RUN)
 		return usage;
 	if (poll_opts_check(&step.poll, step.post.op, step.conn.events))
 		return CLI_BAD_USAGE;
+	if (!step.mr.size)
+		step.mr.size = step.poll.rping ? RPING_DEFAULT_SIZE : REG_MR_DEFAULT_SIZE;
 	if (step.poll.rping && rping_check_size(step.mr.size))
 		return CLI_BAD_USAGE;
 	step.conn.rping = step.poll.rping;

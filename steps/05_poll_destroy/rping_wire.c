@@ -246,6 +246,10 @@ int rping_run(struct session *s, struct rping *r, int iters, bool client)
 		rc = client ? ask_ping(s, r, ping) : serve_ping(s, r, ping, want);
 	}
 	show_quiet(false);
+	if (rc && client && ping == 1 && s->cm.disconnected)
+		report_error("rping's server ends the connection when the buffer this side advertises "
+			     "is larger than its own: this side has %zu bytes (-s), rping has 64 unless "
+			     "given -S; give both the same size", s->buf.len);
 	if (rc)
 		return -1;
 	show("data check", "%d pings of %zu bytes, each %s", iters, s->buf.len,

@@ -19,9 +19,11 @@
  */
 #define RPING_MSG_LEN 16
 
-/* rping's sizes (-S): room for "rdma-ping-%d: " with the largest count, up to 64 KiB less one. */
+/* rping's sizes (-S): room for "rdma-ping-%d: " with the largest count, up to 64 KiB less one;
+ * 64 when rping is given no -S, which is what this side takes when it is given no -s. */
 #define RPING_MIN_SIZE 26
 #define RPING_MAX_SIZE 65535
+#define RPING_DEFAULT_SIZE 64
 
 /* What ping number PING holds in rping's client: "rdma-ping-PING: " then letters, a NUL last. */
 void rping_fill(char *buf, size_t size, int ping);

@@ -84,6 +84,45 @@ assert_three_ranks_from() { # LAUNCHER VARIABLES FILE...
 	assert_back_to_baseline
 }
 
+# Kills rank 1's own process (SIGKILL, not its timeout wrapper, whose child would run on)
+# once the file of rank R shows a line matching REGEX, then waits for the other ranks.
+kill_rank1_when() { # R REGEX
+	wait_for_line "$BATS_TEST_TMPDIR/r$1.out" "$2" 60
+	pkill -KILL -P "$r1_pid" || fail "rank 1 had already ended: $(cat "$BATS_TEST_TMPDIR/r1.out")"
+	RING_START=$SECONDS
+	SKIP_RANK=1 finish_ring
+}
+
+@test "allreduce: rank 1 killed (SIGKILL) in each phase of a run: the rendezvous, before the first size, mid-size at K = 8 and K = 1, between sizes, in the TCP ring: every other rank names it within 2 x -t, all freed" {
+	record_baseline
+	# The rendezvous: rank 1 has said hello, rank 2 has not come yet.
+	SKIP_RANK=2 start_ring 3 -t 3
+	wait_for_line "$BATS_TEST_TMPDIR/r0.out" '^rendezvous +: rank 1 came from ' 30
+	pkill -KILL -P "$r1_pid" || fail "rank 1 had already ended: $(cat "$BATS_TEST_TMPDIR/r1.out")"
+	start_step r2 07_allreduce -d "$DEV" -p "$RING_PORT" --rank 2 --world-size 3 -t 3 127.0.0.1
+	RING_START=$SECONDS
+	SKIP_RANK=1 finish_ring
+	SKIP_RANK=1 assert_all_name 1 "it stopped: its connection to rank 0 closed" 11
+	# Before the first size: rank 1 has its neighbours' QPs, and is bringing its own up.
+	start_ring 3 -t 3 -b 1M --maxbytes 1M -n 100 -w 0
+	kill_rank1_when 1 "^prev rank's buffer +: "
+	SKIP_RANK=1 assert_all_name 1 "" 11
+	# In the middle of a size, K = 8 slots and K = 1.
+	for slots in 8 1; do
+		start_ring 3 -t 3 -b 1M --maxbytes 1M -n 100000 -w 0 --slots "$slots"
+		kill_rank1_when 1 '^== stage 7'
+		SKIP_RANK=1 assert_all_name 1 "" 11
+	done
+	# Between sizes: many small sizes, one iteration each; rank 0 has finished the third.
+	start_ring 3 -t 3 -b 4 --maxbytes 16M -f 2 -n 1 -w 0
+	kill_rank1_when 0 '^ +16 +4 +float '
+	SKIP_RANK=1 assert_all_name 1 "" 11
+	# The TCP ring.
+	start_ring 3 -t 3 -b 1M --maxbytes 1M -n 100000 -w 0 --transport tcp
+	kill_rank1_when 1 '^== stage 7'
+	SKIP_RANK=1 assert_all_name 1 "" 11
+}
+
 @test "allreduce under mpirun (Open MPI, as root, more ranks than vCPUs): the rank from OMPI_COMM_WORLD_RANK, rank 0 at MASTER_ADDR" {
 	command -v mpirun >/dev/null || fail "no mpirun: make test-allreduce installs Debian's openmpi-bin (tests/deps.sh collective)"
 	record_baseline
