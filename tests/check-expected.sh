@@ -36,7 +36,7 @@ FNR == NR {
 }
 # The chapters: every line shown as output, tagged with the step of its chapter.
 FNR == 1 { step = ""; expected = 0; if (match(FILENAME, /^steps\/[0-9][0-9]_/)) step = substr(FILENAME, 7, 2) ":" }
-/^#+ / { expected = ($0 ~ /^#+ Expected output/) }
+!inblock && /^#+ / { expected = ($0 ~ /^#+ Expected output/) }
 /^```/ { if (!inblock) { inblock = 1; output = expected || $0 == "```output" } else inblock = 0; next }
 inblock && output && step != "" {
 	checked++
