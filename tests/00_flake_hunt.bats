@@ -10,7 +10,7 @@ setup() {
 @test "flake-hunt.sh --report: per test, the rounds it failed of those it ran, failures first; a skip is a pass" {
 	dir=$BATS_TEST_TMPDIR/hunt
 	mkdir -p "$dir"
-	printf '1..3\nok 1 a in 5ms\nnot ok 2 b in 6ms\n# why b\nok 3 c # skip no gpu\n' >"$dir/round-1.tap"
+	printf '1..3\nok 1 a in 5ms\nnot ok 2 b in 6ms\n# why b\nok 3 c in 3ms # skip no gpu\n' >"$dir/round-1.tap"
 	printf '1..3\nok 1 a in 5ms\nnot ok 2 b in 7ms\n# why b again\nnot ok 3 c in 1ms\n# c broke\n' >"$dir/round-2.tap"
 	for r in $(seq 3 10); do printf '1..1\nok 1 a in 4ms\n' >"$dir/round-$r.tap"; done
 	run "$PROJECT_ROOT/tests/flake-hunt.sh" --report "$dir"

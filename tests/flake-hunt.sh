@@ -24,7 +24,7 @@ report() {
 	awk '
 		FNR == 1 { rounds++; cur = "" }
 		/^(not )?ok [0-9]+ / {
-			name = $0; sub(/^(not )?ok [0-9]+ /, "", name); sub(/ in [0-9]+ms$/, "", name); sub(/ # skip.*$/, "", name)
+			name = $0; sub(/^(not )?ok [0-9]+ /, "", name); sub(/ # skip.*$/, "", name); sub(/ in [0-9]+ms$/, "", name)
 			if (!(name in ran)) order[++n] = name
 			ran[name]++
 			if ($1 == "not" && !failed[name]++) bad++
