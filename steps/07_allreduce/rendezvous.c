@@ -26,6 +26,7 @@
 #define CTL_VERSION 1
 #define CTL_TEXT_LEN 448
 #define CTL_MSG_LEN (48 + CTL_TEXT_LEN + 2 * EXCHANGE_MSG_LEN)
+#define NEIGHBOUR_GRACE_MS 500
 
 enum ctl_type {
 	CTL_HELLO = 'H',	/* a rank to rank 0: who it is, its options and its two QPs */
@@ -605,6 +606,26 @@ static int poll_ctl(struct ring_ctl *c, int timeout_ms, bool want_go)
 int ctl_check(struct ring_ctl *c)
 {
 	return poll_ctl(c, 0, false) < 0 ? -1 : 0;
+}
+
+/*
+ * A neighbour's connection ended, as when it exits: perhaps because another
+ * rank failed first and told it.  That verdict reaches this rank on the
+ * control channel, sent before the neighbour closed anything, so look there
+ * for up to NEIGHBOUR_GRACE_MS before naming the neighbour.
+ */
+void ctl_fail_neighbour(struct ring_ctl *c, int neighbour, const char *fmt, ...)
+{
+	struct timespec deadline = deadline_in_ms(NEIGHBOUR_GRACE_MS);
+	char cause[CTL_TEXT_LEN];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(cause, sizeof(cause), fmt, ap);
+	va_end(ap);
+	while (!c->failed && c->world > 1 && ms_left(&deadline) > 0)
+		poll_ctl(c, ms_left(&deadline), false);
+	ctl_fail(c, neighbour, "%s", cause);
 }
 
 static bool all_results(const struct ring_ctl *c)

@@ -83,6 +83,13 @@ int rendezvous(struct ring_ctl *c, const struct launch *l, const struct hello *m
 void ctl_fail(struct ring_ctl *c, int failed, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
+/*
+ * As ctl_fail, for a neighbour whose connection ended: first waits up to
+ * half a second for another rank's verdict, which would explain why.
+ */
+void ctl_fail_neighbour(struct ring_ctl *c, int neighbour, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
 /* Looks, without waiting, for a failure reported by another rank; -1 (printed) if there is one. */
 int ctl_check(struct ring_ctl *c);
 

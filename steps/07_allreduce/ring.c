@@ -158,7 +158,7 @@ static int next_of(const struct rdma_ring *r)
 	return (r->rank + 1) % r->world;
 }
 
-/* A failed completion on a QP names the rank at its other end. */
+/* A failed completion on a QP names the rank at its other end, unless another rank failed first. */
 static int completion_failed(struct rdma_ring *r, struct ring_ctl *ctl, const struct ibv_wc *wc,
 			     bool to_next)
 {
@@ -167,9 +167,9 @@ static int completion_failed(struct rdma_ring *r, struct ring_ctl *ctl, const st
 		{ "a receive for its credits", "our RDMA WRITE to it" },
 	};
 
-	ctl_fail(ctl, to_next ? next_of(r) : prev_of(r), "%s completed with status %s (%d): its QP "
-		 "is gone or unreachable", what[to_next][wc->wr_id == WR_ID_SEND],
-		 ibv_wc_status_str(wc->status), wc->status);
+	ctl_fail_neighbour(ctl, to_next ? next_of(r) : prev_of(r), "%s completed with status %s "
+			   "(%d): its QP is gone or unreachable", what[to_next][wc->wr_id == WR_ID_SEND],
+			   ibv_wc_status_str(wc->status), wc->status);
 	return -1;
 }
 

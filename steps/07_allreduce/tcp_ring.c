@@ -135,8 +135,8 @@ static int move_once(struct tcp_ring *t, const struct ring_layout *l, const stru
 	if (pfd[0].revents) {
 		rc = push(t, &plan->send[run->sent], run);
 		if (rc < 0) {
-			ctl_fail(ctl, (t->rank + 1) % t->world, "its TCP ring connection failed: %s",
-				 strerror(errno));
+			ctl_fail_neighbour(ctl, (t->rank + 1) % t->world,
+					   "its TCP ring connection failed: %s", strerror(errno));
 			return -1;
 		}
 		moved++;
@@ -144,8 +144,8 @@ static int move_once(struct tcp_ring *t, const struct ring_layout *l, const stru
 	if (pfd[1].revents) {
 		rc = pull(t, l, &plan->recv[run->taken], run);
 		if (rc < 0) {
-			ctl_fail(ctl, (t->rank + t->world - 1) % t->world, "its TCP ring connection "
-				 "closed or failed");
+			ctl_fail_neighbour(ctl, (t->rank + t->world - 1) % t->world,
+					   "its TCP ring connection closed or failed");
 			return -1;
 		}
 		moved++;
