@@ -75,6 +75,17 @@ const char *link_layer_name(uint8_t link_layer)
 	}
 }
 
+const char *qp_state_name(enum ibv_qp_state state)
+{
+	static const char *const names[] = {
+		[IBV_QPS_RESET] = "RESET", [IBV_QPS_INIT] = "INIT", [IBV_QPS_RTR] = "RTR",
+		[IBV_QPS_RTS] = "RTS", [IBV_QPS_SQD] = "SQD", [IBV_QPS_SQE] = "SQE",
+		[IBV_QPS_ERR] = "ERR",
+	};
+
+	return state <= IBV_QPS_ERR && names[state] ? names[state] : "unknown";
+}
+
 int mtu_bytes(enum ibv_mtu mtu)
 {
 	return mtu >= IBV_MTU_256 && mtu <= IBV_MTU_4096 ? 128 << mtu : 0;

@@ -27,6 +27,7 @@ void device_names(struct ibv_device **list, int count, char *buf, size_t len);
 
 const char *transport_name(enum ibv_transport_type transport);
 const char *link_layer_name(uint8_t link_layer);
+const char *qp_state_name(enum ibv_qp_state state);
 int mtu_bytes(enum ibv_mtu mtu);
 
 void gid_format(const union ibv_gid *gid, char *buf, size_t len);

@@ -130,7 +130,7 @@ int close_device_pd(struct rdma_dev *dev)
 
 	failures += release_pd(dev->pd);
 	dev->pd = NULL;
-	/* Under --cm the context is rdma_cm's: rdma_destroy_id lets go of it. */
+	/* A context rdma_cm opened is rdma_cm's: rdma_destroy_id lets go of it. */
 	if (!dev->ctx_borrowed)
 		failures += release_context(dev->ctx);
 	dev->ctx = NULL;

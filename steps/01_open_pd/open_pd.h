@@ -10,7 +10,7 @@
 
 struct rdma_dev {
 	struct ibv_context *ctx;		/* the open device */
-	bool ctx_borrowed;			/* ctx is rdma_cm's (--cm): not ours to close */
+	bool ctx_borrowed;			/* ctx was opened by rdma_cm: not ours to close */
 	struct ibv_device_attr attr;		/* its limits */
 	uint8_t port;				/* the port used */
 	struct ibv_port_attr port_attr;		/* state, MTU, LID, link layer */
@@ -27,9 +27,10 @@ struct rdma_dev {
 int open_device_pd(const struct cli_common *opts, struct rdma_dev *dev);
 
 /*
- * Stage 1 under --cm: CTX is the device rdma_cm resolved the address to, and
- * PORT its port; reads their attributes, takes GID index GID_IDX (the one the
- * address maps to) and allocates a PD.  The context stays rdma_cm's.
+ * Stage 1 on a device that rdma_cm opened: CTX is the one it resolved an
+ * address to, and PORT its port; reads their attributes, takes GID index
+ * GID_IDX (the one the address maps to) and allocates a PD.  The context
+ * stays rdma_cm's.
  * Returns 0, or -1 with nothing left allocated.
  */
 int adopt_device_pd(struct ibv_context *ctx, uint8_t port, int gid_idx, struct rdma_dev *dev);

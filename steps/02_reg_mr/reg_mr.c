@@ -79,7 +79,7 @@ static int parse_access(const char *arg, int *access)
 }
 
 const struct cli_option reg_mr_cli_options[] = {
-	{ "size", 's', "BYTES", "buffer size, e.g. 4096, 64K, 1M (default: 4096; step 06: 1M)" },
+	{ "size", 's', "BYTES", "buffer size, e.g. 4096, 64K, 1M (default: 4096, unless the purpose above gives another)" },
 	{ "access", 'a', "LIST", "MR access: local_write,remote_write,remote_read,remote_atomic"
 				 " (default: what the step's role needs; step 02: the first three)" },
 	{ 0 },

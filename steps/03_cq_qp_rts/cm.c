@@ -1,10 +1,10 @@
 /* cm.c: the connection through the RDMA connection manager (--cm): address, route, the CM's handshake and its private data. */
 #include "cm.h"
-#include "clock.h"
 #include "byteorder.h"
-#include "cq_qp_rts.h"
+#include "clock.h"
 #include "device.h"
 #include "fault.h"
+#include "reg_mr.h"
 #include "report.h"
 #include "stop.h"
 
@@ -69,8 +69,7 @@ int cm_private_decode(const uint8_t *msg, size_t len, struct peer_info *remote, 
 {
 	if (len < 6 || memcmp(msg, CM_PRIVATE_MAGIC, 4)) {
 		snprintf(why, why_len, "no rdma-steps private data (it does not start with \"%s\"): "
-			 "is the peer an rdma-steps program run with --cm? (rping sends none: 05_poll_destroy "
-			 "--peer=rping speaks to it)", CM_PRIVATE_MAGIC);
+			 "is the peer an rdma-steps program run with --cm?", CM_PRIVATE_MAGIC);
 		return -1;
 	}
 	if (msg[4] != CM_PRIVATE_VERSION)
@@ -226,7 +225,7 @@ static void report_rejected(const struct cm_link *cm, const struct cm_event *ev,
 	else
 		report_error("the server rejected the connection (REJECTED, reason %d%s)%s", ev->status,
 			     ev->status == REJ_CONSUMER_DEFINED ? ": its program's own" : "",
-			     cm->peer == CM_PEER_RPING ? "" : ": is it an rdma-steps --cm server?");
+			     cm->foreign ? "" : ": is it an rdma-steps --cm server?");
 }
 
 /* An event that ends the wait for WANT with a failure: says what happened and what to do. */
@@ -422,12 +421,12 @@ static int check_choice(const struct cm_link *cm, const struct cli_common *opts,
 	return 0;
 }
 
-int cm_find_device(struct cm_link *cm, const struct cli_common *opts, enum cm_peer peer,
-		   int *gid_idx)
+int cm_find_device(struct cm_link *cm, const struct cli_common *opts,
+		   const struct foreign_peer *foreign, int *gid_idx)
 {
 	char gid[GID_STR_LEN];
 
-	*cm = (struct cm_link){ .peer = peer, .timeout_s = opts->timeout_s };
+	*cm = (struct cm_link){ .foreign = foreign, .timeout_s = opts->timeout_s };
 	show("role", "%s, connecting through rdma_cm", opts->host ? "client" : "server");
 	if (open_channel_id(cm))
 		return -1;
@@ -533,18 +532,27 @@ static int check_request(struct cm_link *cm, const struct peer_info *local, stru
 	return 0;
 }
 
+/* A server for a foreign peer refuses a client that sent our private data: it is one of ours. */
+static void refuse_ours(struct cm_link *cm)
+{
+	const struct foreign_peer *f = cm->foreign;
+	char why[CM_REJECT_TEXT_LEN];
+
+	report_error("the client sent rdma-steps private data: it is an rdma-steps --cm program, "
+		     "not %s: start this side without %s", f->name, f->option);
+	snprintf(why, sizeof(why), "this server speaks %s's protocol (%s): run the client with "
+		 "%s, or %s", f->name, f->option, f->option, f->client);
+	reject(cm, CM_REJECT_PRIVATE_DATA, why);
+}
+
 /* The server: checks the request, then rdma_accept (REP); or refuses it with a REJ. */
 static int accept_request(struct cm_link *cm, const struct peer_info *local,
 			  struct peer_info *remote, struct rdma_conn_param *param)
 {
-	if (cm->peer == CM_PEER_OURS && check_request(cm, local, remote))
+	if (!cm->foreign && check_request(cm, local, remote))
 		return -1;
-	if (cm->peer == CM_PEER_RPING && cm->request_len >= 4 &&
-	    !memcmp(cm->request, CM_PRIVATE_MAGIC, 4)) {
-		report_error("the client sent rdma-steps private data: it is an rdma-steps --cm "
-			     "program, not rping: start this side without --peer=rping");
-		reject(cm, CM_REJECT_PRIVATE_DATA, "this server speaks rping's protocol "
-		       "(--peer=rping): run the client with --peer=rping, or rping -c");
+	if (cm->foreign && cm->request_len >= 4 && !memcmp(cm->request, CM_PRIVATE_MAGIC, 4)) {
+		refuse_ours(cm);
 		return -1;
 	}
 	if (fault_at("cm_accept") || rdma_accept(cm->id, param)) {
@@ -557,17 +565,16 @@ static int accept_request(struct cm_link *cm, const struct peer_info *local,
 }
 
 int cm_connect(struct cm_link *cm, struct ibv_qp *qp, struct peer_info *local,
-	       struct peer_info *remote, uint8_t retry_cnt)
+	       struct peer_info *remote, uint8_t retry_cnt, uint8_t rd_atomic)
 {
 	uint8_t msg[CM_PRIVATE_LEN];
-	bool ours = cm->peer == CM_PEER_OURS;
 	struct rdma_conn_param param = {
-		/* rping sends none and reads none. */
-		.private_data = ours ? msg : NULL,
-		.private_data_len = ours ? sizeof(msg) : 0,
-		/* One RDMA READ or atomic in flight each way, as step 03's QP_RD_ATOMIC (and rping's). */
-		.responder_resources = 1,
-		.initiator_depth = 1,
+		/* A foreign peer sends none and reads none. */
+		.private_data = cm->foreign ? NULL : msg,
+		.private_data_len = cm->foreign ? 0 : sizeof(msg),
+		/* RDMA READs or atomics in flight each way, as over the side channel. */
+		.responder_resources = rd_atomic,
+		.initiator_depth = rd_atomic,
 		.retry_count = retry_cnt,
 		.rnr_retry_count = 7,
 	};
@@ -599,7 +606,7 @@ int cm_connect(struct cm_link *cm, struct ibv_qp *qp, struct peer_info *local,
 					   "server?"))
 		return -1;
 	cm->established = true;
-	if (ours && !cm->listen_id &&
+	if (!cm->foreign && !cm->listen_id &&
 	    cm_private_decode(ev.private_data, ev.private_len, remote, why, sizeof(why))) {
 		report_error("the server's private data: %s", why);
 		return -1;

@@ -44,15 +44,22 @@ enum cm_reject_reason {
 	CM_REJECT_OPTIONS = 2,		/* the client was given other options than the server */
 };
 
-/* What the peer runs: an rdma-steps --cm program, or rping (step 05's --peer=rping). */
-enum cm_peer { CM_PEER_OURS, CM_PEER_RPING };
+/*
+ * A peer that speaks its own protocol over rdma_cm, with no private data of
+ * ours, named for the messages that tell a user which side to restart.
+ */
+struct foreign_peer {
+	const char *name;		/* its program, as users know it */
+	const char *option;		/* what makes this program speak to it */
+	const char *client;		/* its own client's command line */
+};
 
 struct cm_link {
 	struct rdma_event_channel *events;	/* where rdma_cm's events arrive (a file descriptor) */
 	struct rdma_cm_id *listen_id;		/* the server's: bound to the port, listening */
 	struct rdma_cm_id *id;			/* the connection's: the client's, or the server's
 						 * from CONNECT_REQUEST */
-	enum cm_peer peer;
+	const struct foreign_peer *foreign;	/* NULL: an rdma-steps --cm program */
 	int timeout_s;				/* -t: every wait for the CM is bounded by it */
 	bool established;			/* ESTABLISHED came */
 	bool disconnected;			/* DISCONNECTED came */
@@ -68,8 +75,8 @@ struct cm_link {
  * names; -i and -x must match the port and GID the address gives.  Fills
  * *GID_IDX with that GID's index.  Returns 0 or -1; cm_close releases it.
  */
-int cm_find_device(struct cm_link *cm, const struct cli_common *opts, enum cm_peer peer,
-		   int *gid_idx);
+int cm_find_device(struct cm_link *cm, const struct cli_common *opts,
+		   const struct foreign_peer *foreign, int *gid_idx);
 
 /* rdma_create_qp: rdma_cm creates the QP on cm->id with INIT and moves it to INIT itself; NULL on failure. */
 struct ibv_qp *cm_create_qp(struct cm_link *cm, struct ibv_pd *pd, struct ibv_qp_init_attr *init);
@@ -79,11 +86,12 @@ struct ibv_qp *cm_create_qp(struct cm_link *cm, struct ibv_pd *pd, struct ibv_qp
  * then rdma_accept or rdma_reject) and waits for ESTABLISHED, carrying LOCAL's
  * buffer and options digest in the private data and filling REMOTE with the
  * peer's, and LOCAL's PSN with the one the kernel drew (QPNs, PSNs, GID and
- * MTU read back from the QP).  Shows what rdma_cm chose.  With rping no
- * private data travels.  RETRY_CNT is the client's retry count.  Returns 0 or -1.
+ * MTU read back from the QP).  Shows what rdma_cm chose.  With a foreign peer
+ * no private data travels.  RETRY_CNT is the client's retry count, RD_ATOMIC
+ * the READs and atomics in flight each way.  Returns 0 or -1.
  */
 int cm_connect(struct cm_link *cm, struct ibv_qp *qp, struct peer_info *local,
-	       struct peer_info *remote, uint8_t retry_cnt);
+	       struct peer_info *remote, uint8_t retry_cnt, uint8_t rd_atomic);
 
 /* Waits, up to -t, for the peer to disconnect (its DREQ): the barrier at the end of a run. 0 or -1. */
 int cm_wait_disconnect(struct cm_link *cm);

@@ -47,17 +47,6 @@ int cq_qp_parse_option(int key, const char *arg, void *ctx)
 	return 0;
 }
 
-const char *qp_state_name(enum ibv_qp_state state)
-{
-	static const char *const names[] = {
-		[IBV_QPS_RESET] = "RESET", [IBV_QPS_INIT] = "INIT", [IBV_QPS_RTR] = "RTR",
-		[IBV_QPS_RTS] = "RTS", [IBV_QPS_SQD] = "SQD", [IBV_QPS_SQE] = "SQE",
-		[IBV_QPS_ERR] = "ERR",
-	};
-
-	return state <= IBV_QPS_ERR && names[state] ? names[state] : "unknown";
-}
-
 /*
  * A starting PSN no one can guess or repeat: a packet still in flight from an
  * earlier connection on the same QPN must not fit the new one's sequence.
@@ -132,25 +121,36 @@ static int create_qp_through_cm(struct rdma_dev *dev, struct ibv_qp_init_attr *i
 	return 0;
 }
 
+/* The QP's queues: stage 3's, unless a later step's hook gives its own. */
+static struct ibv_qp_cap qp_capacities(const struct conn_hook *hook)
+{
+	if (hook && hook->cap.max_send_wr)
+		return hook->cap;
+	return (struct ibv_qp_cap){
+		.max_send_wr = QUEUE_DEPTH,
+		.max_recv_wr = QUEUE_DEPTH,
+		.max_send_sge = 1,
+		.max_recv_sge = 1,
+		.max_inline_data = INLINE_WANTED,
+	};
+}
+
 int create_cq_qp(struct rdma_dev *dev, const struct rdma_buf *buf, const struct conn_opts *opts,
 		 struct rdma_conn *conn, struct cm_link *cm)
 {
+	const struct conn_hook *hook = opts->hook;
 	struct ibv_qp_init_attr init = {
 		.qp_type = IBV_QPT_RC,
-		/* Each send WR says whether it wants a completion (IBV_SEND_SIGNALED): step 05's pipeline asks for few. */
+		/* Each send WR says whether it wants a completion (IBV_SEND_SIGNALED): a pipeline asks for few. */
 		.sq_sig_all = 0,
-		.cap = {
-			.max_send_wr = QUEUE_DEPTH,
-			.max_recv_wr = QUEUE_DEPTH,
-			.max_send_sge = 1,
-			.max_recv_sge = 1,
-			.max_inline_data = INLINE_WANTED,
-		},
+		.cap = qp_capacities(hook),
 	};
 
 	*conn = (struct rdma_conn){
 		.sock = -1,
-		.retry_cnt = opts->retry_cnt_set ? opts->retry_cnt : QP_RETRY_CNT,
+		.retry_cnt = QP_RETRY_CNT,
+		.rd_atomic = hook && hook->rd_atomic ? hook->rd_atomic : QP_RD_ATOMIC,
+		.name_stranger = hook ? hook->name_stranger : NULL,
 	};
 	if (opts->events) {
 		/* A file descriptor the kernel makes readable when a completion arrives on an armed CQ. */
@@ -165,7 +165,8 @@ int create_cq_qp(struct rdma_dev *dev, const struct rdma_buf *buf, const struct 
 	}
 	/* One CQ serves both queues, so it must hold a completion for every WR in either. */
 	conn->cq = fault_at("create_cq") ? NULL :
-		   ibv_create_cq(dev->ctx, 2 * QUEUE_DEPTH, NULL, conn->channel, 0);
+		   ibv_create_cq(dev->ctx, (int)(init.cap.max_send_wr + init.cap.max_recv_wr), NULL,
+				 conn->channel, 0);
 	if (!conn->cq) {
 		report_verb_error("ibv_create_cq", errno);
 		goto out_destroy_channel;
@@ -233,7 +234,7 @@ static int move_to_rtr(struct rdma_dev *dev, struct rdma_conn *conn)
 		.path_mtu = path_mtu(conn),
 		.dest_qp_num = conn->remote.qpn,
 		.rq_psn = conn->remote.psn,
-		.max_dest_rd_atomic = QP_RD_ATOMIC,
+		.max_dest_rd_atomic = conn->rd_atomic,
 		.min_rnr_timer = QP_MIN_RNR_TIMER,
 		.ah_attr = {
 			.dlid = conn->remote.lid,
@@ -274,7 +275,7 @@ static int move_to_rtr(struct rdma_dev *dev, struct rdma_conn *conn)
 	show("ibv_modify_qp", "INIT -> RTR: path MTU %d (%s), "
 	     "dest QPN 0x%06x, receive PSN 0x%06x, %s, max_dest_rd_atomic %d, min_rnr_timer %d",
 	     mtu_bytes(attr.path_mtu), mtu_why,
-	     attr.dest_qp_num, attr.rq_psn, route, QP_RD_ATOMIC, QP_MIN_RNR_TIMER);
+	     attr.dest_qp_num, attr.rq_psn, route, attr.max_dest_rd_atomic, QP_MIN_RNR_TIMER);
 	return 0;
 }
 
@@ -286,7 +287,7 @@ static int move_to_rts(struct rdma_conn *conn)
 		.timeout = QP_TIMEOUT,
 		.retry_cnt = conn->retry_cnt,
 		.rnr_retry = QP_RNR_RETRY,
-		.max_rd_atomic = QP_RD_ATOMIC,
+		.max_rd_atomic = conn->rd_atomic,
 	};
 	int rc;
 
@@ -301,7 +302,7 @@ static int move_to_rts(struct rdma_conn *conn)
 	show("ibv_modify_qp", "RTR -> RTS: send PSN 0x%06x, timeout %d (4.096 us * 2^%d = about "
 	     "67 ms per try), retry_cnt %d, rnr_retry %d (7: retry for ever while the peer has no "
 	     "receive posted), max_rd_atomic %d", attr.sq_psn, QP_TIMEOUT, QP_TIMEOUT,
-	     attr.retry_cnt, QP_RNR_RETRY, QP_RD_ATOMIC);
+	     attr.retry_cnt, QP_RNR_RETRY, attr.max_rd_atomic);
 	return 0;
 }
 
@@ -347,7 +348,8 @@ int connect_qp(struct rdma_dev *dev, const struct cli_common *opts, struct rdma_
 	show("side channel", "TCP connected: exchanging QPN, PSN, GID, LID, MTU, address, rkey "
 	     "and the options both sides must share");
 	exchange_show("local", &conn->local);
-	if (exchange_peer_info(conn->sock, &conn->local, &conn->remote, opts->timeout_s))
+	if (exchange_peer_info(conn->sock, &conn->local, &conn->remote, opts->timeout_s,
+			       conn->name_stranger))
 		return -1;
 	exchange_show("remote", &conn->remote);
 	return bring_up_qp(dev, conn);

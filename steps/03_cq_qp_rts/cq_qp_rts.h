@@ -7,6 +7,7 @@
 #include <infiniband/verbs.h>
 
 #include "cli.h"
+#include "device.h"
 #include "exchange.h"
 #include "open_pd.h"
 #include "reg_mr.h"
@@ -14,12 +15,26 @@
 #define QUEUE_DEPTH 64
 #define INLINE_WANTED 64
 
+/*
+ * What a later step asks of stage 3 beyond its options: each field left 0 or
+ * NULL keeps stage 3's own choice.  Stage 3 names no later step; a step that
+ * needs more fills one in and points conn_opts.hook at it.
+ */
+struct foreign_peer;
+
+struct conn_hook {
+	struct ibv_qp_cap cap;		/* the QP's queues; max_send_wr 0: QUEUE_DEPTH each way,
+					 * one SGE, INLINE_WANTED bytes inline */
+	uint8_t rd_atomic;		/* RDMA READs and atomics in flight each way, as
+					 * initiator and as responder; 0: 1 */
+	const struct foreign_peer *foreign;	/* a peer that speaks its own protocol */
+	stranger_namer *name_stranger;	/* names a peer whose exchange is not ours */
+};
+
 struct conn_opts {
-	bool events;		/* -e: use a completion channel */
-	bool cm;		/* --cm: connect through rdma_cm, not the side channel */
-	bool rping;		/* --peer=rping (step 05): through rdma_cm, to rping */
-	bool retry_cnt_set;	/* retry_cnt below, not QP_RETRY_CNT (step 04's --violate gone) */
-	uint8_t retry_cnt;
+	bool events;			/* -e: use a completion channel */
+	bool cm;			/* --cm: connect through rdma_cm, not the side channel */
+	const struct conn_hook *hook;	/* set by a later step, never by an option; or NULL */
 };
 
 /*
@@ -38,7 +53,10 @@ struct rdma_conn {
 	struct ibv_cq *cq;			/* completions of both queues */
 	struct ibv_qp *qp;			/* the reliable-connected queue pair */
 	uint32_t max_inline;			/* bytes a send may carry inline */
-	uint8_t retry_cnt;			/* retransmissions before status 12 */
+	uint8_t retry_cnt;			/* retransmissions before status 12; a step may
+						 * change it between opening and connecting */
+	uint8_t rd_atomic;			/* READs and atomics in flight each way */
+	stranger_namer *name_stranger;		/* from the hook, or NULL */
 	int sock;				/* the side channel to the peer, or -1 */
 	struct peer_info local, remote;
 };
@@ -74,7 +92,5 @@ int destroy_cq_qp(struct rdma_conn *conn);
 
 /* The QP's state as the provider reports it (ibv_query_qp), into STATE; 0 or -1. */
 int query_qp_state(struct rdma_conn *conn, enum ibv_qp_state *state);
-
-const char *qp_state_name(enum ibv_qp_state state);
 
 #endif

@@ -61,28 +61,19 @@ static int bad_field(const char *field, unsigned long long value, const char *wh
 	return -1;
 }
 
-/* ibv_rc_pingpong's line starts "LLLL:QQQQQQ:" in hex: worth naming when it reaches us. */
-static bool looks_like_rc_pingpong(const uint8_t *msg)
-{
-	for (int i = 0; i < 11; i++)
-		if (i == 4 ? msg[i] != ':' : !isxdigit(msg[i]))
-			return false;
-	return msg[11] == ':';
-}
-
 /*
  * The magic and the version, from the first EXCHANGE_START_LEN bytes: a
  * stranger is named at once, without waiting for a whole message it may
  * never send.
  */
-static int check_start(const uint8_t msg[EXCHANGE_START_LEN])
+static int check_start(const uint8_t msg[EXCHANGE_START_LEN], stranger_namer *name_stranger)
 {
 	if (memcmp(msg, EXCHANGE_MAGIC, 4)) {
+		const char *who = name_stranger ? name_stranger(msg) : NULL;
+
 		report_error("the peer's exchange message does not start with \"%s\": %s",
-			     EXCHANGE_MAGIC, looks_like_rc_pingpong(msg) ?
-			     "it is ibv_rc_pingpong's line (LLLL:QQQQQQ:...): start 05_poll_destroy "
-			     "with --peer=rc_pingpong to speak to it" :
-			     "is the peer an rdma-steps program of step 03 or later, on the same -p port?");
+			     EXCHANGE_MAGIC, who ? who : "is the peer an rdma-steps program of step 03 "
+			     "or later, on the same -p port?");
 		return -1;
 	}
 	if (msg[4] != EXCHANGE_VERSION)
@@ -92,7 +83,7 @@ static int check_start(const uint8_t msg[EXCHANGE_START_LEN])
 
 int exchange_decode(const uint8_t msg[EXCHANGE_MSG_LEN], struct peer_info *info)
 {
-	if (check_start(msg))
+	if (check_start(msg, NULL))
 		return -1;
 	*info = (struct peer_info){
 		.mtu = (enum ibv_mtu)msg[5],
@@ -140,13 +131,14 @@ static int check_same_options(const struct peer_info *local, const struct peer_i
 }
 
 int exchange_peer_info(int fd, const struct peer_info *local, struct peer_info *remote,
-		       int timeout_s)
+		       int timeout_s, stranger_namer *name_stranger)
 {
 	uint8_t out[EXCHANGE_MSG_LEN], in[EXCHANGE_MSG_LEN];
 
 	exchange_encode(local, out);
 	if (sock_send_all(fd, out, sizeof(out), timeout_s) ||
-	    sock_recv_all(fd, in, EXCHANGE_START_LEN, timeout_s) || check_start(in) ||
+	    sock_recv_all(fd, in, EXCHANGE_START_LEN, timeout_s) ||
+	    check_start(in, name_stranger) ||
 	    sock_recv_more(fd, in, EXCHANGE_START_LEN, sizeof(in), timeout_s))
 		return -1;
 	if (exchange_decode(in, remote))

@@ -30,8 +30,14 @@ struct peer_info {
 #define EXCHANGE_MAGIC "RDST"
 #define EXCHANGE_VERSION 2
 #define EXCHANGE_MSG_LEN (56 + EXCHANGE_OPTIONS_LEN)
-/* Enough to tell our magic and version, or ibv_rc_pingpong's "LLLL:QQQQQQ:", apart. */
+/* Enough to tell our magic and version, or a stranger's first words, apart. */
 #define EXCHANGE_START_LEN 12
+
+/*
+ * A later step's guess at who sent a message that is not ours, from its first
+ * EXCHANGE_START_LEN bytes: the sentence to print after the error, or NULL.
+ */
+typedef const char *stranger_namer(const uint8_t start[EXCHANGE_START_LEN]);
 
 void exchange_encode(const struct peer_info *info, uint8_t msg[EXCHANGE_MSG_LEN]);
 
@@ -44,10 +50,11 @@ void exchange_set_options(struct peer_info *info, const char *fmt, ...)
 
 /*
  * Sends LOCAL over the side channel FD and receives the peer's into REMOTE.
- * Fails, naming both, when the peer was given other options than this side.
+ * Fails, naming both, when the peer was given other options than this side;
+ * a message that is not ours is named by NAME_STRANGER, when given.
  */
 int exchange_peer_info(int fd, const struct peer_info *local, struct peer_info *remote,
-		       int timeout_s);
+		       int timeout_s, stranger_namer *name_stranger);
 
 /* Prints INFO as "WHO QP" and "WHO buffer" lines; exchange_show_qp prints the first only. */
 void exchange_show(const char *who, const struct peer_info *info);

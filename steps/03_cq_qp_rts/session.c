@@ -28,7 +28,7 @@ static int open_through_cm(struct session *s, const struct cli_common *opts,
 	int gid_idx;
 
 	show_heading("stage 1: find the device through rdma_cm, allocate a PD");
-	if (cm_find_device(&s->cm, opts, conn->rping ? CM_PEER_RPING : CM_PEER_OURS, &gid_idx) ||
+	if (cm_find_device(&s->cm, opts, conn->hook ? conn->hook->foreign : NULL, &gid_idx) ||
 	    adopt_device_pd(s->cm.id->verbs, s->cm.id->port_num, gid_idx, &s->dev))
 		return -1;
 	show_heading("stage 2: register memory");
@@ -42,7 +42,8 @@ int session_open(struct session *s, const struct cli_common *opts, const struct 
 		 const struct conn_opts *conn)
 {
 	*s = (struct session){ .conn.sock = -1 };
-	if (conn->cm || conn->rping)
+	/* A foreign peer speaks only through rdma_cm. */
+	if (conn->cm || (conn->hook && conn->hook->foreign))
 		return open_through_cm(s, opts, mr, conn);
 	show_heading("stage 1: open the device, allocate a PD");
 	if (open_device_pd(opts, &s->dev))
@@ -63,7 +64,8 @@ int session_connect(struct session *s, const struct cli_common *opts)
 {
 	if (!session_through_cm(s))
 		return connect_qp(&s->dev, opts, &s->conn);
-	return cm_connect(&s->cm, s->conn.qp, &s->conn.local, &s->conn.remote, s->conn.retry_cnt);
+	return cm_connect(&s->cm, s->conn.qp, &s->conn.local, &s->conn.remote, s->conn.retry_cnt,
+			  s->conn.rd_atomic);
 }
 
 int session_close(struct session *s)

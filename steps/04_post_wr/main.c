@@ -144,7 +144,7 @@ static int run_stage4(struct session *sess, const struct cli_common *opts,
 int main(int argc, char **argv)
 {
 	struct step_opts step = { 0 };
-	/* Of stage 3's options, --events waits for step 05: step 04 busy-polls its one completion. */
+	/* Of stage 3's options, --events is left out: step 04 busy-polls its one completion. */
 	const struct cli_stage stages[] = { REG_MR_STAGE(&step.mr), CQ_QP_CM_STAGE(&step.conn),
 					    POST_WR_STAGE(&step.post), VIOLATION_STAGE(&step.violation),
 					    { 0 } };
@@ -167,10 +167,11 @@ int main(int argc, char **argv)
 			     "of the failure: drop --cm");
 		return CLI_BAD_USAGE;
 	}
-	violation_prepare(&step.mr, &step.conn, step.violation, step.post.op, !opts.host);
+	violation_prepare(&step.mr, step.violation, step.post.op, !opts.host);
 
 	if (session_open(&sess, &opts, &step.mr, &step.conn))
 		goto out_close_session;
+	violation_set_retry(&sess.conn, step.violation, !opts.host);
 	if (op_is_atomic(step.post.op) && check_atomic_support(&sess.dev, sess.buf.len))
 		goto out_close_session;
 	exchange_set_options(&sess.conn.local, "-o %s -s %zu%s%s", op_name(step.post.op),

@@ -32,8 +32,8 @@ void post_opts_default(struct post_opts *opts);
 
 /*
  * Stage 4's part of the command line, -o and --imm, filling a struct
- * post_opts; POST_WR_OP_STAGE takes -o alone (step 05 numbers its messages
- * with the immediate value itself).
+ * post_opts; POST_WR_OP_STAGE takes -o alone, for a step that numbers its
+ * messages with the immediate value itself.
  */
 extern const struct cli_option post_wr_cli_options[];
 extern const struct cli_option post_wr_op_cli_options[];

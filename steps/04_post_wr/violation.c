@@ -88,13 +88,14 @@ int violation_check_op(enum violation v, enum wr_op op)
 	return 0;
 }
 
-void violation_prepare(struct reg_mr_opts *mr, struct conn_opts *conn, enum violation v,
-		       enum wr_op op, bool target)
+void violation_set_retry(struct rdma_conn *conn, enum violation v, bool target)
 {
-	if (v == VIOLATE_GONE && !target) {
-		conn->retry_cnt_set = true;
+	if (v == VIOLATE_GONE && !target)
 		conn->retry_cnt = GONE_RETRY_CNT;
-	}
+}
+
+void violation_prepare(struct reg_mr_opts *mr, enum violation v, enum wr_op op, bool target)
+{
 	if (v != VIOLATE_ACCESS || !target) {
 		grant_op_access(mr, op, target);
 		return;

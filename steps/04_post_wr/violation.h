@@ -30,13 +30,15 @@ const char *violation_name(enum violation v);
 /* Fails, saying which operations it needs, unless violation V can happen to OP. */
 int violation_check_op(enum violation v, enum wr_op op);
 
+/* grant_op_access, but the target of VIOLATE_ACCESS is refused the right OP needs. */
+void violation_prepare(struct reg_mr_opts *mr, enum violation v, enum wr_op op, bool target);
+
 /*
- * grant_op_access, but the target of VIOLATE_ACCESS is refused the right OP
- * needs; and the initiator of VIOLATE_GONE gets a retry_cnt of 6, since rxe
- * takes 7 to mean "retry for ever".
+ * Between opening the session and connecting it: the initiator of
+ * VIOLATE_GONE gets a retry_cnt of 6, since rxe takes 7 to mean "retry for
+ * ever", and stage 3's 7 would never let the failure come.
  */
-void violation_prepare(struct reg_mr_opts *mr, struct conn_opts *conn, enum violation v,
-		       enum wr_op op, bool target);
+void violation_set_retry(struct rdma_conn *conn, enum violation v, bool target);
 
 /*
  * The initiator's part: posts OP with the violation V applied, shows the

@@ -103,6 +103,7 @@ int main(int argc, char **argv)
 				       .connects = true, .pauses = true, .stages = stages };
 	struct cli_common opts;
 	int usage;
+	struct conn_hook hook;
 	struct session sess;
 	struct rping rping = { 0 };
 	int status = EXIT_FAILURE, failures;
@@ -120,7 +121,10 @@ int main(int argc, char **argv)
 		step.mr.size = step.poll.rping ? RPING_DEFAULT_SIZE : REG_MR_DEFAULT_SIZE;
 	if (step.poll.rping && rping_check_size(step.mr.size))
 		return CLI_BAD_USAGE;
-	step.conn.rping = step.poll.rping;
+	/* Stage 3's hook: rping's protocol under --peer=rping; else ibv_rc_pingpong named if it comes. */
+	hook = (struct conn_hook){ .foreign = step.poll.rping ? &rping_peer : NULL,
+				   .name_stranger = rc_pingpong_line_named };
+	step.conn.hook = &hook;
 	if (step.poll.rping)
 		grant_rping_access(&step.mr, opts.host != NULL);
 	else

@@ -67,6 +67,17 @@ int rc_pingpong_decode(const char msg[RC_PINGPONG_MSG_LEN], struct peer_info *in
 	return 0;
 }
 
+const char *rc_pingpong_line_named(const uint8_t start[EXCHANGE_START_LEN])
+{
+	for (int i = 0; i < 11; i++)
+		if (i == 4 ? start[i] != ':' : !isxdigit(start[i]))
+			return NULL;
+	if (start[11] != ':')
+		return NULL;
+	return "it is ibv_rc_pingpong's line (LLLL:QQQQQQ:...): start 05_poll_destroy with "
+	       "--peer=rc_pingpong to speak to it";
+}
+
 /* The peer's bytes are not trusted to end in a NUL or to be printable. */
 static void show_line(const char *key, const char msg[RC_PINGPONG_MSG_LEN])
 {

@@ -27,6 +27,13 @@ void rc_pingpong_printable(const char msg[RC_PINGPONG_MSG_LEN], char shown[RC_PI
 int rc_pingpong_decode(const char msg[RC_PINGPONG_MSG_LEN], struct peer_info *info);
 
 /*
+ * Stage 3's stranger_namer, for when this program runs without
+ * --peer=rc_pingpong: names ibv_rc_pingpong's line ("LLLL:QQQQQQ:" in hex)
+ * and the option that speaks to it; NULL for anything else.
+ */
+const char *rc_pingpong_line_named(const uint8_t start[EXCHANGE_START_LEN]);
+
+/*
  * connect_qp, in ibv_rc_pingpong's order: the server reads the client's line,
  * brings its QP up, then answers; the client sends, reads, says "done", then
  * brings its QP up.  PATH_MTU stands in for the MTU the peer does not send.

@@ -82,7 +82,8 @@ static int bring_back(struct session *s, const struct cli_common *opts)
 		return -1;
 	show("side channel", "exchanging again: the same QPN, a new PSN");
 	exchange_show("local", &s->conn.local);
-	if (exchange_peer_info(s->conn.sock, &s->conn.local, &s->conn.remote, opts->timeout_s))
+	if (exchange_peer_info(s->conn.sock, &s->conn.local, &s->conn.remote, opts->timeout_s,
+			       s->conn.name_stranger))
 		return -1;
 	exchange_show("remote", &s->conn.remote);
 	return bring_up_qp(&s->dev, &s->conn);

@@ -13,6 +13,12 @@
 #define WR_ID_RPING_SEND 3
 #define WR_ID_RPING_RDMA 4
 
+const struct foreign_peer rping_peer = {
+	.name = "rping",
+	.option = "--peer=rping",
+	.client = "rping -c",
+};
+
 /* rping's letters run from 'A' (65) to 'z' (122), and each ping starts one further on. */
 #define RPING_FIRST_CHAR 65
 #define RPING_LAST_CHAR 122

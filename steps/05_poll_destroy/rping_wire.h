@@ -25,6 +25,9 @@
 #define RPING_MAX_SIZE 65535
 #define RPING_DEFAULT_SIZE 64
 
+/* rping, as stage 3's rdma_cm code names it: a peer with its own protocol and no private data of ours. */
+extern const struct foreign_peer rping_peer;
+
 /* What ping number PING holds in rping's client: "rdma-ping-PING: " then letters, a NUL last. */
 void rping_fill(char *buf, size_t size, int ping);
 

@@ -18,8 +18,8 @@ struct step_opts {
 };
 
 static const char purpose[] =
-	"Step 06: on top of steps 01-05, move -s bytes from the server's GPU memory to the\n"
-	"client's along three paths and count the extra copies each side makes:\n"
+	"Step 06: on top of steps 01-05, move -s bytes (1M unless given) from the server's GPU\n"
+	"memory to the client's along three paths and count the extra copies each side makes:\n"
 	"  tcp   GPU -> host buffer -> kernel -> wire -> kernel -> host buffer -> GPU (2 per side)\n"
 	"  rdma  GPU -> registered host buffer -> NIC -> NIC -> host buffer -> GPU (1 per side)\n"
 	"  gdr   GPU memory registered with the NIC: it reads and writes it directly (0)\n"
