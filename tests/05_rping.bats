@@ -42,8 +42,13 @@ wait_for_rping_listen() {
 	assert_line --regexp '^rping message +: ping 0: read 64 bytes at 0x[0-9a-f]+, rkey 0x[0-9a-f]+$'
 	assert_line --regexp '^server ping data +: rdma-ping-4: EFGHIJ'
 	assert_line --regexp '^data check +: 5 pings of 64 bytes, each read from rping.s client and checked byte by byte'
-	assert_in_order '^ibv_post_recv +: one receive of 16 bytes' '^rdma_accept' 'ESTABLISHED' 'opcode RDMA_READ, status success, 64 bytes' \
+	assert_in_order '^ibv_post_recv +: receive posted: up to 16 bytes' '^rdma_accept' 'ESTABLISHED' 'opcode RDMA_READ, status success, 64 bytes' \
 		'opcode RDMA_WRITE, status success, 64 bytes' '^data check' 'DISCONNECTED' '^rdma_disconnect +: DREP sent'
+	# Stage 4's READ and WRITE go where rping's messages said, not to an address of the exchange.
+	read -r addr rkey < <(sed -nE 's/^rping message +: ping 0: read 64 bytes at (0x[0-9a-f]+), rkey (0x[0-9a-f]+)$/\1 \2/p' <<<"$output")
+	assert_line "ibv_post_send       : RDMA READ of 64 bytes posted: remote addr $addr, rkey $rkey"
+	read -r addr rkey < <(sed -nE 's/^rping message +: ping 0: write 64 bytes at (0x[0-9a-f]+), rkey (0x[0-9a-f]+)$/\1 \2/p' <<<"$output")
+	assert_line "ibv_post_send       : RDMA WRITE of 64 bytes posted: remote addr $addr, rkey $rkey"
 	# rping's server, our client: it READs our pings and WRITEs them back; we compare, as its -V does.
 	timeout -k 2 "$STEP_TIMEOUT" rping -s -v -V -C 5 -p "$CM_PORT" >"$BATS_TEST_TMPDIR/rping.out" 2>&1 &
 	rping_pid=$!

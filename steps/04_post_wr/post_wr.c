@@ -244,7 +244,7 @@ static void show_posted(const struct rdma_conn *conn, const struct prepared_op *
 	else
 		show("ibv_post_send", "RDMA %s of %u bytes posted%s: remote addr 0x%llx, rkey 0x%x%s",
 		     op->op == OP_READ ? "READ" : "WRITE", op->sge.length, inlined,
-		     (unsigned long long)conn->remote.addr, conn->remote.rkey,
+		     (unsigned long long)op->wr.wr.rdma.remote_addr, op->wr.wr.rdma.rkey,
 		     op->op == OP_WRITE_IMM ? ", with immediate value" : "");
 }
 

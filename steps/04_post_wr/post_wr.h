@@ -122,6 +122,17 @@ static inline void prepared_imm(struct prepared_op *op, uint32_t imm)
 	op->wr.imm_data = htonl(imm);
 }
 
+/*
+ * Where the next post of OP, one-sided, lands: the peer's REMOTE_ADDR and
+ * RKEY, for a protocol whose messages name a new buffer each time (the
+ * exchange's address and rkey are the default).
+ */
+static inline void prepared_target(struct prepared_op *op, uint64_t remote_addr, uint32_t rkey)
+{
+	op->wr.wr.rdma.remote_addr = remote_addr;
+	op->wr.wr.rdma.rkey = rkey;
+}
+
 /* Builds the receive that post_receive would post for BUF and LEN, into R. */
 void prepare_receive(struct prepared_recv *r, const struct rdma_buf *buf, size_t len);
 

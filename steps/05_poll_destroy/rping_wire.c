@@ -2,16 +2,12 @@
 #include "rping_wire.h"
 #include "byteorder.h"
 #include "completion.h"
-#include "fault.h"
 #include "post_wr.h"
 #include "report.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
-
-#define WR_ID_RPING_SEND 3
-#define WR_ID_RPING_RDMA 4
 
 const struct foreign_peer rping_peer = {
 	.name = "rping",
@@ -68,21 +64,10 @@ static int register_region(struct session *s, size_t size, int access, const cha
 	return register_buffer(&s->dev, &opts, buf);
 }
 
-/* The one receive rping keeps posted, into the receive slot. */
+/* The one receive rping keeps posted, into the receive slot: stage 4's receive. */
 static int post_rping_recv(struct session *s, struct rping *r)
 {
-	struct ibv_sge sge = { .addr = (uintptr_t)r->msgs.addr, .length = RPING_MSG_LEN,
-			       .lkey = r->msgs.mr->lkey };
-	struct ibv_recv_wr wr = { .wr_id = WR_ID_RECV, .sg_list = &sge, .num_sge = 1 }, *bad;
-	int rc = fault_at("post_recv") ? errno : ibv_post_recv(s->conn.qp, &wr, &bad);
-
-	if (rc) {
-		report_verb_error("ibv_post_recv", rc);
-		return -1;
-	}
-	show("ibv_post_recv", "one receive of %d bytes posted, as rping keeps one (and posts it again "
-	     "after each message)", RPING_MSG_LEN);
-	return 0;
+	return post_receive(&s->conn, &r->msgs, RPING_MSG_LEN);
 }
 
 int rping_prepare(struct session *s, struct rping *r, bool client)
@@ -95,33 +80,42 @@ int rping_prepare(struct session *s, struct rping *r, bool client)
 	if (client && register_region(s, s->buf.len, IBV_ACCESS_REMOTE_READ,
 				      "the ping rping's server reads: remote_read only", &r->source))
 		return -1;
-	return post_rping_recv(s, r);
+	if (post_rping_recv(s, r))
+		return -1;
+	show("rping's receive", "one kept posted, as rping keeps one, and posted again after each "
+	     "message");
+	return 0;
 }
 
-/* Posts one signalled work request, a SEND of the send slot or an RDMA READ or WRITE of LEN bytes. */
-static int post_rping_send(struct session *s, struct rping *r, enum ibv_wr_opcode opcode,
+/* The send slot, bytes 16 to 31 of the message slots: what each SEND carries. */
+static struct rdma_buf send_slot(const struct rping *r)
+{
+	struct rdma_buf slot = r->msgs;
+
+	slot.addr = (uint8_t *)r->msgs.addr + RPING_MSG_LEN;
+	slot.len = RPING_MSG_LEN;
+	return slot;
+}
+
+/*
+ * Posts one signalled work request through stage 4: a SEND of the send slot,
+ * or an RDMA READ or WRITE of LEN bytes of the buffer, at the address and
+ * rkey the peer's last message gave.
+ */
+static int post_rping_send(struct session *s, struct rping *r, enum wr_op op,
 			   uint64_t remote_addr, uint32_t rkey, uint32_t len)
 {
-	struct ibv_sge sge = { .addr = (uintptr_t)s->buf.addr, .length = len,
-			       .lkey = s->buf.mr->lkey };
-	struct ibv_send_wr wr = { .wr_id = WR_ID_RPING_RDMA, .sg_list = &sge, .num_sge = 1,
-				  .opcode = opcode, .send_flags = IBV_SEND_SIGNALED }, *bad;
-	int rc;
+	const struct post_opts opts = { .op = op, .no_inline = true };
+	const struct rdma_buf slot = send_slot(r);
+	struct prepared_op wr;
 
-	if (opcode == IBV_WR_SEND) {
-		sge = (struct ibv_sge){ .addr = (uintptr_t)r->msgs.addr + RPING_MSG_LEN,
-					.length = RPING_MSG_LEN, .lkey = r->msgs.mr->lkey };
-		wr.wr_id = WR_ID_RPING_SEND;
+	if (op == OP_SEND) {
+		prepare_operation(&wr, &s->conn, &slot, RPING_MSG_LEN, &opts);
 	} else {
-		wr.wr.rdma.remote_addr = remote_addr;
-		wr.wr.rdma.rkey = rkey;
+		prepare_operation(&wr, &s->conn, &s->buf, len, &opts);
+		prepared_target(&wr, remote_addr, rkey);
 	}
-	rc = fault_at("post_send") ? errno : ibv_post_send(s->conn.qp, &wr, &bad);
-	if (rc) {
-		report_verb_error("ibv_post_send", rc);
-		return -1;
-	}
-	return 0;
+	return post_prepared(&s->conn, &wr);
 }
 
 /*
@@ -139,7 +133,7 @@ static int await(struct session *s, struct rping *r, bool want_recv)
 		if (wc.wr_id == WR_ID_RECV) {
 			r->recv_ready = true;
 			r->recv_len = wc.byte_len;
-		} else if (wc.wr_id == WR_ID_RPING_RDMA) {
+		} else if (wc.opcode == IBV_WC_RDMA_READ || wc.opcode == IBV_WC_RDMA_WRITE) {
 			r->rdma_done = true;
 		}
 	}
@@ -169,7 +163,7 @@ static int send_message(struct session *s, struct rping *r, uint64_t addr, uint3
 			uint32_t len)
 {
 	rping_encode((uint8_t *)r->msgs.addr + RPING_MSG_LEN, addr, rkey, len);
-	return post_rping_send(s, r, IBV_WR_SEND, 0, 0, RPING_MSG_LEN);
+	return post_rping_send(s, r, OP_SEND, 0, 0, RPING_MSG_LEN);
 }
 
 /* The bytes rping's client made for PING, in BUF: each one checked, the first wrong one named. */
@@ -202,7 +196,7 @@ static int serve_ping(struct session *s, struct rping *r, int ping, char *want)
 			     "same size (-s here, -S to rping)", len, s->buf.len);
 		return -1;
 	}
-	if (post_rping_send(s, r, IBV_WR_RDMA_READ, addr, rkey, len) || await(s, r, false) ||
+	if (post_rping_send(s, r, OP_READ, addr, rkey, len) || await(s, r, false) ||
 	    check_ping(s->buf.addr, len, ping, want) || send_message(s, r, 0, 0, 0))
 		return -1;
 	show("server ping data", "%s", (char *)s->buf.addr);
@@ -211,7 +205,7 @@ static int serve_ping(struct session *s, struct rping *r, int ping, char *want)
 	show("rping message", "ping %d: write %u bytes at 0x%llx, rkey 0x%x", ping, len,
 	     (unsigned long long)addr, rkey);
 	/* rping writes the string back, its NUL included: the whole buffer. */
-	if (post_rping_send(s, r, IBV_WR_RDMA_WRITE, addr, rkey, (uint32_t)s->buf.len) ||
+	if (post_rping_send(s, r, OP_WRITE, addr, rkey, (uint32_t)s->buf.len) ||
 	    await(s, r, false))
 		return -1;
 	return send_message(s, r, 0, 0, 0);
