@@ -149,7 +149,7 @@ int create_cq_qp(struct rdma_dev *dev, const struct rdma_buf *buf, const struct 
 	*conn = (struct rdma_conn){
 		.sock = -1,
 		.retry_cnt = QP_RETRY_CNT,
-		.rd_atomic = hook && hook->rd_atomic ? hook->rd_atomic : QP_RD_ATOMIC,
+		.rd_atomic = QP_RD_ATOMIC,
 		.name_stranger = hook ? hook->name_stranger : NULL,
 	};
 	if (opts->events) {

@@ -25,8 +25,6 @@ struct foreign_peer;
 struct conn_hook {
 	struct ibv_qp_cap cap;		/* the QP's queues; max_send_wr 0: QUEUE_DEPTH each way,
 					 * one SGE, INLINE_WANTED bytes inline */
-	uint8_t rd_atomic;		/* RDMA READs and atomics in flight each way, as
-					 * initiator and as responder; 0: 1 */
 	const struct foreign_peer *foreign;	/* a peer that speaks its own protocol */
 	stranger_namer *name_stranger;	/* names a peer whose exchange is not ours */
 };
@@ -53,9 +51,10 @@ struct rdma_conn {
 	struct ibv_cq *cq;			/* completions of both queues */
 	struct ibv_qp *qp;			/* the reliable-connected queue pair */
 	uint32_t max_inline;			/* bytes a send may carry inline */
-	uint8_t retry_cnt;			/* retransmissions before status 12; a step may
-						 * change it between opening and connecting */
-	uint8_t rd_atomic;			/* READs and atomics in flight each way */
+	/* A step may change these two between creating the QP and connecting it. */
+	uint8_t retry_cnt;			/* retransmissions before status 12 */
+	uint8_t rd_atomic;			/* RDMA READs and atomics in flight each way,
+						 * as initiator and as responder */
 	stranger_namer *name_stranger;		/* from the hook, or NULL */
 	int sock;				/* the side channel to the peer, or -1 */
 	struct peer_info local, remote;
