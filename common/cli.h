@@ -37,6 +37,17 @@ enum cli_long_key {
 	CLI_KEY_TRANSPORT,
 	CLI_KEY_SLOW,
 	CLI_KEY_SCHEDULE,
+	CLI_KEY_MODE,		/* step 08: --mode, --layers, ... */
+	CLI_KEY_LAYERS,
+	CLI_KEY_BLOCKS,
+	CLI_KEY_BLOCK_BYTES,
+	CLI_KEY_REQUESTS,
+	CLI_KEY_POOL,
+	CLI_KEY_QPS,
+	CLI_KEY_RUN,
+	CLI_KEY_MERGE,
+	CLI_KEY_LAYER_MS,
+	CLI_KEY_DELAY_QP,
 };
 
 /* An option a stage adds.  key is its short letter, or a cli_long_key for long-only options. */

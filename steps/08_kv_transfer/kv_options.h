@@ -1,0 +1,45 @@
+/* kv_options.h: step 08's part of the command line: the shape of a request's KV cache, the pools, pull or push, the QPs. */
+#ifndef RDMA_STEPS_KV_OPTIONS_H
+#define RDMA_STEPS_KV_OPTIONS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "cli.h"
+
+/* Pull: the decoder RDMA READs each block.  Push: the prefiller RDMA WRITEs it, with immediate. */
+enum kv_mode { KV_PULL, KV_PUSH };
+
+#define KV_MAX_QPS 16
+
+struct kv_opts {
+	enum kv_mode mode;	/* --mode */
+	int layers;		/* --layers: a request's layers */
+	int blocks;		/* --blocks: its blocks per layer */
+	size_t block_bytes;	/* --block-bytes: one block of one layer, K and V together */
+	int requests;		/* --requests: how many requests move, one after the other */
+	int pool;		/* --pool: how many requests each side's pool holds */
+	int qps;		/* --qps: RC QPs the blocks are striped over */
+	int run;		/* --run: blocks a paged allocator hands out side by side */
+	bool merge;		/* --merge: adjacent blocks in one WR */
+	int layer_ms;		/* --layer-ms: the prefiller's stand-in compute time per layer */
+	int delay_qp, delay_ms;	/* --delay-qp Q:MS: QP Q's posts held back (a slow NIC) */
+};
+
+void kv_opts_default(struct kv_opts *opts);
+
+/* Step 08's options, filling a struct kv_opts. */
+extern const struct cli_option kv_cli_options[];
+int kv_parse_option(int key, const char *arg, void *opts);
+#define KV_STAGE(opts) { kv_cli_options, kv_parse_option, (opts) }
+
+/* Fails, naming the options, when they cannot describe a transfer; 0 otherwise. */
+int kv_opts_check(const struct kv_opts *opts);
+
+const char *kv_mode_name(enum kv_mode mode);
+
+/* Bytes of one request's KV cache, and of one side's pool. */
+size_t kv_request_bytes(const struct kv_opts *opts);
+size_t kv_pool_bytes(const struct kv_opts *opts);
+
+#endif

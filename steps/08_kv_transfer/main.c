@@ -1,0 +1,213 @@
+/* main.c: step 08: a KV cache moved from a prefill node to a decode node, one-sided, in paged blocks over K QPs. */
+#include "cq_qp_rts.h"
+#include "exchange.h"
+#include "kv_options.h"
+#include "kv_pool.h"
+#include "kv_qps.h"
+#include "kv_wire.h"
+#include "pause.h"
+#include "report.h"
+#include "session.h"
+#include "transfer.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+/* Each side draws its pool's order from its own seed, so a block sits at another index on each. */
+#define PREFILL_SEED 0x08a11ce5u
+#define DECODE_SEED 0x0bdecade
+
+static const char purpose[] =
+	"Step 08: on top of steps 01-05, move a request's KV cache from the prefill node (the\n"
+	"server: no HOST) to the decode node (the client), block by block, as disaggregated\n"
+	"inference does.  Each side registers its paged pool once; the block tables cross the\n"
+	"side channel; the blocks move by RDMA READ (--mode pull, the decoder pulls) or RDMA\n"
+	"WRITE with immediate (--mode push, the prefiller pushes), in chains of WRs striped\n"
+	"over --qps QPs, layer by layer; the decoder counts them in and checks every byte.\n"
+	"Give both sides the same options.";
+
+struct step_opts {
+	struct kv_opts kv;
+	struct reg_mr_opts mr;		/* the pool: stage 2's one buffer */
+	struct conn_opts conn;
+};
+
+/* The pool is the stage 2 buffer: its size from the shape, its access from the role and mode. */
+static void plan_pool(struct step_opts *step, bool decoder)
+{
+	bool pull = step->kv.mode == KV_PULL;
+
+	step->mr.size = kv_pool_bytes(&step->kv);
+	if (decoder)
+		reg_mr_grant(&step->mr, IBV_ACCESS_LOCAL_WRITE | (pull ? 0 : IBV_ACCESS_REMOTE_WRITE),
+			     pull ? "the decoder's pool: its own READs land here (local_write), and no "
+				    "peer may reach it" :
+				    "the decoder's pool: the prefiller WRITEs into it (remote_write "
+				    "needs local_write)");
+	else
+		reg_mr_grant(&step->mr, pull ? IBV_ACCESS_REMOTE_READ : 0,
+			     pull ? "the prefiller's pool: the decoder READs it (remote_read), and "
+				    "nothing writes it through the NIC" :
+				    "the prefiller's pool: its own WRITEs leave from here, and no peer "
+				    "may reach it");
+}
+
+/* Shows the model's arithmetic behind the shape: what one request's KV cache is. */
+static void show_shape(const struct kv_opts *kv)
+{
+	show("KV cache", "%d layers x %d blocks x %zu bytes = %zu bytes a request (Llama 3.1 8B: "
+	     "2 x 8 KV heads x 128 dims x 2 bytes = 4096 bytes a token a layer, 16 tokens a block)",
+	     kv->layers, kv->blocks, kv->block_bytes, kv_request_bytes(kv));
+	show("pool", "%d requests' worth of blocks, %zu bytes, registered once as one MR: one "
+	     "registration, one rkey and few NIC translation entries, however many blocks move",
+	     kv->pool, kv_pool_bytes(kv));
+}
+
+/* In pull mode the decoder keeps many READs in flight: as many as the device lets both ends. */
+static void raise_rd_atomic(struct session *s, const struct kv_opts *kv)
+{
+	int most = s->dev.attr.max_qp_init_rd_atom < s->dev.attr.max_qp_rd_atom ?
+		   s->dev.attr.max_qp_init_rd_atom : s->dev.attr.max_qp_rd_atom;
+
+	if (kv->mode != KV_PULL)
+		return;
+	s->conn.rd_atomic = (uint8_t)(most > 255 ? 255 : most);
+	show("rd_atomic", "%d RDMA READs in flight on each QP, the device's most (max_qp_init_rd_atom "
+	     "%d as initiator, max_qp_rd_atom %d as responder); stage 3 keeps 1", s->conn.rd_atomic,
+	     s->dev.attr.max_qp_init_rd_atom, s->dev.attr.max_qp_rd_atom);
+}
+
+/* Says what one request's move measured, on this side. */
+static void show_result(const struct kv_opts *kv, const struct kv_request *req,
+			const struct kv_result *res, int qps, bool decoder)
+{
+	char per_qp[24 * KV_MAX_QPS] = "", *p = per_qp;
+	bool passive = decoder != (kv->mode == KV_PULL);
+
+	for (int k = 0; k < qps; k++)
+		p += snprintf(p, sizeof(per_qp) - (size_t)(p - per_qp), "%s%llu", k ? " " : "",
+			      (unsigned long long)res->bytes_per_qp[k]);
+	show("request", "%d: %d blocks in %d WRs (%d adjacent pairs merged), %zu bytes in %.1f ms, "
+	     "%.3f GB/s", req->number, kv->layers * kv->blocks, req->n_seg,
+	     kv->layers * kv->blocks - req->n_seg, kv_request_bytes(kv), res->ms,
+	     res->ms > 0 ? (double)kv_request_bytes(kv) / res->ms / 1e6 : 0.0);
+	if (passive && !decoder) {
+		show("this side's CPU", "computed each layer and said so on the side channel: the "
+		     "decoder's READs took the bytes, and no WR was posted here");
+		return;
+	}
+	show("bytes per QP", "%s", per_qp);
+	if (!decoder)
+		return;
+	show("last-message rule", "the request's last block came (QP %d) with %d of %d blocks in%s",
+	     res->last_qp, res->blocks_at_last, kv->layers * kv->blocks,
+	     res->blocks_at_last < kv->layers * kv->blocks ?
+	     ": a decoder that took it as the end would have read an incomplete cache" : "");
+	show("counting", "request %d handed over at %d of %d blocks: nothing orders one QP against "
+	     "another, so the decoder counts", req->number, res->blocks, kv->layers * kv->blocks);
+}
+
+/* One request: tables out and in, its plan, the move, the check, and a barrier. */
+static int move_request(struct session *s, struct kv_qps *q, struct kv_pool *pool,
+			const struct kv_opts *kv, bool decoder, int number, int timeout_s)
+{
+	struct block_table mine;
+	struct remote_table peer = { 0 };
+	struct kv_request req = { .number = number, .pool = pool, .mine = &mine, .peer = &peer };
+	struct kv_result res;
+	int rc = -1;
+
+	if (kv_pool_take(pool, kv, &mine))
+		return -1;
+	show("block table", "request %d: %d blocks, %d adjacent to the one before, this side's "
+	     "first at pool block %u", number, kv->layers * kv->blocks, kv_table_adjacent(&mine),
+	     mine.entry[0]);
+	if (kv_exchange_tables(s->conn.sock, number, &mine, (uintptr_t)s->buf.addr,
+			       access_is_remote(s->buf.access) ? s->buf.mr->rkey : 0, pool->n_blocks,
+			       &peer, timeout_s))
+		goto out_free_table;
+	req.peer = &peer;
+	if (kv_request_plan(&req, kv, q->n))
+		goto out_free_peer;
+	/* The receives for the WRITEs with immediate go up before the go-ahead. */
+	if ((decoder && kv_post_receives(q, &req, kv)) ||
+	    exchange_sync(s->conn.sock, 'G', timeout_s) ||
+	    kv_move(q, &req, kv, decoder, s->conn.sock, timeout_s, &res) ||
+	    exchange_sync(s->conn.sock, 'D', timeout_s))
+		goto out_free_plan;
+	show_result(kv, &req, &res, q->n, decoder);
+	if (decoder && kv_check(pool, &mine, number))
+		goto out_free_plan;
+	rc = 0;
+out_free_plan:
+	kv_request_free(&req);
+out_free_peer:
+	kv_table_free(&peer.table);
+out_free_table:
+	kv_table_free(&mine);
+	return rc;
+}
+
+int main(int argc, char **argv)
+{
+	struct step_opts step = { 0 };
+	const struct cli_stage stages[] = { KV_STAGE(&step.kv), { 0 } };
+	const struct cli_spec spec = { .program = "08_kv_transfer", .purpose = purpose,
+				       .connects = true, .pauses = true, .stages = stages };
+	struct cli_common opts;
+	struct conn_hook hook;
+	struct session sess;
+	struct kv_qps qps = { .n = 1 };
+	struct kv_pool pool = { 0 };
+	bool decoder;
+	int usage, status = EXIT_FAILURE, failures = 0;
+
+	kv_opts_default(&step.kv);
+	reg_mr_opts_default(&step.mr);
+	usage = cli_parse(argc, argv, &spec, &opts);
+	if (usage != CLI_RUN)
+		return usage;
+	if (kv_opts_check(&step.kv))
+		return CLI_BAD_USAGE;
+	decoder = opts.host != NULL;
+	plan_pool(&step, decoder);
+	hook = (struct conn_hook){ .cap = kv_queue_caps(&step.kv, decoder) };
+	step.conn.hook = &hook;
+
+	show("role", "%s, %s mode", decoder ? "decoder (the client): its pool receives the cache" :
+	     "prefiller (the server): its pool holds the cache it computes", kv_mode_name(step.kv.mode));
+	show_shape(&step.kv);
+	if (session_open(&sess, &opts, &step.mr, &step.conn))
+		goto out_close_session;
+	raise_rd_atomic(&sess, &step.kv);
+	exchange_set_options(&sess.conn.local, "--mode %s --qps %d", kv_mode_name(step.kv.mode),
+			     step.kv.qps);
+	if (kv_qps_create(&qps, &sess, &step.conn, step.kv.qps) ||
+	    connect_qp(&sess.dev, &opts, &sess.conn) ||
+	    kv_exchange_shape(sess.conn.sock, &step.kv, opts.timeout_s) ||
+	    kv_qps_connect(&qps, &sess, opts.timeout_s))
+		goto out_destroy_qps;
+	if (kv_pool_init(&pool, &sess.buf, &step.kv, decoder ? DECODE_SEED : PREFILL_SEED))
+		goto out_destroy_qps;
+
+	show_heading("stage 8: move each request's KV cache, layer by layer");
+	for (int r = 0; r < step.kv.requests; r++)
+		if (move_request(&sess, &qps, &pool, &step.kv, decoder, r, opts.timeout_s))
+			goto out_free_pool;
+	if (decoder)
+		show("check", "right: %d requests, every byte of every block at this side's own block "
+		     "addresses is the prefiller's, layer by layer", step.kv.requests);
+	if (opts.pause)
+		pause_until_told("transfers done (see 'rdma resource show')");
+	status = EXIT_SUCCESS;
+
+	show_heading("teardown, in reverse order of creation");
+out_free_pool:
+	kv_pool_free(&pool);
+out_destroy_qps:
+	failures += kv_qps_destroy(&qps);
+out_close_session:
+	failures += session_close(&sess);
+	show("teardown", "%s", failures ? "some releases failed (see above)" : "every object released");
+	return failures ? EXIT_FAILURE : status;
+}

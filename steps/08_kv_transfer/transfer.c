@@ -1,0 +1,475 @@
+/* transfer.c: one request's KV cache moved, layer by layer, in chains of one-sided WRs striped over K QPs, and counted in. */
+#include "transfer.h"
+#include "clock.h"
+#include "fault.h"
+#include "post_wr.h"
+#include "report.h"
+#include "sock.h"
+#include "stop.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* The prefiller's notice on the side channel, in pull mode: layer L is computed. */
+#define LAYER_READY 'L'
+#define CHAIN_MAX (KV_SEND_DEPTH / 2)
+/* How often a wait looks at the side channel for a peer that is gone. */
+#define PEER_CHECK_MS 100
+
+/* One posted chain: its last WR is signalled, and its completion retires them all. */
+struct chain {
+	int qp, wrs, blocks;
+	uint64_t bytes;
+	bool has_last;		/* holds the request's last segment */
+};
+
+/* One side's state while a request moves. */
+struct mover {
+	struct kv_qps *q;
+	const struct kv_request *req;
+	const struct kv_opts *opts;
+	bool decoder, pull;
+	int fd, timeout_s;
+	struct kv_result *res;
+	struct chain *chains;
+	int n_chains, chains_done;
+	int outstanding[KV_MAX_QPS];	/* WRs posted on each QP and not yet retired */
+	int *deferred;			/* --delay-qp: that QP's segments, posted last */
+	int n_deferred;
+	int blocks_in, total_blocks;
+	double start_us;
+};
+
+struct ibv_qp_cap kv_queue_caps(const struct kv_opts *opts, bool decoder)
+{
+	int per_qp = (opts->layers * opts->blocks + opts->qps - 1) / opts->qps;
+
+	return (struct ibv_qp_cap){
+		.max_send_wr = KV_SEND_DEPTH,
+		/* Push: one receive for each WRITE with immediate the QP brings, all posted first. */
+		.max_recv_wr = decoder && opts->mode == KV_PUSH ? (uint32_t)per_qp : 1,
+		.max_send_sge = 1,
+		.max_recv_sge = 1,
+	};
+}
+
+/* Whether entry E of T sits right after entry E - 1 in the pool. */
+static bool continues(const struct block_table *t, int e)
+{
+	return t->entry[e] == t->entry[e - 1] + 1;
+}
+
+int kv_request_plan(struct kv_request *req, const struct kv_opts *opts, int qps)
+{
+	int n = opts->layers * opts->blocks;
+
+	req->n_seg = 0;
+	req->seg = calloc((size_t)n, sizeof(*req->seg));
+	if (!req->seg) {
+		report_error("no memory for a plan of %d segments", n);
+		return -1;
+	}
+	for (int e = 0; e < n; e++) {
+		/* A block joins the WR before it only if it follows it on both sides, in one layer. */
+		if (opts->merge && e % opts->blocks && continues(req->mine, e) &&
+		    continues(&req->peer->table, e)) {
+			req->seg[req->n_seg - 1].count++;
+			continue;
+		}
+		req->seg[req->n_seg] = (struct segment){ .first = e, .count = 1, .layer = e / opts->blocks,
+							  .qp = req->n_seg % qps };
+		req->n_seg++;
+	}
+	return 0;
+}
+
+void kv_request_free(struct kv_request *req)
+{
+	free(req->seg);
+	req->seg = NULL;
+}
+
+static uint32_t imm_of(int request, int seg)
+{
+	return (uint32_t)request << 16 | (uint32_t)seg;
+}
+
+int kv_post_receives(struct kv_qps *q, const struct kv_request *req, const struct kv_opts *opts)
+{
+	int per_qp[KV_MAX_QPS] = { 0 };
+
+	if (opts->mode != KV_PUSH)
+		return 0;
+	for (int i = 0; i < req->n_seg; i++)
+		per_qp[req->seg[i].qp]++;
+	for (int k = 0; k < q->n; k++) {
+		/* A WRITE with immediate puts no bytes in the receive: a 0-byte one takes it. */
+		for (int left = per_qp[k]; left > 0; left -= QUEUE_DEPTH)
+			if (post_receives(q->conn[k], req->pool->buf, 0,
+					  left < QUEUE_DEPTH ? left : QUEUE_DEPTH))
+				return -1;
+		show_quiet(true);
+	}
+	show_quiet(false);
+	return 0;
+}
+
+static const char *op_word(bool pull)
+{
+	return pull ? "RDMA READ" : "RDMA WRITE with immediate";
+}
+
+/* A segment's two ends: where it lies here, and in the peer's pool. */
+static void segment_sge(const struct mover *m, const struct segment *s, struct ibv_sge *sge,
+			uint64_t *remote)
+{
+	const struct kv_request *r = m->req;
+	size_t block = r->pool->block_bytes;
+
+	*sge = (struct ibv_sge){ .addr = (uintptr_t)kv_block_addr(r->pool, r->mine, s->first),
+				 .length = (uint32_t)(s->count * block),
+				 .lkey = r->pool->buf->mr->lkey };
+	*remote = r->peer->pool_addr + (uint64_t)r->peer->table.entry[s->first] * block;
+}
+
+/* Says which WR ibv_post_send refused, and why a full send queue is the usual cause. */
+static void report_post_failed(const struct mover *m, int k, int rc, const struct ibv_send_wr *wr,
+			       const struct ibv_send_wr *bad, int n)
+{
+	report_verb_error("ibv_post_send", rc);
+	if (rc == ENOMEM)
+		report_error("QP %d refused WR %d of a chain of %d (bad_wr): its send queue was "
+			     "full, %d WRs in flight of the %d it holds: post at most max_send_wr "
+			     "less what is in flight, and signal often enough to retire them", k,
+			     (int)(bad - wr), n, m->outstanding[k], KV_SEND_DEPTH);
+}
+
+/* Posts segments SEGS[0..N) on QP K as one chain: one doorbell, the last WR signalled. */
+static int post_chain(struct mover *m, int k, const int *segs, int n)
+{
+	struct ibv_send_wr wr[CHAIN_MAX], *bad = NULL;
+	struct ibv_sge sge[CHAIN_MAX];
+	struct chain *c = &m->chains[m->n_chains];
+	int rc;
+
+	*c = (struct chain){ .qp = k, .wrs = n };
+	for (int i = 0; i < n; i++) {
+		const struct segment *s = &m->req->seg[segs[i]];
+		uint64_t remote;
+
+		segment_sge(m, s, &sge[i], &remote);
+		wr[i] = (struct ibv_send_wr){
+			.wr_id = (uint64_t)m->n_chains,
+			.next = i + 1 < n ? &wr[i + 1] : NULL,
+			.sg_list = &sge[i],
+			.num_sge = 1,
+			.opcode = m->pull ? IBV_WR_RDMA_READ : IBV_WR_RDMA_WRITE_WITH_IMM,
+			/* Selective signalling: one completion for the chain, since a QP completes in order. */
+			.send_flags = i + 1 == n ? IBV_SEND_SIGNALED : 0,
+			.wr.rdma = { .remote_addr = remote, .rkey = m->req->peer->rkey },
+		};
+		if (!m->pull)
+			wr[i].imm_data = htonl(imm_of(m->req->number, segs[i]));
+		c->blocks += s->count;
+		c->bytes += sge[i].length;
+		c->has_last |= segs[i] == m->req->n_seg - 1;
+	}
+	rc = fault_at("post_send") ? errno : ibv_post_send(m->q->conn[k]->qp, wr, &bad);
+	if (rc) {
+		report_post_failed(m, k, rc, wr, bad, n);
+		return -1;
+	}
+	show("ibv_post_send", "QP %d: a chain of %d %s%s, one doorbell, the last signalled: "
+	     "%llu bytes, first to remote addr 0x%llx, rkey 0x%x", k, n, op_word(m->pull),
+	     n > 1 ? "s" : "", (unsigned long long)c->bytes,
+	     (unsigned long long)wr[0].wr.rdma.remote_addr, wr[0].wr.rdma.rkey);
+	m->outstanding[k] += n;
+	m->n_chains++;
+	m->res->wrs += n;
+	return 0;
+}
+
+/* A completion in error: which QP, which request, and the status that says why. */
+static int completion_failed(const struct mover *m, int k, const struct ibv_wc *wc)
+{
+	report_error("QP %d: %s of request %d completed with status %s (%d), vendor error 0x%x%s",
+		     k, wc->opcode & IBV_WC_RECV ? "a receive" : op_word(m->pull), m->req->number,
+		     ibv_wc_status_str(wc->status), wc->status, wc->vendor_err,
+		     wc->status == IBV_WC_REM_ACCESS_ERR ?
+		     ": the peer refused the address or rkey (see its block table)" : "");
+	return -1;
+}
+
+/* The decoder, in push mode: a WRITE with immediate has landed; its immediate names the segment. */
+static int take_immediate(struct mover *m, int k, const struct ibv_wc *wc)
+{
+	uint32_t imm = ntohl(wc->imm_data);
+	int request = (int)(imm >> 16), seg = (int)(imm & 0xffff);
+
+	if (!(wc->wc_flags & IBV_WC_WITH_IMM) || request != m->req->number || seg >= m->req->n_seg ||
+	    m->req->seg[seg].qp != k) {
+		report_error("QP %d: a WRITE with immediate 0x%08x that names no segment of request "
+			     "%d on this QP: the two sides' plans differ", k, imm, m->req->number);
+		return -1;
+	}
+	m->blocks_in += m->req->seg[seg].count;
+	m->res->bytes_per_qp[k] += (uint64_t)m->req->seg[seg].count * m->req->pool->block_bytes;
+	if (seg == m->req->n_seg - 1) {
+		m->res->blocks_at_last = m->blocks_in;
+		m->res->last_qp = k;
+	}
+	return 0;
+}
+
+/* The initiator: a chain's signalled WR has completed, and with it every WR before it on its QP. */
+static void retire_chain(struct mover *m, int k, const struct ibv_wc *wc)
+{
+	struct chain *c = &m->chains[wc->wr_id];
+
+	m->outstanding[k] -= c->wrs;
+	m->chains_done++;
+	m->res->bytes_per_qp[k] += c->bytes;
+	if (!m->pull)
+		return;
+	/* A READ's completion means its bytes are here: the decoder counts them in. */
+	m->blocks_in += c->blocks;
+	if (c->has_last) {
+		m->res->blocks_at_last = m->blocks_in;
+		m->res->last_qp = k;
+	}
+}
+
+/* Takes what QP K's CQ holds now; the number taken, or -1. */
+static int reap(struct mover *m, int k)
+{
+	struct ibv_wc wc[16];
+	int n = ibv_poll_cq(m->q->conn[k]->cq, 16, wc);
+
+	if (n < 0) {
+		report_error("ibv_poll_cq failed (%d) on QP %d's CQ", n, k);
+		return -1;
+	}
+	for (int i = 0; i < n; i++) {
+		if (wc[i].status != IBV_WC_SUCCESS)
+			return completion_failed(m, k, &wc[i]);
+		if (wc[i].opcode & IBV_WC_RECV) {
+			if (take_immediate(m, k, &wc[i]))
+				return -1;
+		} else {
+			retire_chain(m, k, &wc[i]);
+		}
+	}
+	return n;
+}
+
+/* One look at every CQ, then at the clock and the side channel; -1 on a failure or a stall. */
+static int reap_all(struct mover *m, struct timespec *progress)
+{
+	int got = 0;
+
+	for (int k = 0; k < m->q->n; k++) {
+		int n = reap(m, k);
+
+		if (n < 0)
+			return -1;
+		got += n;
+	}
+	if (got) {
+		clock_start(progress);
+		return 0;
+	}
+	if (stop_requested())
+		return report_stopped();
+	if (ms_since(progress) > m->timeout_s * 1000L) {
+		report_error("request %d: nothing completed for %d s (-t), %d of %d blocks in: is the "
+			     "peer alive?", m->req->number, m->timeout_s, m->blocks_in, m->total_blocks);
+		return -1;
+	}
+	return 0;
+}
+
+/* Waits, reaping, until QP K can take N more WRs. */
+static int wait_for_room(struct mover *m, int k, int n)
+{
+	struct timespec progress;
+
+	clock_start(&progress);
+	while (m->outstanding[k] + n > KV_SEND_DEPTH)
+		if (reap_all(m, &progress))
+			return -1;
+	return 0;
+}
+
+/* Posts the segments of LAYER that go by QP K, in chains of at most CHAIN_MAX. */
+static int post_layer_on(struct mover *m, int layer, int k)
+{
+	int segs[CHAIN_MAX], n = 0;
+
+	for (int i = 0; i < m->req->n_seg; i++) {
+		if (m->req->seg[i].layer != layer || m->req->seg[i].qp != k)
+			continue;
+		segs[n++] = i;
+		if (n == CHAIN_MAX) {
+			if (wait_for_room(m, k, n) || post_chain(m, k, segs, n))
+				return -1;
+			n = 0;
+		}
+	}
+	if (n && (wait_for_room(m, k, n) || post_chain(m, k, segs, n)))
+		return -1;
+	return 0;
+}
+
+/* The initiator posts one layer on every QP, but the delayed QP's (--delay-qp) wait for the end. */
+static int post_layer(struct mover *m, int layer)
+{
+	for (int k = 0; k < m->q->n; k++) {
+		if (k == m->opts->delay_qp) {
+			m->deferred[m->n_deferred++] = layer;
+			continue;
+		}
+		if (post_layer_on(m, layer, k))
+			return -1;
+	}
+	return 0;
+}
+
+static int post_deferred(struct mover *m)
+{
+	if (!m->n_deferred)
+		return 0;
+	show("--delay-qp", "QP %d's %d layer(s) held back %d ms, as a slow path would: the other "
+	     "QPs' WRs, the request's last among them, go first", m->opts->delay_qp, m->n_deferred,
+	     m->opts->delay_ms);
+	usleep((useconds_t)m->opts->delay_ms * 1000);
+	for (int i = 0; i < m->n_deferred; i++)
+		if (post_layer_on(m, m->deferred[i], m->opts->delay_qp))
+			return -1;
+	return 0;
+}
+
+/* The prefiller's compute of one layer: a stand-in sleep, then the layer's bytes written. */
+static void compute_layer(struct mover *m, int layer)
+{
+	if (m->opts->layer_ms)
+		usleep((useconds_t)m->opts->layer_ms * 1000);
+	kv_fill_layer(m->req->pool, m->req->mine, m->req->number, layer);
+}
+
+/* The decoder, in pull mode: reaps while it waits for the prefiller's notice that LAYER is ready. */
+static int wait_layer_ready(struct mover *m, int layer)
+{
+	struct timespec progress;
+	struct pollfd pfd = { .fd = m->fd, .events = POLLIN };
+	char tag;
+
+	clock_start(&progress);
+	for (;;) {
+		int rc = poll(&pfd, 1, 1);
+
+		if (rc < 0 && errno != EINTR) {
+			report_verb_error("poll (side channel)", errno);
+			return -1;
+		}
+		if (rc > 0)
+			break;
+		if (reap_all(m, &progress))
+			return -1;
+	}
+	if (sock_recv_all(m->fd, &tag, 1, m->timeout_s))
+		return -1;
+	if (tag != LAYER_READY) {
+		report_error("out of step with the prefiller: expected its notice for layer %d, got "
+			     "byte 0x%02x", layer, (unsigned char)tag);
+		return -1;
+	}
+	return 0;
+}
+
+/* Waits until every chain has completed and, on the decoder, every block has come. */
+static int wait_all_in(struct mover *m)
+{
+	struct timespec progress, peer_check;
+
+	clock_start(&progress);
+	clock_start(&peer_check);
+	while (m->chains_done < m->n_chains || (m->decoder && m->blocks_in < m->total_blocks)) {
+		if (reap_all(m, &progress))
+			return -1;
+		if (ms_since(&peer_check) > PEER_CHECK_MS) {
+			clock_start(&peer_check);
+			if (sock_peer_closed(m->fd)) {
+				report_error("request %d: the peer closed the side channel with %d of %d "
+					     "blocks in: it has stopped (killed, or it failed: see its "
+					     "output)", m->req->number, m->blocks_in, m->total_blocks);
+				return -1;
+			}
+		}
+	}
+	return 0;
+}
+
+/* The initiator's side: each layer as it is ready, then the held-back QP, then every completion. */
+static int initiate(struct mover *m)
+{
+	for (int l = 0; l < m->opts->layers; l++) {
+		if (m->pull ? wait_layer_ready(m, l) : (compute_layer(m, l), 0))
+			return -1;
+		if (post_layer(m, l))
+			return -1;
+		show_quiet(true);
+	}
+	show_quiet(false);
+	if (post_deferred(m))
+		return -1;
+	return wait_all_in(m);
+}
+
+/* The passive side: the prefiller in pull mode computes and tells; the decoder in push mode counts. */
+static int stand_by(struct mover *m)
+{
+	if (m->decoder)
+		return wait_all_in(m);
+	for (int l = 0; l < m->opts->layers; l++) {
+		char tag = LAYER_READY;
+
+		compute_layer(m, l);
+		if (sock_send_all(m->fd, &tag, 1, m->timeout_s))
+			return -1;
+	}
+	return 0;
+}
+
+int kv_move(struct kv_qps *q, const struct kv_request *req, const struct kv_opts *opts,
+	    bool decoder, int fd, int timeout_s, struct kv_result *res)
+{
+	struct mover m = {
+		.q = q, .req = req, .opts = opts, .decoder = decoder,
+		.pull = opts->mode == KV_PULL, .fd = fd, .timeout_s = timeout_s, .res = res,
+		.total_blocks = opts->layers * opts->blocks,
+	};
+	bool initiator = decoder == m.pull;
+	int rc = -1;
+
+	*res = (struct kv_result){ .last_qp = -1 };
+	m.chains = calloc((size_t)req->n_seg, sizeof(*m.chains));
+	m.deferred = calloc((size_t)opts->layers, sizeof(*m.deferred));
+	if (!m.chains || !m.deferred) {
+		report_error("no memory for request %d's %d chains", req->number, req->n_seg);
+		goto out_free;
+	}
+	m.start_us = now_us();
+	rc = initiator ? initiate(&m) : stand_by(&m);
+	res->ms = (now_us() - m.start_us) / 1000.0;
+	res->blocks = m.blocks_in;
+	for (int k = 0; k < q->n; k++)
+		res->bytes += res->bytes_per_qp[k];
+out_free:
+	free(m.deferred);
+	free(m.chains);
+	return rc;
+}
