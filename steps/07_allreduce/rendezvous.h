@@ -16,7 +16,7 @@
  * made for one peer alone, a QP.  Step 07 connects each rank to its two
  * neighbours only, so a hello holds two QPs, and rank 0 answers each rank
  * with the next rank's part per rank and the one QP each neighbour made
- * for it.  A step that connects every rank to every rank (step 09) would
+ * for it.  A program that connects every rank to every rank would
  * send one QP per peer, in rank order, and be answered with every other
  * rank's part per rank and the QP that rank made for it: its message then
  * holds a count of QPs where step 07's holds two.
