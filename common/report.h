@@ -51,4 +51,14 @@ void report_verb_error(const char *verb, int err);
 void report_error(const char *fmt, ...)
 	__attribute__((format(printf, 1, 2)));
 
+/*
+ * The return convention of the functions that do the work, in common/ and in
+ * every step: 0 when done; -1 when failed, its error line printed already, so
+ * that the caller only unwinds and prints nothing more about it; a positive
+ * value for an outcome the caller must tell apart from the others and say in
+ * its own words: a deadline passed, a stop signal, a peer that closed its end
+ * (wait.h's enum wait_result, sock.h's enum sock_outcome).  A function that
+ * returns a count, a descriptor or a verdict says so in its header.
+ */
+
 #endif

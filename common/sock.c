@@ -3,6 +3,7 @@
 #include "clock.h"
 #include "report.h"
 #include "stop.h"
+#include "wait.h"
 
 #include <errno.h>
 #include <arpa/inet.h>
@@ -18,29 +19,12 @@
 
 #define CONNECT_RETRY_MS 100
 
-/*
- * Waits until FD is ready for EVENTS or the deadline passes; returns 1, 0
- * (timeout), or -1 after reporting why (a stop signal, or poll's error).
- */
+/* wait_fd on the side channel, a stop signal reported: WAIT_READY, WAIT_TIMEOUT, or -1 (reported). */
 static int wait_ready(int fd, short events, const struct timespec *deadline)
 {
-	struct pollfd pfd = { .fd = fd, .events = events };
-	int left, rc;
+	int rc = wait_fd(fd, events, deadline, "side channel");
 
-	for (;;) {
-		if (stop_requested())
-			return report_stopped();
-		left = ms_left(deadline);
-		if (left <= 0)
-			return 0;
-		rc = poll(&pfd, 1, left);
-		if (rc >= 0)
-			return rc;
-		if (errno != EINTR) {
-			report_verb_error("poll (side channel)", errno);
-			return -1;
-		}
-	}
+	return rc == WAIT_STOPPED ? report_stopped() : rc;
 }
 
 /* Closes FD after a failed call, keeping that call's errno for the caller; returns -1. */
@@ -157,13 +141,13 @@ int sock_accept_one(int port, int timeout_s)
 		return -1;
 	show("listening", "TCP port %d, waiting up to %d s for the client", port, timeout_s);
 	rc = wait_ready(lfd, POLLIN, &deadline);
-	if (rc == 0)
+	if (rc == WAIT_TIMEOUT)
 		report_error("no client connected to TCP port %d within %d s. Start the client "
 			     "with this host's address, or raise the wait with -t SECONDS",
 			     port, timeout_s);
-	else if (rc > 0 && (fd = accept(lfd, (struct sockaddr *)&peer, &peer_len)) < 0)
+	else if (rc == WAIT_READY && (fd = accept(lfd, (struct sockaddr *)&peer, &peer_len)) < 0)
 		report_verb_error("accept", errno);
-	else if (rc > 0) {
+	else if (rc == WAIT_READY) {
 		set_nodelay(fd);
 		show_client(&peer);
 	}
@@ -182,7 +166,7 @@ static int try_connect(const struct addrinfo *ai, const struct timespec *deadlin
 		return -1;
 	if (connect(fd, ai->ai_addr, ai->ai_addrlen) && errno != EINPROGRESS)
 		goto out_close;
-	if (wait_ready(fd, POLLOUT, deadline) <= 0) {
+	if (wait_fd(fd, POLLOUT, deadline, "side channel") != WAIT_READY) {
 		errno = stop_requested() ? EINTR : ETIMEDOUT;
 		goto out_close;
 	}
@@ -251,70 +235,88 @@ int sock_connect(const char *host, int port, int timeout_s)
 	return fd;
 }
 
+/*
+ * After a send or recv that moved nothing (N, with errno): SOCK_CLOSED for a
+ * peer gone, -1 after naming VERB's error, else waits for EVENTS: 0 (ready:
+ * try again) or the wait's outcome.  Each transfer tries first and waits only
+ * when the socket would block: a message that fits goes out even after a
+ * stop signal (step 07 tells rank 0 of its own stop that way), and a healthy
+ * exchange makes no poll() call.
+ */
+static int wait_to_retry(int fd, ssize_t n, short events, const struct timespec *deadline,
+			 const char *verb)
+{
+	if (n == 0 || errno == EPIPE || errno == ECONNRESET)
+		return SOCK_CLOSED;
+	if (errno != EINTR && errno != EAGAIN) {
+		report_verb_error(verb, errno);
+		return -1;
+	}
+	return wait_fd(fd, events, deadline, "side channel");
+}
+
+int sock_send_quiet(int fd, const void *buf, size_t len, const struct timespec *deadline)
+{
+	const char *p = buf;
+	size_t done = 0;
+	int rc = 0;
+
+	while (done < len && rc == 0) {
+		ssize_t n = send(fd, p + done, len - done, MSG_NOSIGNAL | MSG_DONTWAIT);
+
+		if (n > 0)
+			done += (size_t)n;
+		else
+			rc = wait_to_retry(fd, n, POLLOUT, deadline, "send (side channel)");
+	}
+	return rc;
+}
+
+int sock_recv_quiet(int fd, void *buf, size_t len, size_t *have, const struct timespec *deadline)
+{
+	char *p = buf;
+	int rc = 0;
+
+	while (*have < len && rc == 0) {
+		ssize_t n = recv(fd, p + *have, len - *have, MSG_DONTWAIT);
+
+		if (n > 0)
+			*have += (size_t)n;
+		else
+			rc = wait_to_retry(fd, n, POLLIN, deadline, "recv (side channel)");
+	}
+	return rc;
+}
+
 int sock_send_all(int fd, const void *buf, size_t len, int timeout_s)
 {
 	struct timespec deadline = deadline_in(timeout_s);
-	const char *p = buf;
-	int rc;
+	int rc = sock_send_quiet(fd, buf, len, &deadline);
 
-	while (len) {
-		ssize_t n;
-
-		rc = wait_ready(fd, POLLOUT, &deadline);
-		if (rc < 0)
-			return -1;
-		if (rc == 0) {
-			report_error("the peer did not take our message within %d s", timeout_s);
-			return -1;
-		}
-		n = send(fd, p, len, MSG_NOSIGNAL | MSG_DONTWAIT);
-		if (n < 0 && (errno == EINTR || errno == EAGAIN))
-			continue;
-		if (n < 0) {
-			report_verb_error("send (side channel)", errno);
-			return -1;
-		}
-		p += n;
-		len -= (size_t)n;
-	}
-	return 0;
+	if (rc == SOCK_TIMEOUT)
+		report_error("the peer did not take our message within %d s", timeout_s);
+	else if (rc == SOCK_STOPPED)
+		report_stopped();
+	else if (rc == SOCK_CLOSED)
+		report_verb_error("send (side channel)", errno);
+	return rc ? -1 : 0;
 }
 
 int sock_recv_more(int fd, void *buf, size_t have, size_t len, int timeout_s)
 {
 	struct timespec deadline = deadline_in(timeout_s);
-	char *p = buf;
-	int rc;
+	int rc = sock_recv_quiet(fd, buf, len, &have, &deadline);
 
-	while (have < len) {
-		ssize_t n;
-
-		rc = wait_ready(fd, POLLIN, &deadline);
-		if (rc < 0)
-			return -1;
-		if (rc == 0) {
-			if (have == 0)
-				report_error("the peer sent nothing for %d s on the side channel", timeout_s);
-			else
-				report_error("the peer sent only %zu bytes of its message, then nothing "
-					     "for %d s: is it speaking the same exchange format?",
-					     have, timeout_s);
-			return -1;
-		}
-		n = recv(fd, p + have, len - have, MSG_DONTWAIT);
-		if (n < 0 && (errno == EINTR || errno == EAGAIN))
-			continue;
-		if (n < 0 && errno != ECONNRESET) {
-			report_verb_error("recv (side channel)", errno);
-			return -1;
-		}
-		if (n <= 0) {
-			report_error("the peer closed the side channel early (did it fail? see its output)");
-			return -1;
-		}
-		have += (size_t)n;
-	}
-	return 0;
+	if (rc == SOCK_TIMEOUT && have == 0)
+		report_error("the peer sent nothing for %d s on the side channel", timeout_s);
+	else if (rc == SOCK_TIMEOUT)
+		report_error("the peer sent only %zu bytes of its message, then nothing for %d s: "
+			     "is it speaking the same exchange format?", have, timeout_s);
+	else if (rc == SOCK_STOPPED)
+		report_stopped();
+	else if (rc == SOCK_CLOSED)
+		report_error("the peer closed the side channel early (did it fail? see its output)");
+	return rc ? -1 : 0;
 }
 
 int sock_recv_all(int fd, void *buf, size_t len, int timeout_s)

@@ -4,6 +4,9 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <time.h>
+
+#include "wait.h"
 
 /* Server: listens on PORT and accepts one client within TIMEOUT_S; returns the socket or -1. */
 int sock_accept_one(int port, int timeout_s);
@@ -23,7 +26,26 @@ int sock_local_port(int fd);
  */
 int sock_dial(const char *host, int port, int timeout_s, int *gai_err);
 
-/* Sends or receives exactly LEN bytes within TIMEOUT_S; returns 0, or -1 after reporting. */
+/*
+ * What a whole-message transfer found besides 0 (done) and -1 (a failure of
+ * poll, send or recv themselves, reported): report.h's convention.
+ */
+enum sock_outcome {
+	SOCK_TIMEOUT = WAIT_TIMEOUT,	/* the deadline passed before the whole message moved */
+	SOCK_STOPPED = WAIT_STOPPED,	/* a stop signal came while waiting */
+	SOCK_CLOSED,			/* the peer closed or reset its end (errno: EPIPE or ECONNRESET when sending) */
+};
+
+/*
+ * Sends LEN bytes, or receives until *HAVE (the bytes already in BUF) reaches
+ * LEN, by DEADLINE; returns 0, a sock_outcome, or -1.  They print nothing but
+ * a failure of the system calls: for a caller that says what a timeout or a
+ * closed peer means itself, as step 07's control channel names the rank.
+ */
+int sock_send_quiet(int fd, const void *buf, size_t len, const struct timespec *deadline);
+int sock_recv_quiet(int fd, void *buf, size_t len, size_t *have, const struct timespec *deadline);
+
+/* The same within TIMEOUT_S, each outcome reported; returns 0, or -1 after reporting. */
 int sock_send_all(int fd, const void *buf, size_t len, int timeout_s);
 int sock_recv_all(int fd, void *buf, size_t len, int timeout_s);
 

@@ -7,6 +7,7 @@
 #include "reg_mr.h"
 #include "report.h"
 #include "stop.h"
+#include "wait.h"
 
 #include <arpa/inet.h>
 #include <ctype.h>
@@ -147,26 +148,13 @@ static void report_no_rdma_cm(int err)
  */
 static int next_event(struct cm_link *cm, const struct timespec *deadline, struct cm_event *ev)
 {
-	struct pollfd pfd = { .fd = cm->events->fd, .events = POLLIN };
 	struct rdma_cm_event *event;
-	long left;
-	int rc;
+	int rc = wait_fd(cm->events->fd, POLLIN, deadline, "rdma_cm event channel");
 
-	for (;;) {
-		if (stop_requested())
-			return report_stopped();
-		left = ms_left(deadline);
-		left = left < 0 ? 0 : left;
-		rc = poll(&pfd, 1, (int)(left < 100 ? left : 100));
-		if (rc > 0)
-			break;
-		if (rc < 0 && errno != EINTR) {
-			report_verb_error("poll (rdma_cm event channel)", errno);
-			return -1;
-		}
-		if (rc == 0 && left == 0)
-			return 1;
-	}
+	if (rc == WAIT_STOPPED)
+		return report_stopped();
+	if (rc)
+		return rc;
 	if (rdma_get_cm_event(cm->events, &event)) {
 		report_verb_error("rdma_get_cm_event", errno);
 		return -1;

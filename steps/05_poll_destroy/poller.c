@@ -1,5 +1,6 @@
 /* poller.c: stage 5: wait for completions, by busy polling or on the completion channel, and take each by its wr_id. */
 #include "poller.h"
+#include "clock.h"
 #include "completion.h"
 #include "exchange.h"
 #include "fault.h"
@@ -7,9 +8,11 @@
 #include "report.h"
 #include "sock.h"
 #include "stop.h"
+#include "wait.h"
 
 #include <errno.h>
 #include <poll.h>
+#include <time.h>
 
 void poller_init(struct poller *p, struct rdma_conn *conn, bool events, bool rc_pingpong)
 {
@@ -50,20 +53,17 @@ static int spin_for_completion(struct poller *p, struct ibv_wc *wc, int timeout_
 /* Sleeps on the completion channel, in slices of PEER_CHECK_MS, until it has an event to read. */
 static int sleep_for_event(struct poller *p, int timeout_ms)
 {
-	struct pollfd pfd = { .fd = p->conn->channel->fd, .events = POLLIN };
 	int rc;
 
 	for (int waited = 0; waited < timeout_ms; waited += PEER_CHECK_MS) {
-		if (stop_requested())
-			return report_stopped();
-		rc = poll(&pfd, 1, PEER_CHECK_MS);
-		if (rc > 0)
+		struct timespec slice = deadline_in_ms(PEER_CHECK_MS);
+
+		rc = wait_fd(p->conn->channel->fd, POLLIN, &slice, "completion channel");
+		if (rc == WAIT_READY)
 			return 0;
-		if (rc < 0 && errno != EINTR) {
-			report_verb_error("poll (completion channel)", errno);
-			return -1;
-		}
-		if (peer_gone(p))
+		if (rc == WAIT_STOPPED)
+			return report_stopped();
+		if (rc < 0 || peer_gone(p))
 			return -1;
 	}
 	report_error("no completion event within %d ms: is the peer running?", timeout_ms);

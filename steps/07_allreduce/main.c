@@ -1,5 +1,7 @@
 /* main.c: step 07: a ring all-reduce over verbs, N ranks launched like a training job, measured as nccl-tests measures it. */
+#include "control.h"
 #include "fault.h"
+#include "launch.h"
 #include "pause.h"
 #include "rendezvous.h"
 #include "report.h"

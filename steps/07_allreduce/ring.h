@@ -6,7 +6,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "control.h"
 #include "cq_qp_rts.h"
+#include "launch.h"
 #include "open_pd.h"
 #include "reg_mr.h"
 #include "rendezvous.h"

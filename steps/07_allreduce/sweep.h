@@ -2,7 +2,7 @@
 #ifndef RDMA_STEPS_SWEEP_H
 #define RDMA_STEPS_SWEEP_H
 
-#include "rendezvous.h"
+#include "control.h"
 #include "ring.h"
 #include "ring_options.h"
 #include "tcp_ring.h"

@@ -3,6 +3,7 @@
 #include "clock.h"
 #include "report.h"
 #include "sock.h"
+#include "wait.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -49,7 +50,7 @@ static int set_nonblocking(int fd)
 int tcp_ring_connect(struct tcp_ring *t, const struct neighbours *nb, struct ring_ctl *ctl,
 		     int timeout_s)
 {
-	struct pollfd pfd = { .fd = t->listen_fd, .events = POLLIN };
+	struct timespec deadline;
 	int gai_err, next = (t->rank + 1) % t->world, prev = (t->rank + t->world - 1) % t->world;
 
 	if (t->world == 1)
@@ -61,7 +62,8 @@ int tcp_ring_connect(struct tcp_ring *t, const struct neighbours *nb, struct rin
 			 nb->next_addr, nb->next_tcp_port, timeout_s);
 		return -1;
 	}
-	if (poll(&pfd, 1, timeout_s * 1000) <= 0 ||
+	deadline = deadline_in(timeout_s);
+	if (wait_fd(t->listen_fd, POLLIN, &deadline, "TCP ring port") != WAIT_READY ||
 	    (t->prev_fd = accept(t->listen_fd, NULL, NULL)) < 0) {
 		ctl_fail(ctl, prev, "it did not connect to our TCP ring port within %d s", timeout_s);
 		return -1;

@@ -4,6 +4,7 @@
 
 #include <stddef.h>
 
+#include "control.h"
 #include "rendezvous.h"
 #include "schedule.h"
 
