@@ -37,6 +37,22 @@ int kv_qps_connect(struct kv_qps *q, struct session *s, int timeout_s)
 	return 0;
 }
 
+int kv_qps_show_caps(struct kv_qps *q, const struct ibv_qp_cap *asked)
+{
+	struct ibv_qp_attr attr;
+	struct ibv_qp_init_attr init;
+	int rc = ibv_query_qp(q->conn[0]->qp, &attr, IBV_QP_CAP, &init);
+
+	if (rc) {
+		report_verb_error("ibv_query_qp", rc);
+		return -1;
+	}
+	show("ibv_query_qp", "QP 0's queues as the provider made them: send %u WRs (asked %u), "
+	     "receive %u (asked %u); chains are kept within what was asked", attr.cap.max_send_wr,
+	     asked->max_send_wr, attr.cap.max_recv_wr, asked->max_recv_wr);
+	return 0;
+}
+
 int kv_qps_destroy(struct kv_qps *q)
 {
 	int failures = 0;

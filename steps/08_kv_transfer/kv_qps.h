@@ -25,6 +25,13 @@ int kv_qps_create(struct kv_qps *q, struct session *s, const struct conn_opts *c
  */
 int kv_qps_connect(struct kv_qps *q, struct session *s, int timeout_s);
 
+/*
+ * Reads QP 0's queues back from the provider (ibv_query_qp): it may give
+ * more than was asked (rxe rounds a send queue up), and a step that posts
+ * chains must know what it has.  0 or -1.
+ */
+int kv_qps_show_caps(struct kv_qps *q, const struct ibv_qp_cap *asked);
+
 /* Destroys QPs 1 to N-1 and their CQs (QP 0 is the session's); returns how many releases failed. */
 int kv_qps_destroy(struct kv_qps *q);
 

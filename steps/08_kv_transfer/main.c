@@ -16,6 +16,8 @@
 /* Each side draws its pool's order from its own seed, so a block sits at another index on each. */
 #define PREFILL_SEED 0x08a11ce5u
 #define DECODE_SEED 0x0bdecade
+/* How many of a block table's entries its line shows. */
+#define TABLE_SHOWN 32
 
 static const char purpose[] =
 	"Step 08: on top of steps 01-05, move a request's KV cache from the prefill node (the\n"
@@ -63,16 +65,22 @@ static void show_shape(const struct kv_opts *kv)
 	     kv->pool, kv_pool_bytes(kv));
 }
 
-/* In pull mode the decoder keeps many READs in flight: as many as the device lets both ends. */
+/*
+ * In pull mode the decoder keeps many READs in flight: as many as the device
+ * lets both ends, as a power of two (rxe rounds the value up to one, and 255
+ * would become 256, which the 8-bit field cannot hold).
+ */
 static void raise_rd_atomic(struct session *s, const struct kv_opts *kv)
 {
 	int most = s->dev.attr.max_qp_init_rd_atom < s->dev.attr.max_qp_rd_atom ?
-		   s->dev.attr.max_qp_init_rd_atom : s->dev.attr.max_qp_rd_atom;
+		   s->dev.attr.max_qp_init_rd_atom : s->dev.attr.max_qp_rd_atom, n = 1;
 
 	if (kv->mode != KV_PULL)
 		return;
-	s->conn.rd_atomic = (uint8_t)(most > 255 ? 255 : most);
-	show("rd_atomic", "%d RDMA READs in flight on each QP, the device's most (max_qp_init_rd_atom "
+	while (n * 2 <= most && n * 2 <= 128)
+		n *= 2;
+	s->conn.rd_atomic = (uint8_t)n;
+	show("rd_atomic", "%d RDMA READs in flight on each QP, as the device allows (max_qp_init_rd_atom "
 	     "%d as initiator, max_qp_rd_atom %d as responder); stage 3 keeps 1", s->conn.rd_atomic,
 	     s->dev.attr.max_qp_init_rd_atom, s->dev.attr.max_qp_rd_atom);
 }
@@ -84,6 +92,12 @@ static void show_result(const struct kv_opts *kv, const struct kv_request *req,
 	char per_qp[24 * KV_MAX_QPS] = "", *p = per_qp;
 	bool passive = decoder != (kv->mode == KV_PULL);
 
+	if (passive && !decoder) {
+		show("request", "%d: %d layers computed and announced on the side channel in %.1f ms: "
+		     "the decoder READ the %d blocks, and this side posted no WR", req->number,
+		     kv->layers, res->ms, kv->layers * kv->blocks);
+		return;
+	}
 	for (int k = 0; k < qps; k++)
 		p += snprintf(p, sizeof(per_qp) - (size_t)(p - per_qp), "%s%llu", k ? " " : "",
 			      (unsigned long long)res->bytes_per_qp[k]);
@@ -91,11 +105,6 @@ static void show_result(const struct kv_opts *kv, const struct kv_request *req,
 	     "%.3f GB/s", req->number, kv->layers * kv->blocks, req->n_seg,
 	     kv->layers * kv->blocks - req->n_seg, kv_request_bytes(kv), res->ms,
 	     res->ms > 0 ? (double)kv_request_bytes(kv) / res->ms / 1e6 : 0.0);
-	if (passive && !decoder) {
-		show("this side's CPU", "computed each layer and said so on the side channel: the "
-		     "decoder's READs took the bytes, and no WR was posted here");
-		return;
-	}
 	show("bytes per QP", "%s", per_qp);
 	if (!decoder)
 		return;
@@ -105,6 +114,18 @@ static void show_result(const struct kv_opts *kv, const struct kv_request *req,
 	     ": a decoder that took it as the end would have read an incomplete cache" : "");
 	show("counting", "request %d handed over at %d of %d blocks: nothing orders one QP against "
 	     "another, so the decoder counts", req->number, res->blocks, kv->layers * kv->blocks);
+}
+
+/* This side's block table: the pool blocks that hold the request, layer by layer. */
+static void show_table(const struct block_table *t, int number)
+{
+	int n = t->layers * t->blocks, shown = n < TABLE_SHOWN ? n : TABLE_SHOWN;
+	char list[8 * TABLE_SHOWN] = "", *p = list;
+
+	for (int e = 0; e < shown; e++)
+		p += snprintf(p, sizeof(list) - (size_t)(p - list), "%s%u", e ? " " : "", t->entry[e]);
+	show("block table", "request %d: %d blocks, %d next to the one before in a layer; pool "
+	     "blocks %s%s", number, n, kv_table_adjacent(t), list, n > shown ? " ..." : "");
 }
 
 /* One request: tables out and in, its plan, the move, the check, and a barrier. */
@@ -119,9 +140,7 @@ static int move_request(struct session *s, struct kv_qps *q, struct kv_pool *poo
 
 	if (kv_pool_take(pool, kv, &mine))
 		return -1;
-	show("block table", "request %d: %d blocks, %d adjacent to the one before, this side's "
-	     "first at pool block %u", number, kv->layers * kv->blocks, kv_table_adjacent(&mine),
-	     mine.entry[0]);
+	show_table(&mine, number);
 	if (kv_exchange_tables(s->conn.sock, number, &mine, (uintptr_t)s->buf.addr,
 			       access_is_remote(s->buf.access) ? s->buf.mr->rkey : 0, pool->n_blocks,
 			       &peer, timeout_s))
@@ -183,6 +202,7 @@ int main(int argc, char **argv)
 	exchange_set_options(&sess.conn.local, "--mode %s --qps %d", kv_mode_name(step.kv.mode),
 			     step.kv.qps);
 	if (kv_qps_create(&qps, &sess, &step.conn, step.kv.qps) ||
+	    kv_qps_show_caps(&qps, &hook.cap) ||
 	    connect_qp(&sess.dev, &opts, &sess.conn) ||
 	    kv_exchange_shape(sess.conn.sock, &step.kv, opts.timeout_s) ||
 	    kv_qps_connect(&qps, &sess, opts.timeout_s))

@@ -118,9 +118,12 @@ int kv_post_receives(struct kv_qps *q, const struct kv_request *req, const struc
 	return 0;
 }
 
-static const char *op_word(bool pull)
+/* The operation's name, for one WR or for N. */
+static const char *op_words(bool pull, int n)
 {
-	return pull ? "RDMA READ" : "RDMA WRITE with immediate";
+	if (pull)
+		return n == 1 ? "RDMA READ" : "RDMA READs";
+	return n == 1 ? "RDMA WRITE with immediate" : "RDMA WRITEs with immediate";
 }
 
 /* A segment's two ends: where it lies here, and in the peer's pool. */
@@ -183,9 +186,9 @@ static int post_chain(struct mover *m, int k, const int *segs, int n)
 		report_post_failed(m, k, rc, wr, bad, n);
 		return -1;
 	}
-	show("ibv_post_send", "QP %d: a chain of %d %s%s, one doorbell, the last signalled: "
-	     "%llu bytes, first to remote addr 0x%llx, rkey 0x%x", k, n, op_word(m->pull),
-	     n > 1 ? "s" : "", (unsigned long long)c->bytes,
+	show("ibv_post_send", "QP %d: a chain of %d %s, one doorbell, the last signalled: "
+	     "%llu bytes, first to remote addr 0x%llx, rkey 0x%x", k, n, op_words(m->pull, n),
+	     (unsigned long long)c->bytes,
 	     (unsigned long long)wr[0].wr.rdma.remote_addr, wr[0].wr.rdma.rkey);
 	m->outstanding[k] += n;
 	m->n_chains++;
@@ -197,7 +200,7 @@ static int post_chain(struct mover *m, int k, const int *segs, int n)
 static int completion_failed(const struct mover *m, int k, const struct ibv_wc *wc)
 {
 	report_error("QP %d: %s of request %d completed with status %s (%d), vendor error 0x%x%s",
-		     k, wc->opcode & IBV_WC_RECV ? "a receive" : op_word(m->pull), m->req->number,
+		     k, wc->opcode & IBV_WC_RECV ? "a receive" : op_words(m->pull, 1), m->req->number,
 		     ibv_wc_status_str(wc->status), wc->status, wc->vendor_err,
 		     wc->status == IBV_WC_REM_ACCESS_ERR ?
 		     ": the peer refused the address or rkey (see its block table)" : "");
@@ -346,9 +349,12 @@ static int post_deferred(struct mover *m)
 	     "QPs' WRs, the request's last among them, go first", m->opts->delay_qp, m->n_deferred,
 	     m->opts->delay_ms);
 	usleep((useconds_t)m->opts->delay_ms * 1000);
-	for (int i = 0; i < m->n_deferred; i++)
+	for (int i = 0; i < m->n_deferred; i++) {
+		show_quiet(i > 0);
 		if (post_layer_on(m, m->deferred[i], m->opts->delay_qp))
 			return -1;
+	}
+	show_quiet(false);
 	return 0;
 }
 
@@ -390,6 +396,20 @@ static int wait_layer_ready(struct mover *m, int layer)
 	return 0;
 }
 
+/* The peer closed the side channel: it has stopped, and this side says how far the request got. */
+static int report_peer_gone(const struct mover *m)
+{
+	if (m->decoder)
+		report_error("request %d: the prefiller closed the side channel with %d of %d blocks "
+			     "in: it has stopped (killed, or it failed: see its output)", m->req->number,
+			     m->blocks_in, m->total_blocks);
+	else
+		report_error("request %d: the decoder closed the side channel with %d of %d chains "
+			     "completed: it has stopped (killed, or it failed: see its output)",
+			     m->req->number, m->chains_done, m->n_chains);
+	return -1;
+}
+
 /* Waits until every chain has completed and, on the decoder, every block has come. */
 static int wait_all_in(struct mover *m)
 {
@@ -402,12 +422,8 @@ static int wait_all_in(struct mover *m)
 			return -1;
 		if (ms_since(&peer_check) > PEER_CHECK_MS) {
 			clock_start(&peer_check);
-			if (sock_peer_closed(m->fd)) {
-				report_error("request %d: the peer closed the side channel with %d of %d "
-					     "blocks in: it has stopped (killed, or it failed: see its "
-					     "output)", m->req->number, m->blocks_in, m->total_blocks);
-				return -1;
-			}
+			if (sock_peer_closed(m->fd))
+				return report_peer_gone(m);
 		}
 	}
 	return 0;
@@ -438,6 +454,8 @@ static int stand_by(struct mover *m)
 		char tag = LAYER_READY;
 
 		compute_layer(m, l);
+		if (sock_peer_closed(m->fd))
+			return report_peer_gone(m);
 		if (sock_send_all(m->fd, &tag, 1, m->timeout_s))
 			return -1;
 	}

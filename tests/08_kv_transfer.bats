@@ -1,0 +1,121 @@
+#!/usr/bin/env bats
+# 08_kv_transfer.bats: step 08 moves a request's KV cache from the prefiller's paged pool to the decoder's, pulled and pushed, over several QPs, counted in and checked byte by byte.
+
+setup() {
+	load test_helper
+}
+
+# The pool blocks of request R on the side whose output is selected, one per line.
+table_of() { # R
+	sed -nE "s/^block table +: request $1: [0-9]+ blocks, [0-9]+ next to the one before in a layer; pool blocks ([0-9 ]+)\$/\\1/p" <<<"$output" | tr ' ' '\n'
+}
+
+# Checks the decoder's lines for REQUESTS requests of BLOCKS blocks over QPS QPs: every byte right, every QP used.
+assert_moved() { # REQUESTS BLOCKS QPS
+	local requests=$1 blocks=$2 qps=$3 r sum k
+	local -a per_qp
+	use_output_of cli
+	assert_line --regexp "^check +: right: $requests requests, every byte of every block at this side's own block addresses is the prefiller's"
+	for ((r = 0; r < requests; r++)); do
+		assert_line --regexp "^counting +: request $r handed over at $blocks of $blocks blocks"
+	done
+	# Every QP carried a share, and the shares add up to the request.
+	read -ra per_qp < <(sed -nE 's/^bytes per QP +: ([0-9 ]+)$/\1/p' <<<"$output" | head -n 1)
+	[ "${#per_qp[@]}" -eq "$qps" ] || fail "expected $qps QPs' bytes: ${per_qp[*]}"
+	sum=0
+	for k in "${per_qp[@]}"; do
+		[ "$k" -gt 0 ] || fail "a QP carried nothing: ${per_qp[*]}"
+		sum=$((sum + k))
+	done
+	request_bytes=$(sed -nE 's/^request +: 0: [0-9]+ blocks in [0-9]+ WRs .* ([0-9]+) bytes in .*/\1/p' <<<"$output")
+	[ "$sum" -eq "$request_bytes" ] || fail "the QPs' bytes add up to $sum, not $request_bytes"
+}
+
+@test "08_kv_transfer pull over 2 QPs, adjacent blocks merged: both requests' blocks scattered on both sides, every byte right, the prefiller's CPU idle, all freed" {
+	record_baseline
+	run_server_client 08_kv_transfer --mode pull --qps 2 --run 2 --merge
+	assert_both_succeeded
+	assert_moved 2 16 2
+	# Merged: runs of 2 on both sides make 8 WRs of 2 blocks each.
+	assert_line --regexp '^request +: 0: 16 blocks in 8 WRs \(8 adjacent pairs merged\), 1048576 bytes in '
+	assert_line --regexp '^rd_atomic +: 128 RDMA READs in flight on each QP, as the device allows \(max_qp_init_rd_atom 128 as initiator, max_qp_rd_atom 128 as responder\)'
+	refute_line --regexp '^rd_atomic +: 1 RDMA READs'
+	assert_line --regexp '^ibv_post_send +: QP 1: a chain of [0-9]+ RDMA READs?, one doorbell, the last signalled'
+	mapfile -t dec0 < <(table_of 0)
+	mapfile -t dec1 < <(table_of 1)
+	use_output_of srv
+	assert_line --regexp "^request +: 1: 4 layers computed and announced on the side channel in [0-9.]+ ms: the decoder READ the 16 blocks, and this side posted no WR$"
+	refute_output --partial 'ibv_post_send'
+	mapfile -t pre0 < <(table_of 0)
+	mapfile -t pre1 < <(table_of 1)
+	[ "${#dec0[@]}" -eq 16 ] && [ "${#pre0[@]}" -eq 16 ] && [ "${#dec1[@]}" -eq 16 ] || fail "tables of ${#dec0[@]}, ${#pre0[@]} and ${#dec1[@]} entries"
+	# The two sides hold the same request in other blocks, and the second request in blocks the first left.
+	[ "${dec0[*]}" != "${pre0[*]}" ] || fail "both sides chose the same blocks: ${dec0[*]}"
+	for side in dec pre; do
+		first=${side}0[@]
+		second=${side}1[@]
+		common=$(comm -12 <(printf '%s\n' "${!first}" | sort) <(printf '%s\n' "${!second}" | sort))
+		[ -z "$common" ] || fail "$side: request 1 reuses request 0's blocks: $common"
+	done
+	assert_back_to_baseline
+}
+
+@test "08_kv_transfer push over 2 QPs with QP 0 held back: the last WRITE with immediate comes before the cache is whole, and counting waits for every block" {
+	record_baseline
+	run_server_client 08_kv_transfer --mode push --qps 2 --requests 1 --delay-qp 0:300
+	assert_both_succeeded
+	assert_moved 1 16 2
+	assert_line --regexp '^ibv_post_recv +: 8 receives posted in one call'
+	# The request's last block travels on QP 1; QP 0's 8 blocks were still to come.
+	assert_line "last-message rule   : the request's last block came (QP 1) with 8 of 16 blocks in: a decoder that took it as the end would have read an incomplete cache"
+	use_output_of srv
+	assert_line --regexp "^--delay-qp +: QP 0's 4 layer\(s\) held back 300 ms"
+	assert_line --regexp '^ibv_post_send +: QP 1: a chain of [0-9]+ RDMA WRITEs with immediate, one doorbell, the last signalled'
+	assert_back_to_baseline
+}
+
+@test "08_kv_transfer refuses shapes it cannot move, and sides given different shapes, naming the option" {
+	run_step 08_kv_transfer --qps 17
+	assert_failure 2
+	run_step 08_kv_transfer --layers 1 --blocks 2 --qps 3
+	assert_failure 2
+	assert_output "error: --qps 3 is more than the 2 blocks of a request (--layers 1 x --blocks 2): some QPs would carry nothing; give at most 2"
+	run_step 08_kv_transfer --block-bytes 1M --pool 8
+	assert_failure 2
+	assert_output --partial "error: a pool of --pool 8 requests of 16777216 bytes is 134217728 bytes"
+	run_step 08_kv_transfer --blocks 3 --run 2
+	assert_failure 2
+	assert_output "error: --run 2 does not divide --blocks 3: the allocator hands out whole runs of a layer's blocks"
+	run_step 08_kv_transfer --mode fetch
+	assert_failure 2
+	assert_output --partial "error: --mode: unknown mode 'fetch'"
+	record_baseline
+	run_two_sides 08_kv_transfer "--layers 4" "--layers 2"
+	[ "$srv_status" -eq 1 ] && [ "$cli_status" -eq 1 ] || fail "server $srv_status, client $cli_status"
+	use_output_of srv
+	assert_line "error: the peer was given --layers 2, this side 4: give both sides the same options"
+	use_output_of cli
+	assert_line "error: the peer was given --layers 4, this side 2: give both sides the same options"
+	assert_line --regexp '^teardown +: every object released$'
+	assert_back_to_baseline
+}
+
+@test "08_kv_transfer: a decoder killed mid-transfer is named by the prefiller within -t, in one line, and nothing is leaked" {
+	record_baseline
+	port=$(pick_port)
+	start_step srv 08_kv_transfer -d "$DEV" -p "$port" -t 3 --mode push --layer-ms 500
+	wait_for_line "$BATS_TEST_TMPDIR/srv.out" '^listening '
+	start_step cli 08_kv_transfer -d "$DEV" -p "$port" -t 3 --mode push --layer-ms 500 127.0.0.1
+	wait_for_line "$BATS_TEST_TMPDIR/cli.out" '^ibv_post_recv '
+	pkill -KILL -P "$cli_pid"
+	wait "$cli_pid" || true
+	start=$SECONDS
+	finish_step srv "$srv_pid"
+	[ $((SECONDS - start)) -le 8 ] || fail "the prefiller took $((SECONDS - start)) s to end"
+	assert_failure 1
+	# Killed before the go-ahead, or while the prefiller computed or posted: either way one line names it.
+	assert_line --regexp '^error: (the peer closed the side channel early \(did it fail\? see its output\)|request 0: the decoder closed the side channel with [0-9]+ of [0-9]+ chains completed: it has stopped)'
+	[ "$(grep -c '^error: ' <<<"$output")" -eq 1 ] || fail "more than one error line: $output"
+	assert_line --regexp '^teardown +: every object released$'
+	assert_back_to_baseline
+}
