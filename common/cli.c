@@ -250,6 +250,19 @@ int cli_parse_int(const char *name, const char *arg, long min, long max, int *ou
 	return 0;
 }
 
+int cli_parse_pair(const char *name, const char *arg, const char *form, int max_a, int max_b,
+		   int *a, int *b)
+{
+	int used = 0;
+
+	if (sscanf(arg, "%d:%d%n", a, b, &used) != 2 || arg[used] || *a < 0 || *a > max_a ||
+	    *b < 0 || *b > max_b) {
+		report_error("%s: '%s' is not %s", name, arg, form);
+		return -1;
+	}
+	return 0;
+}
+
 int cli_parse_u32(const char *name, const char *arg, uint32_t *out)
 {
 	unsigned long long value;

@@ -48,6 +48,7 @@ enum cli_long_key {
 	CLI_KEY_MERGE,
 	CLI_KEY_LAYER_MS,
 	CLI_KEY_DELAY_QP,
+	CLI_KEY_WINDOWS,
 };
 
 /* An option a stage adds.  key is its short letter, or a cli_long_key for long-only options. */
@@ -91,6 +92,14 @@ int cli_parse(int argc, char **argv, const struct cli_spec *spec, struct cli_com
  * reports which option, what was given and what is allowed, and returns -1.
  */
 int cli_parse_int(const char *name, const char *arg, long min, long max, int *out);
+
+/*
+ * Parses ARG as "A:B", two whole numbers, A from 0 to MAX_A and B from 0 to
+ * MAX_B, for option NAME; on bad input reports "NAME: 'ARG' is not FORM"
+ * (FORM says what A and B are) and returns -1.
+ */
+int cli_parse_pair(const char *name, const char *arg, const char *form, int max_a, int max_b,
+		   int *a, int *b);
 
 /* Parses ARG as an unsigned 32-bit number (decimal, or hex with 0x). */
 int cli_parse_u32(const char *name, const char *arg, uint32_t *out);

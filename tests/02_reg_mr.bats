@@ -77,7 +77,7 @@ copy_step_for_nobody() {
 	assert_output --partial "error: remote_write and remote_atomic need local_write too: add it to -a"
 	run_step 02_reg_mr -d "$DEV" -a local_write,remote_fly
 	assert_failure 2
-	assert_output "error: --access: unknown flag 'remote_fly'; use a comma-separated list of local_write, remote_write, remote_read, remote_atomic"
+	assert_output "error: --access: unknown flag 'remote_fly'; use a comma-separated list of local_write, remote_write, remote_read, remote_atomic, mw_bind"
 	run_step 02_reg_mr -d "$DEV" -s 0
 	assert_failure 2
 	assert_output --partial "error: --size: '0' is not a size from 1 to"
@@ -91,9 +91,9 @@ copy_step_for_nobody() {
 	# A long list is read to its end, not cut at a buffer's size.
 	run_step 02_reg_mr -d "$DEV" -a "$(printf 'local_write,%.0s' {1..20})remote_fly"
 	assert_failure 2
-	assert_output "error: --access: unknown flag 'remote_fly'; use a comma-separated list of local_write, remote_write, remote_read, remote_atomic"
+	assert_output "error: --access: unknown flag 'remote_fly'; use a comma-separated list of local_write, remote_write, remote_read, remote_atomic, mw_bind"
 	run_step 02_reg_mr -d "$DEV" -a local_write,
 	assert_failure 2
-	assert_output "error: --access: unknown flag ''; use a comma-separated list of local_write, remote_write, remote_read, remote_atomic"
+	assert_output "error: --access: unknown flag ''; use a comma-separated list of local_write, remote_write, remote_read, remote_atomic, mw_bind"
 	assert_back_to_baseline
 }

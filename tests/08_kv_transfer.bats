@@ -119,3 +119,27 @@ assert_moved() { # REQUESTS BLOCKS QPS
 	assert_line --regexp '^teardown +: every object released$'
 	assert_back_to_baseline
 }
+
+@test "08_kv_transfer --windows: each request's segments granted through memory windows on their own QPs, the pool's rkey never sent, and a READ and a WRITE with a revoked rkey refused" {
+	record_baseline
+	for mode in pull push; do
+		run_server_client 08_kv_transfer --mode "$mode" --qps 2 --windows
+		assert_both_succeeded "$mode"
+		assert_moved 2 16 2
+		# The granting side: the prefiller in pull mode, the decoder in push mode.
+		[ "$mode" = pull ] && granting=srv initiator=cli op="RDMA READ" || granting=cli initiator=srv op="RDMA WRITE with immediate"
+		use_output_of "$granting"
+		assert_line --regexp '^access +: .*mw_bind'
+		assert_line --regexp '^ibv_alloc_mw +: request 1: 16 type 2 windows, one per segment, each bound \(IBV_WR_BIND_MW\) on its segment.s QP to just its blocks; the first has rkey 0x[0-9a-f]+, on QP 0$'
+		assert_line 'IBV_WR_LOCAL_INV    : 16 of 16 windows invalidated, then freed (ibv_dealloc_mw): their rkeys open nothing now'
+		assert_line --regexp "^revoked +: QP 0 is in ERR: the peer's RDMA (READ|WRITE) with a revoked rkey was refused here$"
+		use_output_of "$initiator"
+		# The pool's rkey stayed home: stage 3's exchange carried none, and the WRs used the windows'.
+		assert_line --regexp '^remote buffer +: addr 0x[0-9a-f]+, length 4194304, rkey 0x0$'
+		first=$(sed -nE 's/^windows +: request 1: 16 windows granted by the peer, one per segment, the first rkey (0x[0-9a-f]+); the peer.s pool rkey was never sent$/\1/p' <<<"$output")
+		[ -n "$first" ] || fail "$mode: no grant line for request 1: $output"
+		assert_line --regexp "^ibv_post_send +: QP 0: a chain of [0-9]+ ${op}s?, one doorbell, the last signalled: [0-9]+ bytes, first to remote addr 0x[0-9a-f]+, rkey $first$"
+		assert_line "revoked             : the $op with request 1's window rkey $first, after the peer invalidated it, completed with status remote access error (10), as it must: a leaked rkey opens nothing once its window is invalidated, and the error has moved both QPs to ERR"
+	done
+	assert_back_to_baseline
+}

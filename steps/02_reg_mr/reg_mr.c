@@ -22,6 +22,7 @@ static const struct {
 	{ "remote_write", IBV_ACCESS_REMOTE_WRITE },
 	{ "remote_read", IBV_ACCESS_REMOTE_READ },
 	{ "remote_atomic", IBV_ACCESS_REMOTE_ATOMIC },
+	{ "mw_bind", IBV_ACCESS_MW_BIND },
 };
 
 #define N_ACCESS (sizeof(access_names) / sizeof(access_names[0]))
@@ -68,7 +69,8 @@ static int parse_access(const char *arg, int *access)
 				break;
 		if (i == N_ACCESS) {
 			report_error("--access: unknown flag '%.*s'; use a comma-separated list of "
-				     "local_write, remote_write, remote_read, remote_atomic", (int)len, word);
+				     "local_write, remote_write, remote_read, remote_atomic, mw_bind", (int)len,
+				     word);
 			return -1;
 		}
 		*access |= access_names[i].flag;
@@ -80,7 +82,7 @@ static int parse_access(const char *arg, int *access)
 
 const struct cli_option reg_mr_cli_options[] = {
 	{ "size", 's', "BYTES", "buffer size, e.g. 4096, 64K, 1M (default: 4096, unless the purpose above gives another)" },
-	{ "access", 'a', "LIST", "MR access: local_write,remote_write,remote_read,remote_atomic"
+	{ "access", 'a', "LIST", "MR access: local_write,remote_write,remote_read,remote_atomic,mw_bind"
 				 " (default: what the step's role needs; step 02: the first three)" },
 	{ 0 },
 };

@@ -54,20 +54,6 @@ static int parse_pick(const char *name, const char *arg, const char *const *name
 	return 0;
 }
 
-static int parse_slow(const char *arg, struct ring_opts *opts)
-{
-	int rank, ms, used = 0;
-
-	if (sscanf(arg, "%d:%d%n", &rank, &ms, &used) != 2 || arg[used] || rank < 0 || ms < 0 ||
-	    ms > 10000) {
-		report_error("--slow: '%s' is not RANK:MS (a rank, and 0 to 10000 ms)", arg);
-		return -1;
-	}
-	opts->slow_rank = rank;
-	opts->slow_ms = ms;
-	return 0;
-}
-
 int ring_parse_option(int key, const char *arg, void *ctx)
 {
 	static const char *const colls[] = { "all_reduce", "reduce_scatter", "all_gather" };
@@ -113,7 +99,8 @@ int ring_parse_option(int key, const char *arg, void *ctx)
 	case CLI_KEY_SLOT_BYTES:
 		return cli_parse_size("--slot-bytes", arg, ELEM_SIZE, MAX_SLOT_BYTES, &opts->slot_bytes);
 	case CLI_KEY_SLOW:
-		return parse_slow(arg, opts);
+		return cli_parse_pair("--slow", arg, "RANK:MS (a rank, and 0 to 10000 ms)", 1 << 20,
+				      10000, &opts->slow_rank, &opts->slow_ms);
 	}
 	/* --schedule */
 	opts->schedule = true;

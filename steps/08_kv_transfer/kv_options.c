@@ -35,26 +35,13 @@ const struct cli_option kv_cli_options[] = {
 	{ "merge", CLI_KEY_MERGE, NULL, "move blocks adjacent on both sides in one WR" },
 	{ "layer-ms", CLI_KEY_LAYER_MS, "MS", "the prefiller's stand-in compute time per layer (default: 0)" },
 	{ "delay-qp", CLI_KEY_DELAY_QP, "Q:MS", "for the lesson on ordering: QP Q's posts wait MS ms" },
+	{ "windows", CLI_KEY_WINDOWS, NULL, "grant the peer each request's blocks through memory windows, not the pool's rkey, and take them back after" },
 	{ 0 },
 };
 
 const char *kv_mode_name(enum kv_mode mode)
 {
 	return mode == KV_PULL ? "pull" : "push";
-}
-
-static int parse_delay(const char *arg, struct kv_opts *opts)
-{
-	int q, ms, used = 0;
-
-	if (sscanf(arg, "%d:%d%n", &q, &ms, &used) != 2 || arg[used] || q < 0 ||
-	    q >= KV_MAX_QPS || ms < 0 || ms > 10000) {
-		report_error("--delay-qp: '%s' is not Q:MS (a QP from 0, and 0 to 10000 ms)", arg);
-		return -1;
-	}
-	opts->delay_qp = q;
-	opts->delay_ms = ms;
-	return 0;
 }
 
 int kv_parse_option(int key, const char *arg, void *ctx)
@@ -87,10 +74,14 @@ int kv_parse_option(int key, const char *arg, void *ctx)
 	case CLI_KEY_MERGE:
 		opts->merge = true;
 		return 0;
+	case CLI_KEY_WINDOWS:
+		opts->windows = true;
+		return 0;
 	case CLI_KEY_LAYER_MS:
 		return cli_parse_int("--layer-ms", arg, 0, 10000, &opts->layer_ms);
 	}
-	return parse_delay(arg, opts);
+	return cli_parse_pair("--delay-qp", arg, "Q:MS (a QP from 0, and 0 to 10000 ms)",
+			      KV_MAX_QPS - 1, 10000, &opts->delay_qp, &opts->delay_ms);
 }
 
 size_t kv_request_bytes(const struct kv_opts *opts)

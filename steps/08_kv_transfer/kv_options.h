@@ -22,6 +22,7 @@ struct kv_opts {
 	int qps;		/* --qps: RC QPs the blocks are striped over */
 	int run;		/* --run: blocks a paged allocator hands out side by side */
 	bool merge;		/* --merge: adjacent blocks in one WR */
+	bool windows;		/* --windows: access granted per request through memory windows */
 	int layer_ms;		/* --layer-ms: the prefiller's stand-in compute time per layer */
 	int delay_qp, delay_ms;	/* --delay-qp Q:MS: QP Q's posts held back (a slow NIC) */
 };

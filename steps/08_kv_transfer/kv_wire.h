@@ -21,7 +21,8 @@
  *   16  2  --requests
  *   18  2  --pool
  *   20  2  --run
- *   22  2  reserved, 0
+ *   22  1  --windows (0 or 1)
+ *   23  1  reserved, 0
  */
 #define KV_SHAPE_MAGIC "RDKS"
 #define KV_SHAPE_LEN 24

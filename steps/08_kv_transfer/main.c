@@ -1,11 +1,13 @@
 /* main.c: step 08: a KV cache moved from a prefill node to a decode node, one-sided, in paged blocks over K QPs. */
 #include "cq_qp_rts.h"
 #include "exchange.h"
+#include "kv_grant.h"
 #include "kv_options.h"
 #include "kv_pool.h"
 #include "kv_qps.h"
 #include "kv_wire.h"
 #include "pause.h"
+#include "post_wr.h"
 #include "report.h"
 #include "session.h"
 #include "transfer.h"
@@ -38,16 +40,18 @@ struct step_opts {
 static void plan_pool(struct step_opts *step, bool decoder)
 {
 	bool pull = step->kv.mode == KV_PULL;
+	/* With --windows the side the peer reaches binds windows to its pool, which the MR must allow. */
+	int bind = step->kv.windows && decoder != pull ? IBV_ACCESS_MW_BIND : 0;
 
 	step->mr.size = kv_pool_bytes(&step->kv);
 	if (decoder)
-		reg_mr_grant(&step->mr, IBV_ACCESS_LOCAL_WRITE | (pull ? 0 : IBV_ACCESS_REMOTE_WRITE),
+		reg_mr_grant(&step->mr, IBV_ACCESS_LOCAL_WRITE | (pull ? 0 : IBV_ACCESS_REMOTE_WRITE) | bind,
 			     pull ? "the decoder's pool: its own READs land here (local_write), and no "
 				    "peer may reach it" :
 				    "the decoder's pool: the prefiller WRITEs into it (remote_write "
 				    "needs local_write)");
 	else
-		reg_mr_grant(&step->mr, pull ? IBV_ACCESS_REMOTE_READ : 0,
+		reg_mr_grant(&step->mr, (pull ? IBV_ACCESS_REMOTE_READ : 0) | bind,
 			     pull ? "the prefiller's pool: the decoder READs it (remote_read), and "
 				    "nothing writes it through the NIC" :
 				    "the prefiller's pool: its own WRITEs leave from here, and no peer "
@@ -83,6 +87,19 @@ static void raise_rd_atomic(struct session *s, const struct kv_opts *kv)
 	show("rd_atomic", "%d RDMA READs in flight on each QP, as the device allows (max_qp_init_rd_atom "
 	     "%d as initiator, max_qp_rd_atom %d as responder); stage 3 keeps 1", s->conn.rd_atomic,
 	     s->dev.attr.max_qp_init_rd_atom, s->dev.attr.max_qp_rd_atom);
+}
+
+/*
+ * --windows: stage 3 would send the pool's rkey in its exchange; the peer
+ * gets windows instead, so every QP's exchange carries none.  (The MR keeps
+ * its remote access: stage 3 gives each QP the access of the buffer.)
+ */
+static void withhold_pool_rkey(struct kv_qps *q)
+{
+	for (int k = 0; k < q->n; k++)
+		q->conn[k]->local.rkey = 0;
+	show("rkey", "withheld: the exchange carries none, and each request's windows stand in "
+	     "for the pool's rkey");
 }
 
 /* Says what one request's move measured, on this side. */
@@ -128,37 +145,99 @@ static void show_table(const struct block_table *t, int number)
 	     "blocks %s%s", number, n, kv_table_adjacent(t), list, n > shown ? " ..." : "");
 }
 
-/* One request: tables out and in, its plan, the move, the check, and a barrier. */
+/* The side the peer reaches grants this request's segments through windows; the other takes the rkeys. */
+static int grant_request(struct session *s, struct kv_qps *q, struct kv_request *req,
+			 const struct kv_opts *kv, bool granting, struct kv_grant *grant,
+			 uint32_t **seg_rkey, int timeout_s)
+{
+	int access = kv->mode == KV_PULL ? IBV_ACCESS_REMOTE_READ :
+		     IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_LOCAL_WRITE;
+
+	if (granting)
+		return kv_grant_bind(grant, q, req, access, timeout_s) ||
+		       kv_grant_send(s->conn.sock, grant, req->number, timeout_s) ? -1 : 0;
+	*seg_rkey = calloc((size_t)req->n_seg, sizeof(**seg_rkey));
+	if (!*seg_rkey) {
+		report_error("no memory for %d window rkeys", req->n_seg);
+		return -1;
+	}
+	if (kv_grant_recv(s->conn.sock, *seg_rkey, req->n_seg, req->number, timeout_s))
+		return -1;
+	req->seg_rkey = *seg_rkey;
+	show("windows", "request %d: %d windows granted by the peer, one per segment, the first rkey "
+	     "0x%x; the peer's pool rkey was never sent", req->number, req->n_seg, req->seg_rkey[0]);
+	return 0;
+}
+
+/*
+ * The lesson of --windows, after the last request: the granting side has
+ * invalidated its windows; the other side tries one more WR with an old
+ * rkey, which must fail, and both QPs end in ERR.
+ */
+static int show_revoked(struct session *s, struct kv_qps *q, const struct kv_request *req,
+			const struct kv_opts *kv, bool granting, int timeout_s)
+{
+	enum ibv_qp_state state;
+	int k = req->seg[0].qp;
+
+	/* A WRITE with immediate needs a receive before its rkey is even looked at. */
+	if (granting && kv->mode == KV_PUSH && post_receives(q->conn[k], &s->buf, 0, 1))
+		return -1;
+	if (exchange_sync(s->conn.sock, 'R', timeout_s) ||
+	    (!granting && kv_probe_revoked(q, req, kv, timeout_s)) ||
+	    exchange_sync(s->conn.sock, 'X', timeout_s))
+		return -1;
+	if (!granting)
+		return 0;
+	if (query_qp_state(q->conn[k], &state))
+		return -1;
+	show("revoked", "QP %d is in %s: the peer's %s with a revoked rkey was refused here", k,
+	     qp_state_name(state), kv->mode == KV_PULL ? "RDMA READ" : "RDMA WRITE");
+	return 0;
+}
+
+/* One request: tables out and in, its plan, the grant, the move, the check, and a barrier. */
 static int move_request(struct session *s, struct kv_qps *q, struct kv_pool *pool,
 			const struct kv_opts *kv, bool decoder, int number, int timeout_s)
 {
 	struct block_table mine;
 	struct remote_table peer = { 0 };
 	struct kv_request req = { .number = number, .pool = pool, .mine = &mine, .peer = &peer };
+	struct kv_grant grant = { 0 };
+	uint32_t *seg_rkey = NULL;
+	bool granting = kv->windows && decoder != (kv->mode == KV_PULL);
 	struct kv_result res;
 	int rc = -1;
 
 	if (kv_pool_take(pool, kv, &mine))
 		return -1;
 	show_table(&mine, number);
+	/* The pool's own rkey leaves this side only when no window stands in for it. */
 	if (kv_exchange_tables(s->conn.sock, number, &mine, (uintptr_t)s->buf.addr,
-			       access_is_remote(s->buf.access) ? s->buf.mr->rkey : 0, pool->n_blocks,
-			       &peer, timeout_s))
+			       access_is_remote(s->buf.access) && !kv->windows ? s->buf.mr->rkey : 0,
+			       pool->n_blocks, &peer, timeout_s))
 		goto out_free_table;
-	req.peer = &peer;
 	if (kv_request_plan(&req, kv, q->n))
 		goto out_free_peer;
+	if (kv->windows && grant_request(s, q, &req, kv, granting, &grant, &seg_rkey, timeout_s))
+		goto out_revoke;
 	/* The receives for the WRITEs with immediate go up before the go-ahead. */
 	if ((decoder && kv_post_receives(q, &req, kv)) ||
 	    exchange_sync(s->conn.sock, 'G', timeout_s) ||
 	    kv_move(q, &req, kv, decoder, s->conn.sock, timeout_s, &res) ||
 	    exchange_sync(s->conn.sock, 'D', timeout_s))
-		goto out_free_plan;
+		goto out_revoke;
 	show_result(kv, &req, &res, q->n, decoder);
 	if (decoder && kv_check(pool, &mine, number))
-		goto out_free_plan;
+		goto out_revoke;
 	rc = 0;
-out_free_plan:
+out_revoke:
+	/* Windows go before anything else: a QP must not be destroyed with a window bound to it. */
+	if (kv_grant_revoke(&grant, q, timeout_s))
+		rc = -1;
+	if (!rc && kv->windows && number == kv->requests - 1)
+		rc = show_revoked(s, q, &req, kv, granting, timeout_s);
+	free(seg_rkey);
 	kv_request_free(&req);
 out_free_peer:
 	kv_table_free(&peer.table);
@@ -202,8 +281,11 @@ int main(int argc, char **argv)
 	exchange_set_options(&sess.conn.local, "--mode %s --qps %d", kv_mode_name(step.kv.mode),
 			     step.kv.qps);
 	if (kv_qps_create(&qps, &sess, &step.conn, step.kv.qps) ||
-	    kv_qps_show_caps(&qps, &hook.cap) ||
-	    connect_qp(&sess.dev, &opts, &sess.conn) ||
+	    kv_qps_show_caps(&qps, &hook.cap))
+		goto out_destroy_qps;
+	if (step.kv.windows)
+		withhold_pool_rkey(&qps);
+	if (connect_qp(&sess.dev, &opts, &sess.conn) ||
 	    kv_exchange_shape(sess.conn.sock, &step.kv, opts.timeout_s) ||
 	    kv_qps_connect(&qps, &sess, opts.timeout_s))
 		goto out_destroy_qps;

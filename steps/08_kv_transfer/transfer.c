@@ -173,7 +173,8 @@ static int post_chain(struct mover *m, int k, const int *segs, int n)
 			.opcode = m->pull ? IBV_WR_RDMA_READ : IBV_WR_RDMA_WRITE_WITH_IMM,
 			/* Selective signalling: one completion for the chain, since a QP completes in order. */
 			.send_flags = i + 1 == n ? IBV_SEND_SIGNALED : 0,
-			.wr.rdma = { .remote_addr = remote, .rkey = m->req->peer->rkey },
+			.wr.rdma = { .remote_addr = remote, .rkey = m->req->seg_rkey ?
+							 m->req->seg_rkey[segs[i]] : m->req->peer->rkey },
 		};
 		if (!m->pull)
 			wr[i].imm_data = htonl(imm_of(m->req->number, segs[i]));
@@ -490,4 +491,40 @@ out_free:
 	free(m.deferred);
 	free(m.chains);
 	return rc;
+}
+
+int kv_probe_revoked(struct kv_qps *q, const struct kv_request *req, const struct kv_opts *opts,
+		     int timeout_s)
+{
+	struct kv_result res;
+	struct mover m = { .q = q, .req = req, .opts = opts, .pull = opts->mode == KV_PULL,
+			   .timeout_s = timeout_s, .res = &res };
+	struct chain chain;
+	int first = 0, k = req->seg[0].qp;
+	struct timespec start;
+	struct ibv_wc wc;
+	int n;
+
+	m.chains = &chain;
+	if (post_chain(&m, k, &first, 1))
+		return -1;
+	clock_start(&start);
+	while ((n = ibv_poll_cq(q->conn[k]->cq, 1, &wc)) == 0)
+		if (ms_since(&start) > timeout_s * 1000L) {
+			report_error("QP %d: no completion within %d s for the %s with a revoked rkey",
+				     k, timeout_s, op_words(m.pull, 1));
+			return -1;
+		}
+	if (n < 0 || wc.status != IBV_WC_REM_ACCESS_ERR) {
+		report_error("QP %d: the %s with request %d's revoked window rkey 0x%x completed with "
+			     "status %s: the access was not taken back", k, op_words(m.pull, 1),
+			     req->number, req->seg_rkey[0], n < 0 ? "none (ibv_poll_cq failed)" :
+			     ibv_wc_status_str(wc.status));
+		return -1;
+	}
+	show("revoked", "the %s with request %d's window rkey 0x%x, after the peer invalidated it, "
+	     "completed with status %s (%d), as it must: a leaked rkey opens nothing once its "
+	     "window is invalidated, and the error has moved both QPs to ERR", op_words(m.pull, 1),
+	     req->number, req->seg_rkey[0], ibv_wc_status_str(wc.status), wc.status);
+	return 0;
 }

@@ -31,6 +31,7 @@ struct kv_request {
 	const struct remote_table *peer;
 	struct segment *seg;
 	int n_seg;
+	const uint32_t *seg_rkey;	/* --windows: the peer's window for each segment; else NULL */
 };
 
 /* What one request's move measured, on this side. */
@@ -65,5 +66,14 @@ int kv_post_receives(struct kv_qps *q, const struct kv_request *req, const struc
  */
 int kv_move(struct kv_qps *q, const struct kv_request *req, const struct kv_opts *opts,
 	    bool decoder, int fd, int timeout_s, struct kv_result *res);
+
+/*
+ * --windows, after the granting side has taken its windows back: posts one
+ * WR of REQ's first segment with that segment's old window rkey, which must
+ * fail with a remote access error (moving both QPs to ERR).  0 when it
+ * failed so; -1 when it did anything else.
+ */
+int kv_probe_revoked(struct kv_qps *q, const struct kv_request *req, const struct kv_opts *opts,
+		     int timeout_s);
 
 #endif

@@ -1,0 +1,195 @@
+/* kv_grant.c: access to one request's blocks granted through memory windows, one per segment, and taken back after. */
+#include "kv_grant.h"
+#include "byteorder.h"
+#include "clock.h"
+#include "fault.h"
+#include "report.h"
+#include "sock.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define KV_GRANT_MAGIC "RDKG"
+#define KV_GRANT_HEAD_LEN 12
+
+/* Waits for one completion on QP K's CQ, a bind or an invalidation this side posted; 0 or -1. */
+static int wait_local_op(struct kv_qps *q, int k, const char *what, int timeout_s)
+{
+	struct timespec start;
+	struct ibv_wc wc;
+	int n;
+
+	clock_start(&start);
+	while ((n = ibv_poll_cq(q->conn[k]->cq, 1, &wc)) == 0)
+		if (ms_since(&start) > timeout_s * 1000L) {
+			report_error("QP %d: no completion for %s within %d s (-t)", k, what, timeout_s);
+			return -1;
+		}
+	if (n < 0) {
+		report_error("ibv_poll_cq failed (%d) on QP %d's CQ", n, k);
+		return -1;
+	}
+	if (wc.status != IBV_WC_SUCCESS) {
+		report_error("QP %d: %s completed with status %s (%d)", k, what,
+			     ibv_wc_status_str(wc.status), wc.status);
+		return -1;
+	}
+	return 0;
+}
+
+/* Binds window I on its QP to segment I's blocks (a type 2 bind is a work request). */
+static int bind_one(struct kv_grant *g, struct kv_qps *q, const struct kv_request *req, int i,
+		    int access, int timeout_s)
+{
+	const struct segment *s = &req->seg[i];
+	uint32_t rkey = ibv_inc_rkey(g->mw[i]->rkey);
+	struct ibv_send_wr wr = {
+		.wr_id = (uint64_t)i,
+		.opcode = IBV_WR_BIND_MW,
+		.send_flags = IBV_SEND_SIGNALED,
+		.bind_mw = {
+			.mw = g->mw[i],
+			/* A type 2 window gets a new key at each bind: the old one's 8-bit tag, plus one. */
+			.rkey = rkey,
+			.bind_info = {
+				.mr = req->pool->buf->mr,
+				.addr = (uintptr_t)kv_block_addr(req->pool, req->mine, s->first),
+				.length = (uint64_t)s->count * req->pool->block_bytes,
+				.mw_access_flags = (unsigned int)access,
+			},
+		},
+	}, *bad;
+	int rc = fault_at("bind_mw") ? errno : ibv_post_send(q->conn[s->qp]->qp, &wr, &bad);
+
+	if (rc) {
+		report_verb_error("ibv_post_send (IBV_WR_BIND_MW)", rc);
+		return -1;
+	}
+	if (wait_local_op(q, s->qp, "a window's bind", timeout_s))
+		return -1;
+	/* rdma-core 44's rxe provider leaves the key as it was: the next bind compares against it. */
+	g->mw[i]->rkey = rkey;
+	g->rkey[i] = rkey;
+	g->qp[i] = s->qp;
+	g->bound++;
+	return 0;
+}
+
+int kv_grant_bind(struct kv_grant *g, struct kv_qps *q, const struct kv_request *req, int access,
+		  int timeout_s)
+{
+	*g = (struct kv_grant){ 0 };
+	g->mw = calloc((size_t)req->n_seg, sizeof(*g->mw));
+	g->rkey = calloc((size_t)req->n_seg, sizeof(*g->rkey));
+	g->qp = calloc((size_t)req->n_seg, sizeof(*g->qp));
+	if (!g->mw || !g->rkey || !g->qp) {
+		report_error("no memory for %d memory windows", req->n_seg);
+		return -1;
+	}
+	for (; g->n < req->n_seg; g->n++) {
+		g->mw[g->n] = fault_at("alloc_mw") ? NULL :
+			      ibv_alloc_mw(q->conn[0]->qp->pd, IBV_MW_TYPE_2);
+		if (!g->mw[g->n]) {
+			report_verb_error("ibv_alloc_mw", errno);
+			return -1;
+		}
+		if (bind_one(g, q, req, g->n, access, timeout_s)) {
+			g->n++;
+			return -1;
+		}
+		show_quiet(true);
+	}
+	show_quiet(false);
+	show("ibv_alloc_mw", "request %d: %d type 2 windows, one per segment, each bound (IBV_WR_BIND_MW) "
+	     "on its segment's QP to just its blocks; the first has rkey 0x%x, on QP %d", req->number,
+	     g->n, g->rkey[0], g->qp[0]);
+	return 0;
+}
+
+int kv_grant_send(int fd, const struct kv_grant *g, int request, int timeout_s)
+{
+	size_t len = KV_GRANT_HEAD_LEN + 4 * (size_t)g->n;
+	uint8_t *msg = calloc(1, len);
+	int rc;
+
+	if (!msg) {
+		report_error("no memory for a grant of %d windows", g->n);
+		return -1;
+	}
+	memcpy(msg, KV_GRANT_MAGIC, 4);
+	msg[4] = 1;
+	put_be16(msg + 6, (uint16_t)request);
+	put_be32(msg + 8, (uint32_t)g->n);
+	for (int i = 0; i < g->n; i++)
+		put_be32(msg + KV_GRANT_HEAD_LEN + 4 * i, g->rkey[i]);
+	rc = sock_send_all(fd, msg, len, timeout_s);
+	free(msg);
+	return rc ? -1 : 0;
+}
+
+int kv_grant_recv(int fd, uint32_t *rkey, int n, int request, int timeout_s)
+{
+	size_t len = KV_GRANT_HEAD_LEN + 4 * (size_t)n;
+	uint8_t *msg = malloc(len);
+	int rc = -1;
+
+	if (!msg) {
+		report_error("no memory for a grant of %d windows", n);
+		return -1;
+	}
+	if (sock_recv_all(fd, msg, len, timeout_s))
+		goto out_free;
+	if (memcmp(msg, KV_GRANT_MAGIC, 4) || msg[4] != 1 || msg[5] || get_be16(msg + 6) != request ||
+	    get_be32(msg + 8) != (uint32_t)n) {
+		report_error("the peer's grant is not version 1's for request %d with %d windows (its "
+			     "header: 0x%02x%02x%02x%02x, version %u, request %u, %u windows)", request, n,
+			     msg[0], msg[1], msg[2], msg[3], msg[4], get_be16(msg + 6), get_be32(msg + 8));
+		goto out_free;
+	}
+	for (int i = 0; i < n; i++)
+		rkey[i] = get_be32(msg + KV_GRANT_HEAD_LEN + 4 * i);
+	rc = 0;
+out_free:
+	free(msg);
+	return rc;
+}
+
+/* Invalidates window I on the QP it was bound on; 0 or -1. */
+static int invalidate_one(struct kv_grant *g, struct kv_qps *q, int i, int timeout_s)
+{
+	struct ibv_send_wr wr = { .wr_id = (uint64_t)i, .opcode = IBV_WR_LOCAL_INV,
+				  .send_flags = IBV_SEND_SIGNALED, .invalidate_rkey = g->rkey[i] }, *bad;
+	int rc = fault_at("local_inv") ? errno : ibv_post_send(q->conn[g->qp[i]]->qp, &wr, &bad);
+
+	if (rc) {
+		report_verb_error("ibv_post_send (IBV_WR_LOCAL_INV)", rc);
+		return -1;
+	}
+	return wait_local_op(q, g->qp[i], "a window's invalidation", timeout_s);
+}
+
+int kv_grant_revoke(struct kv_grant *g, struct kv_qps *q, int timeout_s)
+{
+	int failures = 0, invalidated = 0;
+
+	for (int i = 0; i < g->bound; i++) {
+		if (invalidate_one(g, q, i, timeout_s))
+			failures++;
+		else
+			invalidated++;
+	}
+	for (int i = 0; i < g->n; i++)
+		if (g->mw[i] && ibv_dealloc_mw(g->mw[i])) {
+			report_verb_error("ibv_dealloc_mw", errno);
+			failures++;
+		}
+	if (g->bound)
+		show("IBV_WR_LOCAL_INV", "%d of %d windows invalidated, then freed (ibv_dealloc_mw): "
+		     "their rkeys open nothing now", invalidated, g->bound);
+	free(g->qp);
+	free(g->rkey);
+	free(g->mw);
+	*g = (struct kv_grant){ 0 };
+	return failures;
+}
