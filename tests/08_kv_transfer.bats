@@ -143,3 +143,20 @@ assert_moved() { # REQUESTS BLOCKS QPS
 	done
 	assert_back_to_baseline
 }
+
+@test "08_kv_transfer --layer-ms: the decoder waits for the compute and says how long the last byte came after it, with the overlap and without; a side without --no-overlap is refused" {
+	for overlap in "" --no-overlap; do
+		run_server_client 08_kv_transfer --mode push --requests 1 --layer-ms 10 $overlap
+		assert_both_succeeded "${overlap:-with the overlap}"
+		use_output_of cli
+		[ -z "$overlap" ] && state=on predicted="the last layer.s transfer alone is predicted" || state="off \(--no-overlap\)" predicted="every layer.s transfer is predicted"
+		assert_line --regexp "^overlap +: $state: 4 layers x 10 ms of compute = 40 ms; the last byte came [0-9.]+ ms after it, where $predicted"
+		# The request cannot end before the compute has.
+		ms=$(sed -nE 's/^request +: 0: .* bytes in ([0-9]+)\.[0-9] ms, .*/\1/p' <<<"$output")
+		[ "$ms" -ge 40 ] || fail "the request took $ms ms, less than its 40 ms of compute"
+	done
+	run_two_sides 08_kv_transfer "--layer-ms 10 --no-overlap" "--layer-ms 10"
+	[ "$srv_status" -eq 1 ] && [ "$cli_status" -eq 1 ] || fail "server $srv_status, client $cli_status"
+	use_output_of cli
+	assert_line "error: the peer was given --no-overlap (1: given) 1, this side 0: give both sides the same options"
+}

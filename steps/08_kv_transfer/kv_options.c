@@ -35,6 +35,7 @@ const struct cli_option kv_cli_options[] = {
 	{ "merge", CLI_KEY_MERGE, NULL, "move blocks adjacent on both sides in one WR" },
 	{ "layer-ms", CLI_KEY_LAYER_MS, "MS", "the prefiller's stand-in compute time per layer (default: 0)" },
 	{ "delay-qp", CLI_KEY_DELAY_QP, "Q:MS", "for the lesson on ordering: QP Q's posts wait MS ms" },
+	{ "no-overlap", CLI_KEY_NO_OVERLAP, NULL, "compute every layer before any moves, to compare with the overlap" },
 	{ "windows", CLI_KEY_WINDOWS, NULL, "grant the peer each request's blocks through memory windows, not the pool's rkey, and take them back after" },
 	{ 0 },
 };
@@ -76,6 +77,9 @@ int kv_parse_option(int key, const char *arg, void *ctx)
 		return 0;
 	case CLI_KEY_WINDOWS:
 		opts->windows = true;
+		return 0;
+	case CLI_KEY_NO_OVERLAP:
+		opts->no_overlap = true;
 		return 0;
 	case CLI_KEY_LAYER_MS:
 		return cli_parse_int("--layer-ms", arg, 0, 10000, &opts->layer_ms);

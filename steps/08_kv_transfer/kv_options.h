@@ -24,6 +24,7 @@ struct kv_opts {
 	bool merge;		/* --merge: adjacent blocks in one WR */
 	bool windows;		/* --windows: access granted per request through memory windows */
 	int layer_ms;		/* --layer-ms: the prefiller's stand-in compute time per layer */
+	bool no_overlap;	/* --no-overlap: every layer computed before any moves */
 	int delay_qp, delay_ms;	/* --delay-qp Q:MS: QP Q's posts held back (a slow NIC) */
 };
 

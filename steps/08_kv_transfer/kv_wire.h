@@ -9,7 +9,7 @@
 #include "kv_pool.h"
 
 /*
- * The shape, version 1, 24 bytes, multi-byte fields big-endian:
+ * The shape, version 1, 28 bytes, multi-byte fields big-endian:
  *    0  4  magic "RDKS"
  *    4  1  version (1)
  *    5  1  --mode (0 pull, 1 push)
@@ -22,10 +22,12 @@
  *   18  2  --pool
  *   20  2  --run
  *   22  1  --windows (0 or 1)
- *   23  1  reserved, 0
+ *   23  1  --no-overlap (0 or 1)
+ *   24  2  --layer-ms
+ *   26  2  reserved, 0
  */
 #define KV_SHAPE_MAGIC "RDKS"
-#define KV_SHAPE_LEN 24
+#define KV_SHAPE_LEN 28
 
 /*
  * A request's block table, version 1, 24 bytes and then 4 per entry:

@@ -102,6 +102,22 @@ static void withhold_pool_rkey(struct kv_qps *q)
 	     "for the pool's rkey");
 }
 
+/*
+ * With a compute time per layer: how long the last byte came after the
+ * prefiller's compute ended.  With the overlap that is about one layer's
+ * transfer; with --no-overlap, every layer's.
+ */
+static void show_overlap(const struct kv_opts *kv, const struct kv_result *res)
+{
+	double compute = (double)kv->layers * kv->layer_ms;
+
+	show("overlap", "%s: %d layers x %d ms of compute = %.0f ms; the last byte came %.1f ms "
+	     "after it, where %s", kv->no_overlap ? "off (--no-overlap)" : "on", kv->layers,
+	     kv->layer_ms, compute, res->ms - compute, kv->no_overlap ?
+	     "every layer's transfer is predicted (with the overlap: the last layer's alone)" :
+	     "the last layer's transfer alone is predicted (without the overlap: every layer's)");
+}
+
 /* Says what one request's move measured, on this side. */
 static void show_result(const struct kv_opts *kv, const struct kv_request *req,
 			const struct kv_result *res, int qps, bool decoder)
@@ -131,6 +147,8 @@ static void show_result(const struct kv_opts *kv, const struct kv_request *req,
 	     ": a decoder that took it as the end would have read an incomplete cache" : "");
 	show("counting", "request %d handed over at %d of %d blocks: nothing orders one QP against "
 	     "another, so the decoder counts", req->number, res->blocks, kv->layers * kv->blocks);
+	if (kv->layer_ms)
+		show_overlap(kv, res);
 }
 
 /* This side's block table: the pool blocks that hold the request, layer by layer. */

@@ -430,12 +430,23 @@ static int wait_all_in(struct mover *m)
 	return 0;
 }
 
+/* --no-overlap: the prefiller computes every layer before the first moves. */
+static void compute_all_first(struct mover *m)
+{
+	for (int l = 0; l < m->opts->layers; l++)
+		compute_layer(m, l);
+}
+
 /* The initiator's side: each layer as it is ready, then the held-back QP, then every completion. */
 static int initiate(struct mover *m)
 {
+	if (!m->pull && m->opts->no_overlap)
+		compute_all_first(m);
 	for (int l = 0; l < m->opts->layers; l++) {
-		if (m->pull ? wait_layer_ready(m, l) : (compute_layer(m, l), 0))
+		if (m->pull && wait_layer_ready(m, l))
 			return -1;
+		if (!m->pull && !m->opts->no_overlap)
+			compute_layer(m, l);
 		if (post_layer(m, l))
 			return -1;
 		show_quiet(true);
@@ -451,10 +462,13 @@ static int stand_by(struct mover *m)
 {
 	if (m->decoder)
 		return wait_all_in(m);
+	if (m->opts->no_overlap)
+		compute_all_first(m);
 	for (int l = 0; l < m->opts->layers; l++) {
 		char tag = LAYER_READY;
 
-		compute_layer(m, l);
+		if (!m->opts->no_overlap)
+			compute_layer(m, l);
 		if (sock_peer_closed(m->fd))
 			return report_peer_gone(m);
 		if (sock_send_all(m->fd, &tag, 1, m->timeout_s))
