@@ -86,6 +86,9 @@ assert_moved() { # REQUESTS BLOCKS QPS
 	run_step 08_kv_transfer --blocks 3 --run 2
 	assert_failure 2
 	assert_output "error: --run 2 does not divide --blocks 3: the allocator hands out whole runs of a layer's blocks"
+	run_step 08_kv_transfer --chain 0
+	assert_failure 2
+	assert_output "error: --chain: '0' is not a whole number from 1 to 1024"
 	run_step 08_kv_transfer --mode fetch
 	assert_failure 2
 	assert_output --partial "error: --mode: unknown mode 'fetch'"
@@ -159,4 +162,19 @@ assert_moved() { # REQUESTS BLOCKS QPS
 	[ "$srv_status" -eq 1 ] && [ "$cli_status" -eq 1 ] || fail "server $srv_status, client $cli_status"
 	use_output_of cli
 	assert_line "error: the peer was given --no-overlap (1: given) 1, this side 0: give both sides the same options"
+}
+
+@test "08_kv_transfer --chain longer than the send queue: ibv_post_send refuses it with ENOMEM, the decoder names the WR bad_wr points at and the queue's real size, and the prefiller names the decoder gone" {
+	record_baseline
+	run_server_client 08_kv_transfer --layers 1 --blocks 256 --block-bytes 4K --requests 1 --pool 1 --chain 200
+	[ "$srv_status" -eq 1 ] && [ "$cli_status" -eq 1 ] || fail "server $srv_status, client $cli_status: $(cat "$BATS_TEST_TMPDIR"/*.out)"
+	use_output_of cli
+	send=$(sed -nE "s/^ibv_query_qp +: QP 0's queues as the provider made them: send ([0-9]+) WRs \(asked 64\).*/\1/p" <<<"$output")
+	[ -n "$send" ] && [ "$send" -lt 200 ] || fail "the send queue holds '$send' WRs: $output"
+	assert_line "error: ibv_post_send failed: Cannot allocate memory (errno 12): QP 0 refused WR $send of a chain of 200 (bad_wr), the WRs before it posted: its send queue holds $send WRs (64 asked), and 0 were in flight: give --chain at most what the queue holds less what is in flight, and signal often enough to retire them"
+	[ "$(grep -c '^error: ' <<<"$output")" -eq 1 ] || fail "more than one error line: $output"
+	assert_line --regexp '^teardown +: every object released$'
+	use_output_of srv
+	assert_line --regexp '^error: (the peer closed the side channel early|request 0: the decoder closed the side channel)'
+	assert_back_to_baseline
 }

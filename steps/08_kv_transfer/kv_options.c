@@ -19,7 +19,8 @@ void kv_opts_default(struct kv_opts *opts)
 	 */
 	*opts = (struct kv_opts){
 		.mode = KV_PULL, .layers = 4, .blocks = 4, .block_bytes = 64 << 10,
-		.requests = 2, .pool = 4, .qps = 1, .run = 1, .delay_qp = -1,
+		.requests = 2, .pool = 4, .qps = 1, .run = 1, .chain = KV_SEND_DEPTH / 2,
+		.delay_qp = -1,
 	};
 }
 
@@ -32,6 +33,7 @@ const struct cli_option kv_cli_options[] = {
 	{ "pool", CLI_KEY_POOL, "N", "requests each side's pool holds (default: 4)" },
 	{ "qps", CLI_KEY_QPS, "K", "RC QPs the blocks are striped over (default: 1)" },
 	{ "run", CLI_KEY_RUN, "N", "blocks the allocator hands out side by side, on both sides (default: 1: none adjacent)" },
+	{ "chain", CLI_KEY_CHAIN, "N", "WRs posted with one doorbell, at most (default: 32, half the send queue of 64)" },
 	{ "merge", CLI_KEY_MERGE, NULL, "move blocks adjacent on both sides in one WR" },
 	{ "layer-ms", CLI_KEY_LAYER_MS, "MS", "the prefiller's stand-in compute time per layer (default: 0)" },
 	{ "delay-qp", CLI_KEY_DELAY_QP, "Q:MS", "for the lesson on ordering: QP Q's posts wait MS ms" },
@@ -72,6 +74,8 @@ int kv_parse_option(int key, const char *arg, void *ctx)
 		return cli_parse_int("--qps", arg, 1, KV_MAX_QPS, &opts->qps);
 	case CLI_KEY_RUN:
 		return cli_parse_int("--run", arg, 1, 4096, &opts->run);
+	case CLI_KEY_CHAIN:
+		return cli_parse_int("--chain", arg, 1, KV_MAX_CHAIN, &opts->chain);
 	case CLI_KEY_MERGE:
 		opts->merge = true;
 		return 0;

@@ -11,6 +11,9 @@
 enum kv_mode { KV_PULL, KV_PUSH };
 
 #define KV_MAX_QPS 16
+/* Each QP's send queue, as asked: chains of at most half of it are in flight, each with its last WR signalled. */
+#define KV_SEND_DEPTH 64
+#define KV_MAX_CHAIN 1024
 
 struct kv_opts {
 	enum kv_mode mode;	/* --mode */
@@ -21,6 +24,7 @@ struct kv_opts {
 	int pool;		/* --pool: how many requests each side's pool holds */
 	int qps;		/* --qps: RC QPs the blocks are striped over */
 	int run;		/* --run: blocks a paged allocator hands out side by side */
+	int chain;		/* --chain: WRs posted with one doorbell, at most */
 	bool merge;		/* --merge: adjacent blocks in one WR */
 	bool windows;		/* --windows: access granted per request through memory windows */
 	int layer_ms;		/* --layer-ms: the prefiller's stand-in compute time per layer */

@@ -47,8 +47,9 @@ int kv_qps_show_caps(struct kv_qps *q, const struct ibv_qp_cap *asked)
 		report_verb_error("ibv_query_qp", rc);
 		return -1;
 	}
+	q->send_cap = attr.cap.max_send_wr;
 	show("ibv_query_qp", "QP 0's queues as the provider made them: send %u WRs (asked %u), "
-	     "receive %u (asked %u); chains are kept within what was asked", attr.cap.max_send_wr,
+	     "receive %u (asked %u); the program counts on what it asked", attr.cap.max_send_wr,
 	     asked->max_send_wr, attr.cap.max_recv_wr, asked->max_recv_wr);
 	return 0;
 }

@@ -7,6 +7,7 @@
 
 struct kv_qps {
 	int n;
+	uint32_t send_cap;			/* QP 0's send queue as the provider made it */
 	struct rdma_conn *conn[KV_MAX_QPS];	/* conn[0] is the session's; the rest are extra[] */
 	struct rdma_conn extra[KV_MAX_QPS];
 };

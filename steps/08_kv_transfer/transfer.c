@@ -16,7 +16,6 @@
 
 /* The prefiller's notice on the side channel, in pull mode: layer L is computed. */
 #define LAYER_READY 'L'
-#define CHAIN_MAX (KV_SEND_DEPTH / 2)
 /* How often a wait looks at the side channel for a peer that is gone. */
 #define PEER_CHECK_MS 100
 
@@ -37,7 +36,10 @@ struct mover {
 	struct kv_result *res;
 	struct chain *chains;
 	int n_chains, chains_done;
+	struct ibv_send_wr *wr;		/* room for one chain of --chain WRs */
+	struct ibv_sge *sge;
 	int outstanding[KV_MAX_QPS];	/* WRs posted on each QP and not yet retired */
+	int *segs;			/* the segments of the chain being built */
 	int *deferred;			/* --delay-qp: that QP's segments, posted last */
 	int n_deferred;
 	int blocks_in, total_blocks;
@@ -143,19 +145,22 @@ static void segment_sge(const struct mover *m, const struct segment *s, struct i
 static void report_post_failed(const struct mover *m, int k, int rc, const struct ibv_send_wr *wr,
 			       const struct ibv_send_wr *bad, int n)
 {
-	report_verb_error("ibv_post_send", rc);
-	if (rc == ENOMEM)
-		report_error("QP %d refused WR %d of a chain of %d (bad_wr): its send queue was "
-			     "full, %d WRs in flight of the %d it holds: post at most max_send_wr "
-			     "less what is in flight, and signal often enough to retire them", k,
-			     (int)(bad - wr), n, m->outstanding[k], KV_SEND_DEPTH);
+	if (rc != ENOMEM) {
+		report_verb_error("ibv_post_send", rc);
+		return;
+	}
+	report_error("ibv_post_send failed: %s (errno %d): QP %d refused WR %d of a chain of %d "
+		     "(bad_wr), the WRs before it posted: its send queue holds %u WRs (%d asked), and "
+		     "%d were in flight: give --chain at most what the queue holds less what is in "
+		     "flight, and signal often enough to retire them", strerror(rc), rc, k,
+		     (int)(bad - wr), n, m->q->send_cap, KV_SEND_DEPTH, m->outstanding[k]);
 }
 
 /* Posts segments SEGS[0..N) on QP K as one chain: one doorbell, the last WR signalled. */
 static int post_chain(struct mover *m, int k, const int *segs, int n)
 {
-	struct ibv_send_wr wr[CHAIN_MAX], *bad = NULL;
-	struct ibv_sge sge[CHAIN_MAX];
+	struct ibv_send_wr *wr = m->wr, *bad = NULL;
+	struct ibv_sge *sge = m->sge;
 	struct chain *c = &m->chains[m->n_chains];
 	int rc;
 
@@ -296,28 +301,32 @@ static int reap_all(struct mover *m, struct timespec *progress)
 	return 0;
 }
 
-/* Waits, reaping, until QP K can take N more WRs. */
+/*
+ * Waits, reaping, until QP K can take N more WRs.  A chain longer than the
+ * queue asked for goes as it is: the provider may have made the queue larger,
+ * and if not, ibv_post_send says so.
+ */
 static int wait_for_room(struct mover *m, int k, int n)
 {
 	struct timespec progress;
 
 	clock_start(&progress);
-	while (m->outstanding[k] + n > KV_SEND_DEPTH)
+	while (m->outstanding[k] && m->outstanding[k] + n > KV_SEND_DEPTH)
 		if (reap_all(m, &progress))
 			return -1;
 	return 0;
 }
 
-/* Posts the segments of LAYER that go by QP K, in chains of at most CHAIN_MAX. */
+/* Posts the segments of LAYER that go by QP K, in chains of at most --chain WRs. */
 static int post_layer_on(struct mover *m, int layer, int k)
 {
-	int segs[CHAIN_MAX], n = 0;
+	int *segs = m->segs, n = 0;
 
 	for (int i = 0; i < m->req->n_seg; i++) {
 		if (m->req->seg[i].layer != layer || m->req->seg[i].qp != k)
 			continue;
 		segs[n++] = i;
-		if (n == CHAIN_MAX) {
+		if (n == m->opts->chain) {
 			if (wait_for_room(m, k, n) || post_chain(m, k, segs, n))
 				return -1;
 			n = 0;
@@ -491,7 +500,10 @@ int kv_move(struct kv_qps *q, const struct kv_request *req, const struct kv_opts
 	*res = (struct kv_result){ .last_qp = -1 };
 	m.chains = calloc((size_t)req->n_seg, sizeof(*m.chains));
 	m.deferred = calloc((size_t)opts->layers, sizeof(*m.deferred));
-	if (!m.chains || !m.deferred) {
+	m.wr = calloc((size_t)opts->chain, sizeof(*m.wr));
+	m.sge = calloc((size_t)opts->chain, sizeof(*m.sge));
+	m.segs = calloc((size_t)opts->chain, sizeof(*m.segs));
+	if (!m.chains || !m.deferred || !m.wr || !m.sge || !m.segs) {
 		report_error("no memory for request %d's %d chains", req->number, req->n_seg);
 		goto out_free;
 	}
@@ -502,6 +514,9 @@ int kv_move(struct kv_qps *q, const struct kv_request *req, const struct kv_opts
 	for (int k = 0; k < q->n; k++)
 		res->bytes += res->bytes_per_qp[k];
 out_free:
+	free(m.segs);
+	free(m.sge);
+	free(m.wr);
 	free(m.deferred);
 	free(m.chains);
 	return rc;
@@ -519,7 +534,12 @@ int kv_probe_revoked(struct kv_qps *q, const struct kv_request *req, const struc
 	struct ibv_wc wc;
 	int n;
 
+	struct ibv_send_wr wr;
+	struct ibv_sge sge;
+
 	m.chains = &chain;
+	m.wr = &wr;
+	m.sge = &sge;
 	if (post_chain(&m, k, &first, 1))
 		return -1;
 	clock_start(&start);

@@ -11,9 +11,6 @@
 #include "kv_qps.h"
 #include "kv_wire.h"
 
-/* Each QP's send queue: chains of at most half of it are in flight, each with its last WR signalled. */
-#define KV_SEND_DEPTH 64
-
 /*
  * A run of a layer's blocks that are adjacent on both sides (with --merge),
  * or one block: one WR.  Segments are dealt to the QPs in turn.
