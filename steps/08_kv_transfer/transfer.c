@@ -145,7 +145,8 @@ static void segment_sge(const struct mover *m, const struct segment *s, struct i
 static void report_post_failed(const struct mover *m, int k, int rc, const struct ibv_send_wr *wr,
 			       const struct ibv_send_wr *bad, int n)
 {
-	if (rc != ENOMEM) {
+	/* An injected fault (RDMA_STEPS_FAIL_AT) leaves bad_wr unset: nothing to point at. */
+	if (rc != ENOMEM || !bad) {
 		report_verb_error("ibv_post_send", rc);
 		return;
 	}
@@ -202,11 +203,17 @@ static int post_chain(struct mover *m, int k, const int *segs, int n)
 	return 0;
 }
 
-/* A completion in error: which QP, which request, and the status that says why. */
+/*
+ * A completion in error: which QP, which request, and the status that says
+ * why.  Its opcode is not defined; the side and the mode say what it was: the
+ * decoder in push mode posts only receives, every other side only its WRs.
+ */
 static int completion_failed(const struct mover *m, int k, const struct ibv_wc *wc)
 {
+	bool receive = m->decoder && !m->pull;
+
 	report_error("QP %d: %s of request %d completed with status %s (%d), vendor error 0x%x%s",
-		     k, wc->opcode & IBV_WC_RECV ? "a receive" : op_words(m->pull, 1), m->req->number,
+		     k, receive ? "a receive" : op_words(m->pull, 1), m->req->number,
 		     ibv_wc_status_str(wc->status), wc->status, wc->vendor_err,
 		     wc->status == IBV_WC_REM_ACCESS_ERR ?
 		     ": the peer refused the address or rkey (see its block table)" : "");
