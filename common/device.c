@@ -260,3 +260,30 @@ int gid_table_print(struct ibv_context *ctx, uint8_t port, const struct ibv_port
 	free(entries);
 	return 0;
 }
+
+static unsigned long long read_counter(const char *dir, const char *name, bool *ok)
+{
+	char path[256];
+	unsigned long long v = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	f = fopen(path, "r");
+	if (!f || fscanf(f, "%llu", &v) != 1)
+		*ok = false;
+	if (f)
+		fclose(f);
+	return v;
+}
+
+void dev_counters_read(const char *device, uint8_t port, struct dev_counters *out)
+{
+	char dir[192];
+
+	snprintf(dir, sizeof(dir), "/sys/class/infiniband/%s/ports/%u/hw_counters", device, port);
+	out->ok = true;
+	out->sent_pkts = read_counter(dir, "sent_pkts", &out->ok);
+	out->rcvd_pkts = read_counter(dir, "rcvd_pkts", &out->ok);
+	out->send_rnr = read_counter(dir, "send_rnr_err", &out->ok);
+	out->rcvd_rnr = read_counter(dir, "rcvd_rnr_err", &out->ok);
+}

@@ -54,4 +54,13 @@ int gid_choose(struct ibv_context *ctx, uint8_t port, const struct ibv_port_attr
 int gid_table_print(struct ibv_context *ctx, uint8_t port, const struct ibv_port_attr *port_attr,
 		    int chosen);
 
+/* A port's packet and RNR counters (hw_counters in sysfs), shared by every process on it. */
+struct dev_counters {
+	bool ok;	/* every counter could be read */
+	unsigned long long sent_pkts, rcvd_pkts, send_rnr, rcvd_rnr;
+};
+
+/* Reads DEVICE's port PORT counters from /sys/class/infiniband/DEVICE/ports/PORT/hw_counters. */
+void dev_counters_read(const char *device, uint8_t port, struct dev_counters *out);
+
 #endif

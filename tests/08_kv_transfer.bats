@@ -29,6 +29,8 @@ assert_moved() { # REQUESTS BLOCKS QPS
 	done
 	request_bytes=$(sed -nE 's/^request +: 0: [0-9]+ blocks in [0-9]+ WRs .* ([0-9]+) bytes in .*/\1/p' <<<"$output")
 	[ "$sum" -eq "$request_bytes" ] || fail "the QPs' bytes add up to $sum, not $request_bytes"
+	# The device saw the packets, and no receive was ever missing: no RNR NAK either way.
+	assert_line --regexp '^device counters +: sent_pkts \+[1-9][0-9]*, rcvd_pkts \+[1-9][0-9]*, RNR NAKs sent \+0 and received \+0, while the requests moved'
 }
 
 @test "08_kv_transfer pull over 2 QPs, adjacent blocks merged: both requests' blocks scattered on both sides, every byte right, the prefiller's CPU idle, all freed" {

@@ -5,13 +5,11 @@
 #include "completion.h"
 #include "post_wr.h"
 #include "report.h"
-#include "stop.h"
 #include "teardown.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
 #include <sched.h>
-#include <stdio.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -394,32 +392,4 @@ int ring_close(struct rdma_ring *r)
 	failures += release_buffer(&r->data);
 	failures += close_device_pd(&r->dev);
 	return failures;
-}
-
-static unsigned long long read_counter(const char *dir, const char *name, bool *ok)
-{
-	char path[256];
-	unsigned long long v = 0;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	f = fopen(path, "r");
-	if (!f || fscanf(f, "%llu", &v) != 1)
-		*ok = false;
-	if (f)
-		fclose(f);
-	return v;
-}
-
-void read_dev_counters(const struct rdma_dev *dev, struct dev_counters *out)
-{
-	char dir[192];
-
-	snprintf(dir, sizeof(dir), "/sys/class/infiniband/%s/ports/%u/hw_counters",
-		 ibv_get_device_name(dev->ctx->device), dev->port);
-	out->ok = true;
-	out->sent_pkts = read_counter(dir, "sent_pkts", &out->ok);
-	out->rcvd_pkts = read_counter(dir, "rcvd_pkts", &out->ok);
-	out->send_rnr = read_counter(dir, "send_rnr_err", &out->ok);
-	out->rcvd_rnr = read_counter(dir, "rcvd_rnr_err", &out->ok);
 }

@@ -61,12 +61,4 @@ int ring_finish(struct rdma_ring *r, struct ring_ctl *ctl, int timeout_s);
 /* Releases stages 3, 2 and 1; returns how many releases failed. */
 int ring_close(struct rdma_ring *r);
 
-/* The device's packet and RNR counters (hw_counters in sysfs), shared by every process on it. */
-struct dev_counters {
-	bool ok;
-	unsigned long long sent_pkts, rcvd_pkts, send_rnr, rcvd_rnr;
-};
-
-void read_dev_counters(const struct rdma_dev *dev, struct dev_counters *out);
-
 #endif

@@ -214,6 +214,24 @@ static int show_revoked(struct session *s, struct kv_qps *q, const struct kv_req
 	return 0;
 }
 
+static void read_counters(const struct rdma_dev *dev, struct dev_counters *out)
+{
+	dev_counters_read(ibv_get_device_name(dev->ctx->device), dev->port, out);
+}
+
+/* The device's own count of what crossed it while the requests moved. */
+static void show_counters(const struct dev_counters *a, const struct dev_counters *b)
+{
+	if (!a->ok || !b->ok) {
+		show("device counters", "not readable under /sys/class/infiniband/*/ports/*/hw_counters");
+		return;
+	}
+	show("device counters", "sent_pkts +%llu, rcvd_pkts +%llu, RNR NAKs sent +%llu and received "
+	     "+%llu, while the requests moved (every process on this port adds to them)",
+	     b->sent_pkts - a->sent_pkts, b->rcvd_pkts - a->rcvd_pkts, b->send_rnr - a->send_rnr,
+	     b->rcvd_rnr - a->rcvd_rnr);
+}
+
 /* One request: tables out and in, its plan, the grant, the move, the check, and a barrier. */
 static int move_request(struct session *s, struct kv_qps *q, struct kv_pool *pool,
 			const struct kv_opts *kv, bool decoder, int number, int timeout_s)
@@ -275,6 +293,7 @@ int main(int argc, char **argv)
 	struct session sess;
 	struct kv_qps qps = { .n = 1 };
 	struct kv_pool pool = { 0 };
+	struct dev_counters before, after;
 	bool decoder;
 	int usage, status = EXIT_FAILURE, failures = 0;
 
@@ -311,9 +330,12 @@ int main(int argc, char **argv)
 		goto out_destroy_qps;
 
 	show_heading("stage 8: move each request's KV cache, layer by layer");
+	read_counters(&sess.dev, &before);
 	for (int r = 0; r < step.kv.requests; r++)
 		if (move_request(&sess, &qps, &pool, &step.kv, decoder, r, opts.timeout_s))
 			goto out_free_pool;
+	read_counters(&sess.dev, &after);
+	show_counters(&before, &after);
 	if (decoder)
 		show("check", "right: %d requests, every byte of every block at this side's own block "
 		     "addresses is the prefiller's, layer by layer", step.kv.requests);
