@@ -1,4 +1,4 @@
-/* device.c: device lookup, GID choice and the names of verbs enums, shared by every step. */
+/* device.c: device lookup, GID choice, the names of verbs enums and a port's counters, shared by every step. */
 #include "device.h"
 #include "cli.h"
 #include "report.h"

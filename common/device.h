@@ -1,4 +1,4 @@
-/* device.h: device lookup, GID choice and the names of verbs enums, shared by every step. */
+/* device.h: device lookup, GID choice, the names of verbs enums and a port's counters, shared by every step. */
 #ifndef RDMA_STEPS_DEVICE_H
 #define RDMA_STEPS_DEVICE_H
 
