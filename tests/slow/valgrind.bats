@@ -101,3 +101,9 @@ memcheck_pair() {
 	memcheck_pair 06_gdr --bin "$PROJECT_ROOT/build/nocuda/bin" --path all
 	assert_memcheck_clean
 }
+
+@test "valgrind: 08_kv_transfer: pull and push over 2 QPs, windows granted and taken back, merged runs" {
+	memcheck_pair 08_kv_transfer --qps 2 --windows --requests 1 --pool 1
+	memcheck_pair 08_kv_transfer --mode push --qps 2 --run 2 --merge --requests 1 --pool 1
+	assert_memcheck_clean
+}
