@@ -169,7 +169,8 @@ wait_for_pane() { # SESSION PANE SECONDS REGEX
 	# Each pane runs the command its banner printed, rank K-1 on node K.
 	for pane in 0 1 2; do
 		command=$(tmux capture-pane -p -J -S -300 -t "$session:0.$pane" | sed -n "s/^'\(build\/bin\/07_allreduce [^']*\)' here, .*/\1/p")
-		tmux send-keys -t "$session:0.$pane" "$command > \$TMPDIR/ring.log 2>&1; echo ring-done \$? \$(grep -c '^result crc32 ' \$TMPDIR/ring.log) \$(grep -c '^check .*: right: ' \$TMPDIR/ring.log)" Enter
+		# The error line, if any, follows on the screen: a failure then says why.
+		tmux send-keys -t "$session:0.$pane" "$command > \$TMPDIR/ring.log 2>&1; echo ring-done \$? \$(grep -c '^result crc32 ' \$TMPDIR/ring.log) \$(grep -c '^check .*: right: ' \$TMPDIR/ring.log); grep '^error: ' \$TMPDIR/ring.log" Enter
 	done
 	finished=yes
 	for pane in 0 1 2; do
