@@ -48,7 +48,7 @@ opcodes_of() { packets_of "$1" | awk '{ printf "%s%s%d", sep, $1, $2; sep = " " 
 @test "wire: both nodes ran every case to its expected end, and every packet is RoCE v2 between their addresses" {
 	for node in 1 2; do
 		run cat "$WIRE/node$node/status.tsv"
-		assert_output "$(printf '%s\t0\n' send write write_imm read fetch_add cmp_swap bad_rkey qp_rts pingpong gdr cm_write)"
+		assert_output "$(printf '%s\t0\n' send write write_imm read fetch_add cmp_swap bad_rkey qp_rts pingpong gdr cm_write kv_pull)"
 	done
 	run awk -F'\t' 'NR > 1 { print $2, $3, $4 }' "$WIRE/packets.tsv"
 	[ "${#lines[@]}" -ge 20 ] || fail "only ${#lines[@]} packets captured: $(cat "$WIRE/node1/tcpdump.log")"
@@ -217,4 +217,20 @@ cm_packets_of() { # CASE
 	# The WRITE itself: its RETH names the buffer and rkey that travelled in the REP.
 	run packets_of cm_write
 	assert_line --regexp "^-> 6 [0-9]+ - $(printed 1 cm_write 'local buffer' addr) $(printed 1 cm_write 'local buffer' rkey) 4096 "
+}
+@test "wire: step 08 pulls a KV cache with one RDMA READ request per block, each at the prefiller's pool address plus its block's offset in the block table, under its pool's rkey" {
+	addr=$(printed 1 kv_pull 'local buffer' addr)
+	rkey=$(printed 1 kv_pull 'local buffer' rkey)
+	# The prefiller's (node 1's) table: the pool block of each of the 16 blocks, in order.
+	read -ra table < <(sed -nE 's/^block table +: request 0: 8 blocks, [0-9]+ next to the one before in a layer; pool blocks ([0-9 ]+)$/\1/p' "$WIRE/node1/kv_pull.log")
+	[ "${#table[@]}" -eq 8 ] || fail "no block table of 8 entries in node 1's log: $(cat "$WIRE/node1/kv_pull.log")"
+	want=$(for e in "${table[@]}"; do printf '0x%x\n' $((addr + e * 4096)); done | sort)
+	# 12 is RDMA READ Request: one per block, 4096 bytes each, with the pool's rkey; nothing else goes to node 1.
+	run packets_of kv_pull
+	got=$(awk '$1 == "->" && $2 == 12 && $6 == "'"$rkey"'" && $7 == 4096 { print $5 }' <<<"$output" | sort)
+	[ "$got" = "$want" ] || fail "READ requests' addresses $(echo $got) are not the table's $(echo $want)"
+	run awk '$1 == "->" && $2 != 12 { print }' <<<"$output"
+	assert_output ''
+	# Each answer is READ Response First, Middle, Middle, Last (4096 bytes at MTU 1024): 32 packets back.
+	[ "$(awk '$1 == "<-" && $2 >= 13 && $2 <= 15' <<<"$(packets_of kv_pull)" | wc -l)" -eq 32 ] || fail "not 32 READ responses: $(packets_of kv_pull)"
 }
