@@ -1,7 +1,7 @@
 /* kv_grant.c: access to one request's blocks granted through memory windows, one per segment, and taken back after. */
 #include "kv_grant.h"
 #include "byteorder.h"
-#include "clock.h"
+#include "completion.h"
 #include "fault.h"
 #include "report.h"
 #include "sock.h"
@@ -13,21 +13,16 @@
 #define KV_GRANT_MAGIC "RDKG"
 #define KV_GRANT_HEAD_LEN 12
 
-/* Waits for one completion on QP K's CQ, a bind or an invalidation this side posted; 0 or -1. */
+/* Waits (stage 4's wait) for one completion on QP K's CQ, a bind or an invalidation this side posted; 0 or -1. */
 static int wait_local_op(struct kv_qps *q, int k, const char *what, int timeout_s)
 {
-	struct timespec start;
 	struct ibv_wc wc;
-	int n;
+	int rc = wait_completion(q->conn[k], &wc, timeout_s * 1000);
 
-	clock_start(&start);
-	while ((n = ibv_poll_cq(q->conn[k]->cq, 1, &wc)) == 0)
-		if (ms_since(&start) > timeout_s * 1000L) {
-			report_error("QP %d: no completion for %s within %d s (-t)", k, what, timeout_s);
-			return -1;
-		}
-	if (n < 0) {
-		report_error("ibv_poll_cq failed (%d) on QP %d's CQ", n, k);
+	if (rc < 0)
+		return -1;
+	if (rc) {
+		report_error("QP %d: no completion for %s within %d s (-t)", k, what, timeout_s);
 		return -1;
 	}
 	if (wc.status != IBV_WC_SUCCESS) {

@@ -1,6 +1,7 @@
 /* transfer.c: one request's KV cache moved, layer by layer, in chains of one-sided WRs striped over K QPs, and counted in. */
 #include "transfer.h"
 #include "clock.h"
+#include "completion.h"
 #include "fault.h"
 #include "post_wr.h"
 #include "report.h"
@@ -536,31 +537,29 @@ int kv_probe_revoked(struct kv_qps *q, const struct kv_request *req, const struc
 	struct mover m = { .q = q, .req = req, .opts = opts, .pull = opts->mode == KV_PULL,
 			   .timeout_s = timeout_s, .res = &res };
 	struct chain chain;
-	int first = 0, k = req->seg[0].qp;
-	struct timespec start;
-	struct ibv_wc wc;
-	int n;
-
+	int first = 0, k = req->seg[0].qp, rc;
 	struct ibv_send_wr wr;
 	struct ibv_sge sge;
+	struct ibv_wc wc;
 
 	m.chains = &chain;
 	m.wr = &wr;
 	m.sge = &sge;
 	if (post_chain(&m, k, &first, 1))
 		return -1;
-	clock_start(&start);
-	while ((n = ibv_poll_cq(q->conn[k]->cq, 1, &wc)) == 0)
-		if (ms_since(&start) > timeout_s * 1000L) {
-			report_error("QP %d: no completion within %d s for the %s with a revoked rkey",
-				     k, timeout_s, op_words(m.pull, 1));
-			return -1;
-		}
-	if (n < 0 || wc.status != IBV_WC_REM_ACCESS_ERR) {
+	/* Stage 4's wait: any completion, whatever its status, or 1 at the timeout. */
+	rc = wait_completion(q->conn[k], &wc, timeout_s * 1000);
+	if (rc < 0)
+		return -1;
+	if (rc) {
+		report_error("QP %d: no completion within %d s for the %s with a revoked rkey",
+			     k, timeout_s, op_words(m.pull, 1));
+		return -1;
+	}
+	if (wc.status != IBV_WC_REM_ACCESS_ERR) {
 		report_error("QP %d: the %s with request %d's revoked window rkey 0x%x completed with "
 			     "status %s: the access was not taken back", k, op_words(m.pull, 1),
-			     req->number, req->seg_rkey[0], n < 0 ? "none (ibv_poll_cq failed)" :
-			     ibv_wc_status_str(wc.status));
+			     req->number, req->seg_rkey[0], ibv_wc_status_str(wc.status));
 		return -1;
 	}
 	show("revoked", "the %s with request %d's window rkey 0x%x, after the peer invalidated it, "
