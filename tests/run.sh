@@ -98,6 +98,7 @@ fi
 echo "$what: finished in $((SECONDS - start)) s ($mode)"
 if [ "$what" = test ]; then
 	tests/slowest.sh "$results"/*tap
+	tests/failures.sh "$results/tap" ${outside_status+"$results/outside-vm.tap"}
 	tests/summarize.sh "$results/tap" ${outside_status+"$results/outside-vm.tap"} || exit 1
 fi
 exit "$status"
