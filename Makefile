@@ -76,8 +76,15 @@ step_includes = $(foreach s,$(UPTO_$(1)),-I$(call step_dir,$(s)))
 
 PROGRAMS := $(addprefix $(BIN)/,$(STEPS))
 
+# Step 07 as a library too, for make train's DDP hook (ctypes): the program's own
+# stage objects, all but its main.c, compiled again with -fPIC, and the API in
+# steps/07_allreduce/train/ring_comm.c.  One copy of the ring's code, two builds.
+LIB_RING := $(BUILD)/lib/libring_comm.so
+PIC := $(BUILD)/pic
+ring_comm_src := $(filter-out %/main.c,$(call step_src,07_allreduce)) steps/07_allreduce/train/ring_comm.c
+
 .PHONY: all
-all: $(PROGRAMS) ## Build every step into build/bin/NN_name (the default)
+all: $(PROGRAMS) $(LIB_RING) ## Build every step into build/bin/NN_name, and step 07's library into build/lib (the default)
 
 define step_rules
 $(BIN)/$(1): $(patsubst %.c,$(OBJ)/%.o,$(call step_src,$(1))) | $(BIN)
@@ -95,7 +102,15 @@ $(OBJ)/%.o: %.c | deps
 $(BIN):
 	mkdir -p $@
 
--include $(shell find $(OBJ) -name '*.d' 2>/dev/null)
+$(LIB_RING): $(patsubst %.c,$(PIC)/%.o,$(ring_comm_src))
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) -shared -o $@ $^ $(LDLIBS)
+$(PIC)/%.o: CPPFLAGS += $(call step_includes,07_allreduce)
+$(PIC)/%.o: %.c | deps
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -fPIC -fvisibility=hidden -c -o $@ $<
+
+-include $(shell find $(OBJ) $(PIC) -name '*.d' 2>/dev/null)
 
 # Building alone needs the compiler, libibverbs-dev and librdmacm-dev; the demo, the tests and
 # the VM need the rest too.  Every target that runs a sub-make depends on deps,
@@ -147,6 +162,8 @@ $(eval $(call slow_check,test-wire,wire,all vm,tests/slow/wire.bats))
 $(eval $(call slow_check,test-bench,valgrind,all,tests/slow/bench.bats))
 $(eval $(call slow_check,test-allreduce,collective,all vm,tests/slow/allreduce.bats))
 $(eval $(call slow_check,test-nodes,nodes,all vm,tests/slow/nodes.bats))
+$(eval $(call slow_check,test-train,collective,all vm,tests/slow/train.bats))
+slow_env_test-train := RDMA_VM_MEM=4096
 $(eval $(call slow_check,test-render,browser,,tests/slow/render.bats))
 
 .PHONY: slow-checks
@@ -175,6 +192,11 @@ bench: deps all ## Run step 05 beside perftest (BENCH_REPS times, default 15), c
 bench-nodes: DEPS_SET := nodes
 bench-nodes: deps all vm ## Step 07 across 2, 3 and 4 VMs: busbw against size beside ib_write_bw on every ring link at once, Gloo, Open MPI and the ring's model: build/bench/nodes/nodes.txt and nodes.svg (make bench runs it last; about 12 min)
 	@tests/bench/nodes/bench.sh build/bench/nodes
+
+.PHONY: train
+train: DEPS_SET := collective
+train: deps all vm ## Train a small model under torchrun (TRAIN_RANKS=4) with DDP's gradients summed by step 07's ring, beside Gloo's: losses, agreement, accuracy, time per step (about 5 min in the VM)
+	@RDMA_VM_MEM=$${RDMA_VM_MEM:-4096} tests/run.sh --results build/train train
 
 .PHONY: coverage
 coverage: deps ## Build every step with gcov counters into build/coverage/bin (test-faults runs it)
@@ -209,7 +231,7 @@ fresh-machine: ## As root: run README's quick start in a minimal Debian 12 root,
 
 .PHONY: lint
 lint: deps ## Check the shell scripts with shellcheck
-	shellcheck -x .ci/run tests/*.sh tests/bench/*.sh tests/bench/nodes/*.sh tests/exercise/*.sh tests/vm/*.sh tests/vm/initramfs-init tests/wire/*.sh tests/nodes/*.sh
+	shellcheck -x .ci/run tests/*.sh tests/bench/*.sh tests/bench/nodes/*.sh tests/exercise/*.sh tests/vm/*.sh tests/vm/initramfs-init tests/wire/*.sh tests/nodes/*.sh steps/07_allreduce/train/*.sh
 
 .PHONY: diagrams
 diagrams: deps ## Re-render the SVGs in diagrams/ from their .dot sources (needs graphviz)
@@ -225,7 +247,7 @@ tutorial-diffs: ## Regenerate the book's generated parts, both languages: each s
 
 .PHONY: clean
 clean: ## Remove compiled programs and objects (keeps the VM's kernel cache)
-	rm -rf build/bin build/obj build/sanitize build/nocuda build/coverage build/test-results
+	rm -rf build/bin build/obj build/lib build/pic build/sanitize build/nocuda build/coverage build/test-results
 
 .PHONY: distclean
 distclean: ## Remove everything built, the VM's kernel cache included

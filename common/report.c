@@ -8,6 +8,7 @@
 #define KEY_WIDTH 20
 
 bool show_off;
+static char first_error[1024];	/* longer than any error line here */
 
 void show_quiet(bool on)
 {
@@ -28,24 +29,46 @@ void show_now(const char *key, const char *fmt, ...)
 
 void show_heading(const char *title)
 {
+	if (show_off)
+		return;
 	printf("\n== %s ==\n", title);
 	fflush(stdout);
 }
 
-void report_verb_error(const char *verb, int err)
+const char *report_first_error(void)
+{
+	return first_error;
+}
+
+void report_errors_clear(void)
+{
+	first_error[0] = '\0';
+}
+
+/* Prints "error: TEXT" on stderr, and keeps TEXT if it is the first since the last clear. */
+static void print_error(const char *text)
 {
 	fflush(stdout);
-	fprintf(stderr, "error: %s failed: %s (errno %d)\n", verb, strerror(err), err);
+	fprintf(stderr, "error: %s\n", text);
+	if (!first_error[0])
+		snprintf(first_error, sizeof(first_error), "%s", text);
+}
+
+void report_verb_error(const char *verb, int err)
+{
+	char text[sizeof(first_error)];
+
+	snprintf(text, sizeof(text), "%s failed: %s (errno %d)", verb, strerror(err), err);
+	print_error(text);
 }
 
 void report_error(const char *fmt, ...)
 {
+	char text[sizeof(first_error)];
 	va_list ap;
 
-	fflush(stdout);
-	fputs("error: ", stderr);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	vsnprintf(text, sizeof(text), fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
+	print_error(text);
 }

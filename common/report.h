@@ -28,7 +28,8 @@ extern bool show_off;
 
 /*
  * Turns the "key: value" lines of show() off or on: a loop that repeats a
- * stage thousands of times shows its first round only.  Errors still print.
+ * stage thousands of times shows its first round only; headings go quiet
+ * with them.  Errors still print.
  */
 void show_quiet(bool quiet);
 
@@ -50,6 +51,14 @@ void report_verb_error(const char *verb, int err);
 /* "error: MESSAGE" on stderr. */
 void report_error(const char *fmt, ...)
 	__attribute__((format(printf, 1, 2)));
+
+/*
+ * The first error line printed since report_errors_clear(), without its
+ * "error: " ("" when none): a library returns it to a caller that cannot
+ * read our stderr (step 07's ring_comm).
+ */
+const char *report_first_error(void);
+void report_errors_clear(void);
 
 /*
  * The return convention of the functions that do the work, in common/ and in

@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# 07_allreduce.bats: step 07's ring all-reduce: N ranks on one rxe, the sum checked, the credits proved, every failure named by every rank.
+# 07_allreduce.bats: step 07's ring all-reduce: N ranks on one rxe, the sum checked, the credits proved, every failure named by every rank; and the same ring as a library (ring_comm).
 
 bats_require_minimum_version 1.5.0
 
@@ -133,4 +133,53 @@ setup() {
 	run "$BIN/07_allreduce" --rank 1
 	assert_failure 2
 	assert_output 'error: give --rank and --world-size together, or neither (then a launcher'\''s variables give them)'
+}
+
+# Starts N ranks of tests/peers/ring_comm_sum.py (step 07's library through ctypes) on a
+# fresh port, as p0 ..., each given ARGS... after the port and device, or LIB_ARGS_k's words.
+start_lib_ranks() {
+	local n=$1 k port args
+	shift
+	port=$(pick_port)
+	for ((k = 0; k < n; k++)); do
+		args=LIB_ARGS_$k
+		# shellcheck disable=SC2086
+		RANK=$k WORLD_SIZE=$n MASTER_ADDR=127.0.0.1 timeout -k 2 60 python3 "$PROJECT_ROOT/tests/peers/ring_comm_sum.py" \
+			"$port" "$DEV" ${!args:-"$@"} >"$BATS_TEST_TMPDIR/p$k.out" 2>&1 &
+		eval "p${k}_pid=$!"
+	done
+}
+
+# The CRC-32 of the sum over 3 ranks of step 07's input (element i: 6 + 3 x (i mod 13)), as array TYPE.
+sum_crc() {
+	python3 -c 'import array, sys, zlib; print("%08x" % zlib.crc32(array.array(sys.argv[1], [6 + 3 * (i % 13) for i in range(int(sys.argv[2]))]).tobytes()))' "$@"
+}
+
+@test "07_allreduce as a library (ring_comm via ctypes): 3 ranks join, sum 40000 float32 and int32 in place in 3 runs of the staging buffer, a bad dtype refused, leave; other options named; all freed" {
+	record_baseline
+	start_lib_ranks 3 40000
+	for k in 0 1 2; do
+		pid=p${k}_pid
+		wait "${!pid}" || fail "rank $k exited with $?: $(cat "$BATS_TEST_TMPDIR/p$k.out")"
+		use_output_of "p$k"
+		assert_line "joined: rank $k of 3"
+		assert_line "sum float32: 40000 elements, 0 wrong, crc32 $(sum_crc f 40000)"
+		assert_line "sum int32: 40000 elements, 0 wrong, crc32 $(sum_crc i 40000)"
+		assert_line "dtype 7: refused: ring_comm_allreduce: dtype 7: give RING_COMM_FLOAT32 (0) or RING_COMM_INT32 (1)"
+		assert_line "leave: 0 releases failed"
+		# Quiet unless asked: no heading and no verb line of step 07's in a host program's output.
+		refute_line --regexp '^(== |ibv_)'
+	done
+	assert_back_to_baseline
+	# Rank 2 brings a staging buffer of another size: every rank's join fails, naming it.
+	LIB_ARGS_2="16 131072" start_lib_ranks 3 16 65536
+	for k in 0 1 2; do
+		pid=p${k}_pid
+		status=0
+		wait "${!pid}" || status=$?
+		use_output_of "p$k"
+		[ "$status" -eq 1 ] || fail "rank $k exited with $status, not 1: $output"
+		assert_line --regexp '^ring_comm_join failed: rank 2: it was given other options than rank 0: -o all_reduce --datatype float -b 131072 --maxbytes 131072 '
+	done
+	assert_back_to_baseline
 }

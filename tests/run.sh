@@ -2,7 +2,7 @@
 # run.sh: run the test suite or the demo where RDMA works: natively on an existing device, else in the soft-RoCE VM.
 #
 # Usage: tests/run.sh [--results DIR] test [BATS_FILE...]
-#        tests/run.sh [--results DIR] demo | bench
+#        tests/run.sh [--results DIR] demo | bench | train [TRAIN_PY_ARG...]
 #        tests/run.sh shell [NODES]   (an interactive shell in the VM; NODES=2 to 4: that many VMs on one wire)
 # DIR, relative to the project's root, receives the results (default
 # build/test-results, make test's own): a slow check's go to a folder of its own.
@@ -18,7 +18,7 @@ if [ "${1:-}" = --results ]; then
 	shift 2
 fi
 vm_dir=$root/build/vm
-what=${1:?usage: tests/run.sh [--results DIR] test [BATS_FILE...] | demo | bench | shell [NODES]}
+what=${1:?usage: tests/run.sh [--results DIR] test [BATS_FILE...] | demo | bench | train | shell [NODES]}
 shift
 
 die() { echo "$what: $*" >&2; exit 1; }
@@ -40,8 +40,9 @@ case $what in
 test) job=(tests/run-bats.sh "$@") ;; # in the VM: tests/run-bats.sh --device "$@"
 demo) job=(tests/demo.sh) ;;
 bench) job=(tests/bench/bench.sh) ;;
+train) job=(steps/07_allreduce/train/train.sh "$@") ;;
 shell) job=(tests/vm/shell.sh) ;;
-*) die "unknown action '$what' (test, demo, bench or shell)" ;;
+*) die "unknown action '$what' (test, demo, bench, train or shell)" ;;
 esac
 
 start=$SECONDS

@@ -1,0 +1,230 @@
+"""train.py: one small model trained four times under torchrun, same seeds and data: DDP's gradients summed by step 07's ring (our verbs code) or by Gloo, in float and in fixed point.
+
+Run by 'make train' (steps/07_allreduce/train/train.sh), one process per rank:
+  torchrun --nproc_per_node 3 ... steps/07_allreduce/train/train.py --ring-port 18600
+
+The runs, in this order, each from the same initial weights:
+  ring   DDP with ring_comm.py's hook: each gradient bucket scaled by 1/N, then
+         summed by step 07's ring over RDMA
+  gloo   DDP as it comes: Gloo's all-reduce over TCP
+  ring-fixed, gloo-fixed
+         the same two, with every gradient rounded to a whole number of 2^-20
+         and summed as int32: integer sums do not depend on their order
+Rank 0 prints each step's loss (the mean over all ranks' batches) for every run,
+the largest difference between ring and gloo in each pair, each model's accuracy
+on held-back data, and the time per step.  Then it checks every bucket of one
+step against the bound that float summation order allows (see bucket_bound).
+"""
+import argparse
+import os
+import sys
+import time
+
+import torch
+import torch.distributed as dist
+import torch.nn as nn
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from ring_comm import RingComm, RingCommError, ring_allreduce_hook  # noqa: E402
+
+FEATURES, TEACHER_HIDDEN, HIDDEN, CLASSES = 32, 64, 512, 8
+TRAIN, HELD_BACK = 3584, 512
+FIXED_SHIFT = 20  # fixed point: a gradient becomes round(g * 2^20) as int32
+UNIT_ROUNDOFF = 2.0 ** -24  # float32's u
+
+
+def parse():
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--steps", type=int, default=30, help="training steps per run (default 30)")
+    p.add_argument("--batch", type=int, default=8, help="samples per rank per step (default 8)")
+    p.add_argument("--lr", type=float, default=0.2, help="SGD's learning rate (default 0.2)")
+    p.add_argument("--seed", type=int, default=0, help="the data's and the weights' seed (default 0)")
+    p.add_argument("--ring-port", type=int, default=18600,
+                   help="TCP port of step 07's rendezvous on rank 0 (default 18600; not MASTER_PORT)")
+    p.add_argument("--bucket-kb", type=int, default=8,
+                   help="DDP's bucket cap in KiB after its first bucket of 1 MiB (default 8)")
+    p.add_argument("--timeout", type=int, default=60, help="ring_comm's bound on every wait, in s (default 60)")
+    a = p.parse_args()
+    if a.steps < 2 or a.batch < 1 or a.bucket_kb < 1 or a.timeout < 1:
+        p.error("--steps must be 2 or more; --batch, --bucket-kb and --timeout 1 or more")
+    return a
+
+
+def make_data(seed):
+    """Synthetic and the same on every rank: points labelled by a fixed random teacher network.
+
+    No download and no package beyond python3-torch; a teacher makes the labels
+    learnable, so that the loss falls and held-back accuracy means something.
+    """
+    g = torch.Generator().manual_seed(seed)
+    x = torch.randn(TRAIN + HELD_BACK, FEATURES, generator=g)
+    w1 = torch.randn(FEATURES, TEACHER_HIDDEN, generator=g)
+    w2 = torch.randn(TEACHER_HIDDEN, CLASSES, generator=g)
+    y = (torch.relu(x @ w1) @ w2).argmax(dim=1)
+    return x[:TRAIN], y[:TRAIN], x[TRAIN:], y[TRAIN:]
+
+
+def make_model(seed):
+    """283,656 weights (1.1 MB of gradients): more than DDP's first bucket of 1 MiB, so more than one bucket."""
+    torch.manual_seed(seed)
+    return nn.Sequential(nn.Linear(FEATURES, HIDDEN), nn.ReLU(), nn.Linear(HIDDEN, HIDDEN), nn.ReLU(),
+                         nn.Linear(HIDDEN, CLASSES))
+
+
+def rank_batch(step, rank, world, batch):
+    """This rank's rows of step's global batch: world x batch consecutive rows, wrapping around."""
+    first = (step * world * batch + rank * batch) % TRAIN
+    return (torch.arange(batch) + first) % TRAIN
+
+
+def fixed_point_hook(sum_int32):
+    """A DDP hook that sums each bucket as int32 fixed point, with SUM_INT32(tensor) doing the sum."""
+    def hook(state, bucket):
+        grads = bucket.buffer()
+        q = torch.round(grads * (2.0 ** FIXED_SHIFT / state)).to(torch.int32)
+        sum_int32(q)
+        grads.copy_(q.to(torch.float32) / 2.0 ** FIXED_SHIFT)
+        fut = torch.futures.Future()
+        fut.set_result(grads)
+        return fut
+    return hook
+
+
+def train(name, args, data, comm, world, rank):
+    """One run: returns the loss per step (mean over ranks), the seconds per step, the held-back accuracy."""
+    x, y, x_held, y_held = data
+    model = DDP(make_model(args.seed), bucket_cap_mb=args.bucket_kb / 1024)
+    if name == "ring":
+        model.register_comm_hook(comm, ring_allreduce_hook)
+    elif name == "ring-fixed":
+        model.register_comm_hook(world, fixed_point_hook(comm.allreduce_))
+    elif name == "gloo-fixed":
+        model.register_comm_hook(world, fixed_point_hook(dist.all_reduce))
+    opt = torch.optim.SGD(model.parameters(), lr=args.lr)
+    loss_fn = nn.CrossEntropyLoss()
+    losses, seconds = [], []
+    for step in range(args.steps):
+        rows = rank_batch(step, rank, world, args.batch)
+        start = time.perf_counter()
+        opt.zero_grad()
+        loss = loss_fn(model(x[rows]), y[rows])
+        loss.backward()
+        opt.step()
+        seconds.append(time.perf_counter() - start)
+        mean = loss.detach().clone()
+        dist.all_reduce(mean)  # the same Gloo sum in every run: it reports, it does not train
+        losses.append(mean.item() / world)
+    with torch.no_grad():
+        accuracy = (model.module(x_held).argmax(dim=1) == y_held).float().mean().item()
+    return losses, seconds, accuracy, model.module
+
+
+def bucket_bound(comm, world):
+    """A hook that sums each bucket twice, by the ring and by Gloo, and checks how far apart they may be.
+
+    Any order of summing n floats x_i is within gamma_(n-1) * sum|x_i| of the
+    exact sum, gamma_k = k u / (1 - k u), u = 2^-24 (Higham, Accuracy and
+    Stability of Numerical Algorithms, 2nd ed., section 4.2).  Two orders are
+    therefore within twice that of each other, element by element.  It also
+    notes each bucket's size, in the order DDP hands them over.
+    """
+    gamma = (world - 1) * UNIT_ROUNDOFF / (1 - (world - 1) * UNIT_ROUNDOFF)
+    seen = {"sizes": [], "largest": 0.0, "worst": 0.0, "outside": 0}
+
+    def hook(state, bucket):
+        grads = bucket.buffer()
+        grads.mul_(1.0 / world)
+        by_gloo, magnitude = grads.clone(), grads.abs()
+        dist.all_reduce(by_gloo)
+        dist.all_reduce(magnitude)
+        comm.allreduce_(grads)
+        diff, bound = (grads - by_gloo).abs(), 2 * gamma * magnitude
+        seen["sizes"][-1].append(grads.numel())
+        seen["largest"] = max(seen["largest"], diff.max().item())
+        seen["outside"] += int((diff > bound).sum().item())
+        inside = bound > 0
+        if inside.any():
+            seen["worst"] = max(seen["worst"], (diff[inside] / bound[inside]).max().item())
+        fut = torch.futures.Future()
+        fut.set_result(grads)
+        return fut
+    return hook, seen
+
+
+def check_buckets(args, data, comm, world, rank):
+    """Two steps of the ring run again, every bucket also summed by Gloo: the two within the bound.
+
+    Two steps, because DDP builds its buckets again after the first iteration,
+    in the order the gradients became ready.
+    """
+    x, y = data[0], data[1]
+    model = DDP(make_model(args.seed), bucket_cap_mb=args.bucket_kb / 1024)
+    hook, seen = bucket_bound(comm, world)
+    model.register_comm_hook(None, hook)
+    for step in range(2):
+        seen["sizes"].append([])
+        rows = rank_batch(step, rank, world, args.batch)
+        nn.CrossEntropyLoss()(model(x[rows]), y[rows]).backward()
+    return seen
+
+
+def print_pair(a, b, runs):
+    la, lb = runs[a][0], runs[b][0]
+    print("#\n# %s against %s\n#" % (a, b))
+    print("# %4s  %14s  %14s  %10s" % ("step", "loss (" + a + ")", "loss (" + b + ")", "|diff|"))
+    for i, (p, q) in enumerate(zip(la, lb)):
+        print("  %4d  %14.9f  %14.9f  %10.3g" % (i, p, q, abs(p - q)))
+    largest = max(abs(p - q) for p, q in zip(la, lb))
+    params = max((pa - pb).abs().max().item()
+                 for pa, pb in zip(runs[a][3].parameters(), runs[b][3].parameters()))
+    print("%-20s: %s and %s: largest loss difference %.3g over %d steps; largest weight difference %.3g%s"
+          % ("agreement", a, b, largest, len(la), params, " (the same to the bit)" if largest == 0 and params == 0 else ""))
+
+
+def main():
+    args = parse()
+    dist.init_process_group("gloo")  # DDP's constructor broadcasts the weights over it
+    rank, world = dist.get_rank(), dist.get_world_size()
+    try:
+        comm = RingComm(args.ring_port, timeout_s=args.timeout)
+    except RingCommError as e:
+        print("error: rank %d: ring_comm_join: %s" % (rank, e), file=sys.stderr)
+        return 1
+    if rank == 0:
+        print("%-20s: rank 0 of %d joined step 07's ring (rendezvous on TCP port %d), and Gloo for DDP's start"
+              % ("ring_comm", world, args.ring_port))
+    data = make_data(args.seed)
+    runs = {}
+    try:
+        for name in ("ring", "gloo", "ring-fixed", "gloo-fixed"):
+            runs[name] = train(name, args, data, comm, world, rank)
+        seen = check_buckets(args, data, comm, world, rank)
+    except RingCommError as e:
+        print("error: rank %d: %s" % (rank, e), file=sys.stderr)
+        comm.leave()
+        return 1
+    if rank == 0:
+        for a, b in (("ring", "gloo"), ("ring-fixed", "gloo-fixed")):
+            print_pair(a, b, runs)
+        print("#")
+        for name, (losses, seconds, accuracy, _) in runs.items():
+            print("%-20s: %s: loss %.4f at step 0, %.4f at step %d; held-back accuracy %.1f%% (%d samples); "
+                  "%.2f ms a step (mean of steps 1 to %d)"
+                  % ("run", name, losses[0], losses[-1], len(losses) - 1, 100 * accuracy, HELD_BACK,
+                     1e3 * sum(seconds[1:]) / len(seconds[1:]), len(seconds) - 1))
+        for step, sizes in enumerate(seen["sizes"]):
+            print("%-20s: step %d: %s, in the order the hook got them" % (
+                "buckets", step, "1 bucket of %d elements" % sizes[0] if len(sizes) == 1 else
+                "%d buckets, of %s elements" % (len(sizes), " and ".join(map(str, sizes)))))
+        print("%-20s: every bucket of 2 steps, %d elements: ring and Gloo sums differ by at most %.3g, "
+              "%.2f of the bound 2 gamma_%d sum|g|; %d elements outside it"
+              % ("bucket sums", sum(map(sum, seen["sizes"])), seen["largest"], seen["worst"], world - 1,
+                 seen["outside"]))
+    failures = comm.leave()
+    dist.destroy_process_group()
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
