@@ -169,7 +169,7 @@ clone_into_root || die "could not clone $commit into the root"
 say "cloned $(git -C "$project" log -1 --format='%h %s' "$commit")"
 
 mapfile -t slow_checks < <(make -s --no-print-directory -C "$project" slow-checks)
-learner_targets=(all demo test "${slow_checks[@]}" bench bench-nodes fuzz-replay shell 'shell NODES=2' 'shell NODES=4'
+learner_targets=(all demo test "${slow_checks[@]}" bench bench-nodes train fuzz-replay shell 'shell NODES=2' 'shell NODES=4'
 	sanitize test-sanitize nocuda vm lint)
 echo "1..$((${#learner_targets[@]} + 6))" >"$tap"
 for t in "${learner_targets[@]}"; do

@@ -8,6 +8,7 @@
 #   ring: 07_allreduce, node 1 capturing RoCE v2 into CASE.pcap;
 #   kill: 07_allreduce, the last rank killed (SIGKILL) once its stage 7 has begun;
 #   gloo: tests/peers/allreduce.py under torchrun on every node, one process each;
+#   train: make train's train.py the same way, its ring's rendezvous 1000 ports up;
 #   mpi:  tests/peers/allreduce.py under mpirun, N processes on node 1 only (no
 #         remote shell reaches the other nodes for Open MPI's launcher).
 # Writes in RDMA_STEPS_RESULTS: CASE.log, status.tsv (CASE, exit status, seconds).
@@ -70,6 +71,16 @@ gloo() { # CASE N PORT ARGS...
 		--redirects 1 --tee 1 tests/peers/allreduce.py gloo "$@" >"$out/$name.log" 2>&1
 }
 
+# make train's job across nodes: DDP's gradients through step 07's ring, one rank a node.
+train() { # CASE N PORT ARGS...
+	local name=$1 n=$2 port=$3
+	shift 3
+	GLOO_SOCKET_IFNAME=$RDMA_STEPS_NETDEV OMP_NUM_THREADS=1 timeout -k 5 600 torchrun --nnodes "$n" \
+		--node_rank $((node - 1)) --nproc_per_node 1 --master_addr 198.18.0.1 --master_port "$port" \
+		--log_dir "$TMPDIR/torch-$name" --redirects 1 --tee 1 steps/07_allreduce/train/train.py \
+		--ring-port $((port + 1000)) "$@" >"$out/$name.log" 2>&1
+}
+
 mpi() { # CASE N PORT ARGS...
 	local name=$1 n=$2
 	shift 3
@@ -95,6 +106,7 @@ while IFS=$'\t' read -r name n kind opts; do
 	ring) ring "$name" "$n" "$port" "${args[@]}" ;;
 	kill) kill_last "$name" "$n" "$port" "${args[@]}" ;;
 	gloo) gloo "$name" "$n" "$port" "${args[@]}" ;;
+	train) train "$name" "$n" "$port" "${args[@]}" ;;
 	mpi) mpi "$name" "$n" "$port" "${args[@]}" ;;
 	esac
 	status=$?

@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# nodes.bats: step 07 across 2, 3 and 4 VMs on one virtual segment: every rank's result, the capture against the ring's schedule, a rank killed, and collectives we did not write ('make test-nodes').
+# nodes.bats: step 07 across 2, 3 and 4 VMs on one virtual segment: every rank's result, the capture against the ring's schedule, a rank killed, collectives we did not write, and make train's job ('make test-nodes').
 # tests/nodes/nodes.sh boots the four nodes once for the whole file and runs tests/nodes/cases.tsv.
 # Budget: 5 minutes on a 2-core machine (about 3 here), most of it torch starting in two VMs.
 # bats file_tags=outside-vm
@@ -44,6 +44,7 @@ write_bytes_of() { # CASE
 	for k in 1 2; do
 		[ "$(status_of $k ring2)" = 0 ] || fail "node $k, ring2: $(cat "$NODES/node$k/ring2.log")"
 		[ "$(status_of $k gloo2)" = 0 ] || fail "node $k, gloo2: $(tail -n 30 "$NODES/node$k/gloo2.log")"
+		[ "$(status_of $k train2)" = 0 ] || fail "node $k, train2: $(tail -n 30 "$NODES/node$k/train2.log")"
 	done
 	for k in 1 2 3; do
 		[ "$(status_of $k ring3)" = 0 ] || fail "node $k, ring3: $(cat "$NODES/node$k/ring3.log")"
@@ -150,4 +151,13 @@ write_bytes_of() { # CASE
 	assert_line --regexp '^check +: right: .* 0 wrong, over 4 ranks and 1 sizes$'
 	[ "$(crcs_in "$NODES/node1/mpi4.log" | sort | uniq -c | awk '{ print $1, $2 }')" = "4 $want" ] ||
 		fail "Open MPI's 4 ranks: $(crcs_in "$NODES/node1/mpi4.log" | tr '\n' ' '), step 07 $want"
+}
+
+@test "nodes: make train's job across 2 nodes, one rank each: DDP's gradients cross the wire through step 07's ring, and with two ranks (a + b = b + a) ring and Gloo train to the bit" {
+	run cat "$NODES/node1/train2.log"
+	assert_line --regexp "^(\[default0\]:)?ring_comm +: rank 0 of 2 \(pid [0-9]+\) joined step 07's ring"
+	assert_line --regexp '^(\[default0\]:)?agreement +: ring and gloo: largest loss difference 0 over 10 steps; largest weight difference 0 \(the same to the bit\)$'
+	assert_line --regexp '^(\[default0\]:)?agreement +: ring-fixed and gloo-fixed: largest loss difference 0 over 10 steps; largest weight difference 0 \(the same to the bit\)$'
+	assert_line --regexp '^(\[default0\]:)?bucket sums +: every bucket of 2 steps, 567312 elements: ring and Gloo sums differ by at most 0, .* 0 elements outside it$'
+	assert_line --regexp '^(\[default0\]:)?run +: ring: held-back loss [0-9.]+ before, [0-9.]+ after 10 steps; held-back accuracy '
 }

@@ -10,6 +10,7 @@ and control code as build/bin/07_allreduce, compiled a second time with -fPIC.
 """
 import ctypes
 import os
+import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 DEFAULT_LIB = os.path.join(HERE, "..", "..", "..", "build", "lib", "libring_comm.so")
@@ -44,13 +45,17 @@ class RingComm:
             raise RingCommError(self.error())
         self.rank = self.lib.ring_comm_rank(self.handle)
         self.world = self.lib.ring_comm_world(self.handle)
+        self.seconds = 0.0  # spent inside sum_in_place, all calls together
 
     def error(self):
         return self.lib.ring_comm_error().decode(errors="replace")
 
     def sum_in_place(self, address, count, dtype):
         """Sums COUNT elements at ADDRESS (FLOAT32 or INT32) across every rank: the library's call as it is."""
-        if self.lib.ring_comm_allreduce(self.handle, address, count, dtype):
+        start = time.perf_counter()
+        failed = self.lib.ring_comm_allreduce(self.handle, address, count, dtype)
+        self.seconds += time.perf_counter() - start
+        if failed:
             raise RingCommError(self.error())
 
     def allreduce_(self, tensor):
