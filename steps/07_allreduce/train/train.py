@@ -248,9 +248,8 @@ def report(runs, seen, world, data, alone):
     local = step_ms_of(runs["local"][1])
     for name in ("ring", "gloo"):
         step = step_ms_of(runs[name][1])
-        print("%-20s: %s: %.2f ms a step; backward and the rest alone (local) %.2f ms, the same buckets summed "
-              "alone %.2f ms: %.2f ms of the sums hidden behind backward"
-              % ("overlap", name, step, local, alone[name], max(0.0, local + alone[name] - step)))
+        print("%-20s: %s: %.2f ms a step, %.2f ms more than local's %.2f; the same buckets summed alone, "
+              "outside backward: %.2f ms" % ("overlap", name, step, step - local, local, alone[name]))
     for step, sizes in enumerate(seen["sizes"]):
         print("%-20s: step %d: %s, in the order the hook got them" % (
             "buckets", step, "1 bucket of %d elements" % sizes[0] if len(sizes) == 1 else
