@@ -262,6 +262,11 @@ def report(runs, seen, world, data, alone):
 
 def main():
     args = parse()
+    missing = [v for v in ("RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT") if v not in os.environ]
+    if missing:
+        print("error: %s not set: run train.py under torchrun, one process per rank ('make train' does)"
+              % ", ".join(missing), file=sys.stderr)
+        return 2
     dist.init_process_group("gloo")  # DDP's constructor broadcasts the weights over it
     rank, world = dist.get_rank(), dist.get_world_size()
     try:
