@@ -43,7 +43,7 @@ in_gb() {
 	awk -v v="$1" -v u="$2" 'BEGIN { printf "%g\n", (u == "TB/s") ? v * 1000 : v }'
 }
 
-@test "TUTORIAL.md: every derived number of the tensor-parallel example follows from its inputs, for both generations" {
+@test "TUTORIAL.md: every derived number of the tensor-parallel example follows from its inputs, for each of the three generations" {
 	b=$(tutorial_number '.*With b = ([0-9]+), s = [0-9]+ and h = [0-9]+.*')
 	s=$(tutorial_number '.*With b = [0-9]+, s = ([0-9]+) and h = [0-9]+.*')
 	h=$(tutorial_number '.*With b = [0-9]+, s = [0-9]+ and h = ([0-9]+).*')
@@ -54,12 +54,12 @@ in_gb() {
 		fail "an input of the worked example is missing: b=$b s=$s h=$h t=$t per_layer=$per_layer layers=$layers"
 	grep -qF "A ring all-reduce over N GPUs sends 2(N-1)/N times the buffer from each GPU" "$TUTORIAL" ||
 		fail "the ring's factor 2(N-1)/N is not stated"
-	# The link table: column 2 is the H100 generation, column 3 Blackwell.
+	# The link table: columns 2, 3 and 4 are H100, B200 and B300 (cut's fields 3 to 5).
 	nvrow=$(grep -E '^\| NVLink through NVSwitch \|' "$TUTORIAL") || fail "no NVLink row in the link table"
 	nicrow=$(grep -E '^\| NIC \|' "$TUTORIAL") || fail "no NIC row in the link table"
-	words=(zero one two three four five six seven eight nine ten eleven twelve)
+	words=(zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen seventeen eighteen)
 	checked=0
-	for col in 3 4; do
+	for col in 3 4 5; do
 		nvcell=$(cut -d'|' -f"$col" <<<"$nvrow") niccell=$(cut -d'|' -f"$col" <<<"$nicrow")
 		gen=$(sed -nE 's/^ *NVLink ([0-9]+): .*/\1/p' <<<"$nvcell")
 		read -r nv_v nv_u < <(sed -nE 's/.*: ([0-9.]+) (GB\/s|TB\/s) *$/\1 \2/p' <<<"$nvcell")
@@ -85,7 +85,7 @@ in_gb() {
 			fail "per step: $nv_step ms over NVLink $gen and $nic_step ms over one $nic_gbit Gb/s NIC"
 		checked=$((checked + 1))
 	done
-	[ "$checked" = 2 ] || fail "checked $checked generations, not 2"
+	[ "$checked" = 3 ] || fail "checked $checked generations, not 3"
 }
 
 @test "the book: every step's chapter ends its walkthrough with two or three 'predict, then run' questions, each answer folded away, then its files and options" {
