@@ -37,6 +37,7 @@ enum cli_long_key {
 	CLI_KEY_TRANSPORT,
 	CLI_KEY_SLOW,
 	CLI_KEY_SCHEDULE,
+	CLI_KEY_QP_TIMEOUT,
 	CLI_KEY_MODE,		/* step 08: --mode, --layers, ... */
 	CLI_KEY_LAYERS,
 	CLI_KEY_BLOCKS,

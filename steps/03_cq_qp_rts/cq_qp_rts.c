@@ -148,6 +148,7 @@ int create_cq_qp(struct rdma_dev *dev, const struct rdma_buf *buf, const struct 
 
 	*conn = (struct rdma_conn){
 		.sock = -1,
+		.timeout = QP_TIMEOUT,
 		.retry_cnt = QP_RETRY_CNT,
 		.rd_atomic = QP_RD_ATOMIC,
 		.name_stranger = hook ? hook->name_stranger : NULL,
@@ -284,7 +285,7 @@ static int move_to_rts(struct rdma_conn *conn)
 	struct ibv_qp_attr attr = {
 		.qp_state = IBV_QPS_RTS,
 		.sq_psn = conn->local.psn,
-		.timeout = QP_TIMEOUT,
+		.timeout = conn->timeout,
 		.retry_cnt = conn->retry_cnt,
 		.rnr_retry = QP_RNR_RETRY,
 		.max_rd_atomic = conn->rd_atomic,
@@ -300,9 +301,9 @@ static int move_to_rts(struct rdma_conn *conn)
 		return -1;
 	}
 	show("ibv_modify_qp", "RTR -> RTS: send PSN 0x%06x, timeout %d (4.096 us * 2^%d = about "
-	     "67 ms per try), retry_cnt %d, rnr_retry %d (7: retry for ever while the peer has no "
-	     "receive posted), max_rd_atomic %d", attr.sq_psn, QP_TIMEOUT, QP_TIMEOUT,
-	     attr.retry_cnt, QP_RNR_RETRY, attr.max_rd_atomic);
+	     "%.0f ms per try), retry_cnt %d, rnr_retry %d (7: retry for ever while the peer has no "
+	     "receive posted), max_rd_atomic %d", attr.sq_psn, attr.timeout, attr.timeout,
+	     4.096e-3 * (double)(1u << attr.timeout), attr.retry_cnt, QP_RNR_RETRY, attr.max_rd_atomic);
 	return 0;
 }
 

@@ -51,7 +51,8 @@ struct rdma_conn {
 	struct ibv_cq *cq;			/* completions of both queues */
 	struct ibv_qp *qp;			/* the reliable-connected queue pair */
 	uint32_t max_inline;			/* bytes a send may carry inline */
-	/* A step may change these two between creating the QP and connecting it. */
+	/* A step may change these three between creating the QP and connecting it. */
+	uint8_t timeout;			/* the ACK timeout: 4.096 us x 2^timeout a try */
 	uint8_t retry_cnt;			/* retransmissions before status 12 */
 	uint8_t rd_atomic;			/* RDMA READs and atomics in flight each way,
 						 * as initiator and as responder */

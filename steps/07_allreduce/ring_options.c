@@ -17,7 +17,7 @@ void ring_opts_default(struct ring_opts *opts)
 		.iters = 20, .warmup = 5, .check = 1,
 		.rank = -1, .world = -1,
 		.slots = DEFAULT_SLOTS, .slot_bytes = DEFAULT_SLOT_BYTES,
-		.transport = TRANSPORT_RDMA, .slow_rank = -1,
+		.transport = TRANSPORT_RDMA, .slow_rank = -1, .qp_timeout = QP_TIMEOUT_DEFAULT,
 	};
 }
 
@@ -36,6 +36,7 @@ const struct cli_option ring_cli_options[] = {
 	{ "slot-bytes", CLI_KEY_SLOT_BYTES, "C", "bytes per slot: the largest piece (default: 64K)" },
 	{ "transport", CLI_KEY_TRANSPORT, "T", "rdma, tcp or both, side by side (default: rdma)" },
 	{ "slow", CLI_KEY_SLOW, "RANK:MS", "for tests: rank RANK holds each slot MS ms before freeing it" },
+	{ "qp-timeout", CLI_KEY_QP_TIMEOUT, "T", "the QPs' ACK timeout, 4.096 us x 2^T a try, 1 to 31, as NCCL_IB_TIMEOUT (default: 14, stage 3's; NCCL's is 20)" },
 	{ "schedule", CLI_KEY_SCHEDULE, NULL, "print the schedule and run it on the CPU for --world-size ranks; no device" },
 	{ 0 },
 };
@@ -98,6 +99,8 @@ int ring_parse_option(int key, const char *arg, void *ctx)
 		return cli_parse_int("--slots", arg, 1, MAX_SLOTS, &opts->slots);
 	case CLI_KEY_SLOT_BYTES:
 		return cli_parse_size("--slot-bytes", arg, ELEM_SIZE, MAX_SLOT_BYTES, &opts->slot_bytes);
+	case CLI_KEY_QP_TIMEOUT:
+		return cli_parse_int("--qp-timeout", arg, 1, 31, &opts->qp_timeout);
 	case CLI_KEY_SLOW:
 		return cli_parse_pair("--slow", arg, "RANK:MS (a rank, and 0 to 10000 ms)", 1 << 20,
 				      10000, &opts->slow_rank, &opts->slow_ms);

@@ -18,6 +18,8 @@
 #define DEFAULT_SLOTS 8
 #define MAX_SLOTS 64		/* K data receives and K credit SENDs fit QUEUE_DEPTH's queues */
 #define DEFAULT_SLOT_BYTES (64 * 1024)
+/* Stage 3's ACK timeout, 4.096 us x 2^14, about 67 ms a try; --qp-timeout changes it. */
+#define QP_TIMEOUT_DEFAULT 14
 
 enum transport { TRANSPORT_RDMA, TRANSPORT_TCP, TRANSPORT_BOTH };
 
@@ -33,6 +35,7 @@ struct ring_opts {
 	size_t slot_bytes;	/* --slot-bytes: C */
 	enum transport transport;	/* --transport */
 	int slow_rank, slow_ms;	/* --slow=RANK:MS: that rank holds each slot MS ms */
+	int qp_timeout;		/* --qp-timeout: the QPs' ACK timeout, as NCCL_IB_TIMEOUT */
 	bool schedule;		/* --schedule: print and check the plan on the CPU, no device */
 };
 
