@@ -125,11 +125,9 @@ static int run_rank(const struct cli_common *common, const struct ring_opts *opt
 		    struct ring_ctl *ctl)
 {
 	size_t page = (size_t)sysconf(_SC_PAGESIZE);
-	struct rank_result none = { 0 }, all[MAX_WORLD];
 	const char *failure = NULL;
 	struct hello mine = { .rank = l->rank, .world = l->world };
 	struct neighbours nb;
-	int rc;
 	struct sweep s = { .ring = ring, .tcp = tcp, .ctl = ctl, .opts = opts,
 			   .timeout_s = common->timeout_s };
 
@@ -139,27 +137,11 @@ static int run_rank(const struct cli_common *common, const struct ring_opts *opt
 		failure = "its set-up failed (see its output)";
 	mine.tcp_port = tcp_ring_port(tcp);
 	ring_opts_format(opts, mine.options, sizeof(mine.options));
-	mine.to_next = ring->to_next.local;
-	mine.from_prev = ring->from_prev.local;
-	show_heading("rendezvous: every rank's two QPs, through rank 0");
-	if (rendezvous(ctl, l, &mine, failure, &nb) || failure)
-		return -1;
-	if (ring_connect(ring, &nb)) {
-		ctl_fail(ctl, l->rank, "its QPs did not reach RTS (see its output)");
-		return -1;
-	}
-	/* Every QP is in RTS before the first credit goes out. */
-	if (ctl_gather(ctl, &none, all) || ring_grant_slots(ring, ctl) ||
+	if (ring_meet(ring, ctl, l, &mine, failure, &nb) ||
 	    (opts->transport != TRANSPORT_RDMA && tcp_ring_connect(tcp, &nb, ctl, common->timeout_s)))
 		return -1;
 	show_heading("stage 7: the collective, every size");
-	if (run_transports(&s, opts))
-		return -1;
-	/* The last credits' completions, quietly, as every run's. */
-	show_quiet(true);
-	rc = ring_finish(ring, ctl, common->timeout_s);
-	show_quiet(false);
-	if (rc || ctl_gather(ctl, &none, all))
+	if (run_transports(&s, opts) || ring_leave(ring, ctl, common->timeout_s))
 		return -1;
 	if (common->pause)
 		pause_until_told("the collective is done (see 'rdma resource show')");

@@ -108,6 +108,24 @@ int ring_grant_slots(struct rdma_ring *r, struct ring_ctl *ctl)
 	return 0;
 }
 
+int ring_meet(struct rdma_ring *r, struct ring_ctl *ctl, const struct launch *l,
+	      struct hello *mine, const char *failure, struct neighbours *nb)
+{
+	struct rank_result none = { 0 }, all[MAX_WORLD];
+
+	mine->to_next = r->to_next.local;
+	mine->from_prev = r->from_prev.local;
+	show_heading("rendezvous: every rank's two QPs, through rank 0");
+	if (rendezvous(ctl, l, mine, failure, nb) || failure)
+		return -1;
+	if (ring_connect(r, nb)) {
+		ctl_fail(ctl, l->rank, "its QPs did not reach RTS (see its output)");
+		return -1;
+	}
+	/* Every QP is in RTS before the first credit goes out. */
+	return ctl_gather(ctl, &none, all) || ring_grant_slots(r, ctl) ? -1 : 0;
+}
+
 /* Writes PIECE into the next rank's slot named by the oldest credit. */
 static int post_piece(struct rdma_ring *r, const struct piece *pc)
 {
@@ -382,6 +400,19 @@ int ring_finish(struct rdma_ring *r, struct ring_ctl *ctl, int timeout_s)
 			return -1;
 	}
 	return 0;
+}
+
+int ring_leave(struct rdma_ring *r, struct ring_ctl *ctl, int timeout_s)
+{
+	struct rank_result none = { 0 }, all[MAX_WORLD];
+	bool quiet = !showing();
+	int rc;
+
+	/* The last credits' completions, quietly, as every run's. */
+	show_quiet(true);
+	rc = ring_finish(r, ctl, timeout_s);
+	show_quiet(quiet);
+	return rc || ctl_gather(ctl, &none, all) ? -1 : 0;
 }
 
 int ring_close(struct rdma_ring *r)

@@ -51,12 +51,24 @@ int ring_connect(struct rdma_ring *r, const struct neighbours *nb);
 /* Grants the previous rank our K slots: one credit each, after its receive is posted. */
 int ring_grant_slots(struct rdma_ring *r, struct ring_ctl *ctl);
 
+/*
+ * Meets the other ranks: MINE (its options and per-rank part filled in) gains
+ * both QPs, goes to rank 0 through the rendezvous, or FAILURE instead; then
+ * both QPs to RTS against what NB says of the neighbours, every rank in RTS,
+ * and the slots granted.  0, or -1 after every rank was told.
+ */
+int ring_meet(struct rdma_ring *r, struct ring_ctl *ctl, const struct launch *l,
+	      struct hello *mine, const char *failure, struct neighbours *nb);
+
 /* Runs PLAN once over the ring (one collective), pipelined; 0, or -1 after ctl_fail. */
 int ring_run(struct rdma_ring *r, const struct ring_layout *l, const struct plan *plan,
 	     struct ring_ctl *ctl, int timeout_s);
 
 /* Waits until the SENDs that carry our last credits are acknowledged. */
 int ring_finish(struct rdma_ring *r, struct ring_ctl *ctl, int timeout_s);
+
+/* The last credits acknowledged (quietly), then a last meeting of every rank; 0 or -1. */
+int ring_leave(struct rdma_ring *r, struct ring_ctl *ctl, int timeout_s);
 
 /* Releases stages 3, 2 and 1; returns how many releases failed. */
 int ring_close(struct rdma_ring *r);

@@ -45,25 +45,14 @@ const char *ring_comm_error(void)
 	return report_first_error();
 }
 
-/* The rendezvous, the QPs to RTS, a first meeting, and the credits out: run_rank's start. */
+/* The rendezvous, the QPs to RTS and the credits out, as step 07 meets; no TCP ring. */
 static int meet_ranks(struct ring_comm *rc, const char *failure)
 {
 	struct hello mine = { .rank = rc->launch.rank, .world = rc->launch.world };
-	struct rank_result none = { 0 }, all[MAX_WORLD];
 	struct neighbours nb;
 
 	ring_opts_format(&rc->opts, mine.options, sizeof(mine.options));
-	mine.to_next = rc->ring.to_next.local;
-	mine.from_prev = rc->ring.from_prev.local;
-	show_heading("rendezvous: every rank's two QPs, through rank 0");
-	if (rendezvous(&rc->ctl, &rc->launch, &mine, failure, &nb) || failure)
-		return -1;
-	if (ring_connect(&rc->ring, &nb)) {
-		ctl_fail(&rc->ctl, rc->launch.rank, "its QPs did not reach RTS (see its output)");
-		return -1;
-	}
-	/* Every QP is in RTS before the first credit goes out. */
-	return ctl_gather(&rc->ctl, &none, all) || ring_grant_slots(&rc->ring, &rc->ctl) ? -1 : 0;
+	return ring_meet(&rc->ring, &rc->ctl, &rc->launch, &mine, failure, &nb);
 }
 
 /* Releases what join made, in reverse; returns how many releases failed. */
@@ -177,17 +166,12 @@ int ring_comm_allreduce(struct ring_comm *rc, void *buf, size_t count, int dtype
 
 int ring_comm_leave(struct ring_comm *rc)
 {
-	struct rank_result none = { 0 }, all[MAX_WORLD];
 	int failed = 0;
 
 	show_quiet(!rc->verbose);
 	/* After a failure the other ranks are gone or going: release, meet no one. */
-	if (!rc->failed) {
-		show_quiet(true);
-		failed = ring_finish(&rc->ring, &rc->ctl, rc->common.timeout_s) != 0;
-		show_quiet(!rc->verbose);
-		failed = failed || ctl_gather(&rc->ctl, &none, all) != 0;
-	}
+	if (!rc->failed)
+		failed = ring_leave(&rc->ring, &rc->ctl, rc->common.timeout_s) != 0;
 	failed += release_all(rc);
 	show_quiet(false);
 	return failed;

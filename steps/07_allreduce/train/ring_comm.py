@@ -87,11 +87,16 @@ def ring_allreduce_hook(comm, bucket):
     1 / world size first, then sums.  The call blocks until the sum is done,
     so the future is complete when it is returned.
     """
-    import torch
-
     grads = bucket.buffer()
     grads.mul_(1.0 / comm.world)
     comm.allreduce_(grads)
+    return completed_future(grads)
+
+
+def completed_future(tensor):
+    """The future a DDP hook returns, its value already there: every hook here sums before it returns."""
+    import torch
+
     fut = torch.futures.Future()
-    fut.set_result(grads)
+    fut.set_result(tensor)
     return fut

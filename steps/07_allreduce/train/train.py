@@ -26,7 +26,7 @@ import torch.nn as nn
 from torch.nn.parallel import DistributedDataParallel as DDP
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from ring_comm import RingComm, RingCommError, ring_allreduce_hook  # noqa: E402
+from ring_comm import RingComm, RingCommError, completed_future, ring_allreduce_hook  # noqa: E402
 
 FEATURES, TEACHER_HIDDEN, HIDDEN, CLASSES = 32, 64, 512, 8
 TRAIN, HELD_BACK = 3584, 512
@@ -88,17 +88,13 @@ def fixed_point_hook(sum_int32):
         q = torch.round(grads * (2.0 ** FIXED_SHIFT / state)).to(torch.int32)
         sum_int32(q)
         grads.copy_(q.to(torch.float32) / 2.0 ** FIXED_SHIFT)
-        fut = torch.futures.Future()
-        fut.set_result(grads)
-        return fut
+        return completed_future(grads)
     return hook
 
 
 def local_hook(state, bucket):
     """A hook that moves nothing: each rank keeps its own gradients (the run that times computing alone)."""
-    fut = torch.futures.Future()
-    fut.set_result(bucket.buffer())
-    return fut
+    return completed_future(bucket.buffer())
 
 
 def attach_hook(model, name, comm, world):
@@ -183,9 +179,7 @@ def bucket_bound(comm, world):
         inside = bound > 0
         if inside.any():
             seen["worst"] = max(seen["worst"], (diff[inside] / bound[inside]).max().item())
-        fut = torch.futures.Future()
-        fut.set_result(grads)
-        return fut
+        return completed_future(grads)
     return hook, seen
 
 
