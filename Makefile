@@ -159,7 +159,7 @@ $(eval $(call slow_check,soak,all,all nocuda,tests/slow/soak.bats))
 $(eval $(call slow_check,valgrind,valgrind,all nocuda,tests/slow/valgrind.bats))
 $(eval $(call slow_check,test-lab,all,all vm,tests/slow/lab.bats tests/slow/exercises.bats))
 $(eval $(call slow_check,test-wire,wire,all vm,tests/slow/wire.bats))
-$(eval $(call slow_check,test-bench,valgrind,all,tests/slow/bench.bats))
+$(eval $(call slow_check,test-bench,bench,all,tests/slow/bench.bats))
 $(eval $(call slow_check,test-allreduce,collective,all vm,tests/slow/allreduce.bats))
 $(eval $(call slow_check,test-nodes,nodes,all vm,tests/slow/nodes.bats))
 $(eval $(call slow_check,test-train,collective,all vm,tests/slow/train.bats))
@@ -183,10 +183,10 @@ check: deps ## Build step STEP=NN from the learner's copy in work/ and run that 
 	@tests/exercise/check.sh "$(STEP)" $(EXERCISE_DIR)
 
 .PHONY: bench
-bench: DEPS_SET := valgrind
-bench: deps all ## Run step 05 beside perftest (BENCH_REPS times, default 15), count system calls, count instructions per message, compare TCP and RDMA: table, build/bench/bench.json and bench.svg (about 23 min); then bench-nodes
+bench: DEPS_SET := bench
+bench: deps all ## Run step 05, and step 08's KV transfer, beside perftest (BENCH_REPS times, default 15; BENCH_ONLY=kv: step 08 and UCX alone), count system calls, count instructions per message, compare TCP and RDMA: table, build/bench/bench.json and bench.svg (about 23 min); then bench-nodes
 	@RDMA_VM_TIMEOUT=$${RDMA_VM_TIMEOUT:-3000} tests/run.sh --results build/bench bench && tests/bench/report.sh build/bench && \
-		$(MAKE) --no-print-directory bench-nodes
+		{ [ "$${BENCH_ONLY:-}" = kv ] || $(MAKE) --no-print-directory bench-nodes; }
 
 .PHONY: bench-nodes
 bench-nodes: DEPS_SET := nodes

@@ -94,6 +94,12 @@ assert_moved() { # REQUESTS BLOCKS QPS
 	run_step 08_kv_transfer --mode fetch
 	assert_failure 2
 	assert_output --partial "error: --mode: unknown mode 'fetch'"
+	run_step 08_kv_transfer --violate revoked
+	assert_failure 2
+	assert_output "error: --violate revoked takes back memory windows: give --windows too"
+	run_step 08_kv_transfer --violate rkey --windows
+	assert_failure 2
+	assert_output "error: --violate rkey breaks the pool's rkey, which --windows never sends: give --violate revoked with --windows"
 	record_baseline
 	run_two_sides 08_kv_transfer "--layers 4" "--layers 2"
 	[ "$srv_status" -eq 1 ] && [ "$cli_status" -eq 1 ] || fail "server $srv_status, client $cli_status"

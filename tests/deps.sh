@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # deps.sh: install the Debian packages that the build, the demo and the tests need ('make deps').
 #
-# Usage: tests/deps.sh build|all|valgrind|wire|collective|nodes|browser
+# Usage: tests/deps.sh build|all|valgrind|bench|wire|collective|nodes|browser
 #   build:    what compiling needs (make, make sanitize, make nocuda);
 #   all:      that, plus what the demo, the tests, the VM and the checks need;
 #   valgrind: all, plus valgrind ('make valgrind');
+#   bench:    valgrind, plus ucx-utils, UCX's ucx_perftest ('make bench', 'make test-bench');
 #   wire:     all, plus tcpdump and tshark ('make test-wire', 'make shell NODES=2' to 4);
 #   collective: all, plus mpirun and torchrun (python3-torch, about 1 GB) ('make test-allreduce');
 #   nodes:    wire and collective, plus mpi4py ('make test-nodes', 'make bench-nodes');
@@ -31,11 +32,12 @@ case ${1:-all} in
 build) packages=("${build_packages[@]}") ;;
 all) packages=("${build_packages[@]}" "${run_packages[@]}") ;;
 valgrind) packages=("${build_packages[@]}" "${run_packages[@]}" valgrind) ;;
+bench) packages=("${build_packages[@]}" "${run_packages[@]}" valgrind ucx-utils) ;;
 wire) packages=("${build_packages[@]}" "${run_packages[@]}" tcpdump tshark) ;;
 collective) packages=("${build_packages[@]}" "${run_packages[@]}" openmpi-bin python3-torch) ;;
 nodes) packages=("${build_packages[@]}" "${run_packages[@]}" tcpdump tshark openmpi-bin python3-torch python3-mpi4py) ;;
 browser) packages=("${build_packages[@]}" "${run_packages[@]}" chromium fonts-noto-cjk) ;;
-*) echo "usage: tests/deps.sh build|all|valgrind|wire|collective|nodes|browser" >&2; exit 2 ;;
+*) echo "usage: tests/deps.sh build|all|valgrind|bench|wire|collective|nodes|browser" >&2; exit 2 ;;
 esac
 
 # One dpkg-query for every package: in the test VM, where 'make' runs this too, each process costs about 80 ms.

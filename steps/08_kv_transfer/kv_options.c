@@ -39,6 +39,7 @@ const struct cli_option kv_cli_options[] = {
 	{ "delay-qp", CLI_KEY_DELAY_QP, "Q:MS", "for the lesson on ordering: QP Q's posts wait MS ms" },
 	{ "no-overlap", CLI_KEY_NO_OVERLAP, NULL, "compute every layer before any moves, to compare with the overlap" },
 	{ "windows", CLI_KEY_WINDOWS, NULL, "grant the peer each request's blocks through memory windows, not the pool's rkey, and take them back after" },
+	{ "violate", CLI_KEY_KV_VIOLATE, "KIND", "for the lesson on access: rkey (the initiator uses an rkey the peer never handed out) or revoked (with --windows: the peer's windows are taken back before the go-ahead)" },
 	{ 0 },
 };
 
@@ -50,8 +51,9 @@ const char *kv_mode_name(enum kv_mode mode)
 int kv_parse_option(int key, const char *arg, void *ctx)
 {
 	static const char *const modes[] = { "pull", "push" };
+	static const char *const violations[] = { "rkey", "revoked" };
 	struct kv_opts *opts = ctx;
-	int mode;
+	int mode, kind;
 
 	switch (key) {
 	case CLI_KEY_MODE:
@@ -84,6 +86,12 @@ int kv_parse_option(int key, const char *arg, void *ctx)
 		return 0;
 	case CLI_KEY_NO_OVERLAP:
 		opts->no_overlap = true;
+		return 0;
+	case CLI_KEY_KV_VIOLATE:
+		kind = cli_pick_named("--violate", "kind", arg, violations, 0, 2);
+		if (kind < 0)
+			return -1;
+		opts->violate = (enum kv_violation)(kind + 1);
 		return 0;
 	case CLI_KEY_LAYER_MS:
 		return cli_parse_int("--layer-ms", arg, 0, 10000, &opts->layer_ms);
@@ -132,6 +140,15 @@ int kv_opts_check(const struct kv_opts *opts)
 	if (opts->delay_qp >= opts->qps) {
 		report_error("--delay-qp %d: there are only %d QPs (0 to %d)", opts->delay_qp,
 			     opts->qps, opts->qps - 1);
+		return -1;
+	}
+	if (opts->violate == KV_VIOLATE_REVOKED && !opts->windows) {
+		report_error("--violate revoked takes back memory windows: give --windows too");
+		return -1;
+	}
+	if (opts->violate == KV_VIOLATE_RKEY && opts->windows) {
+		report_error("--violate rkey breaks the pool's rkey, which --windows never sends: "
+			     "give --violate revoked with --windows");
 		return -1;
 	}
 	return 0;

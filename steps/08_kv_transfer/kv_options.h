@@ -10,6 +10,13 @@
 /* Pull: the decoder RDMA READs each block.  Push: the prefiller RDMA WRITEs it, with immediate. */
 enum kv_mode { KV_PULL, KV_PUSH };
 
+/* What --violate breaks, for the lesson on access.  Both sides are given it; each does its part. */
+enum kv_violation {
+	KV_VIOLATE_NONE,
+	KV_VIOLATE_RKEY,	/* the initiator: the pool's rkey plus one, which the peer never handed out */
+	KV_VIOLATE_REVOKED,	/* --windows: the granting side takes its windows back before the go-ahead */
+};
+
 #define KV_MAX_QPS 16
 /* Each QP's send queue, as asked: chains of at most half of it are in flight, each with its last WR signalled. */
 #define KV_SEND_DEPTH 64
@@ -30,6 +37,7 @@ struct kv_opts {
 	int layer_ms;		/* --layer-ms: the prefiller's stand-in compute time per layer */
 	bool no_overlap;	/* --no-overlap: every layer computed before any moves */
 	int delay_qp, delay_ms;	/* --delay-qp Q:MS: QP Q's posts held back (a slow NIC) */
+	enum kv_violation violate;	/* --violate */
 };
 
 void kv_opts_default(struct kv_opts *opts);

@@ -27,6 +27,7 @@ static void shape_encode(const struct kv_opts *opts, uint8_t msg[KV_SHAPE_LEN])
 	msg[22] = opts->windows;
 	msg[23] = opts->no_overlap;
 	put_be16(msg + 24, (uint16_t)opts->layer_ms);
+	msg[26] = (uint8_t)opts->violate;
 }
 
 /* One field of the shape: the peer's value against ours. */
@@ -41,7 +42,7 @@ static int same(const char *option, unsigned long peer, unsigned long ours)
 
 static int shape_compare(const uint8_t *peer, const uint8_t *ours)
 {
-	if (memcmp(peer, KV_SHAPE_MAGIC, 4) || peer[4] != KV_WIRE_VERSION || get_be16(peer + 26)) {
+	if (memcmp(peer, KV_SHAPE_MAGIC, 4) || peer[4] != KV_WIRE_VERSION || peer[27]) {
 		report_error("the peer's shape message is not step 08's version 1 (it starts "
 			     "0x%02x%02x%02x%02x, version %u): is the peer 08_kv_transfer?",
 			     peer[0], peer[1], peer[2], peer[3], peer[4]);
@@ -63,7 +64,8 @@ static int shape_compare(const uint8_t *peer, const uint8_t *ours)
 	       same("--run", get_be16(peer + 20), get_be16(ours + 20)) ||
 	       same("--windows (1: given)", peer[22], ours[22]) ||
 	       same("--no-overlap (1: given)", peer[23], ours[23]) ||
-	       same("--layer-ms", get_be16(peer + 24), get_be16(ours + 24)) ? -1 : 0;
+	       same("--layer-ms", get_be16(peer + 24), get_be16(ours + 24)) ||
+	       same("--violate (1: rkey, 2: revoked)", peer[26], ours[26]) ? -1 : 0;
 }
 
 int kv_exchange_shape(int fd, const struct kv_opts *opts, int timeout_s)

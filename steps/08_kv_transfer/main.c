@@ -139,6 +139,11 @@ static void show_result(const struct kv_opts *kv, const struct kv_request *req,
 	     kv->layers * kv->blocks - req->n_seg, kv_request_bytes(kv), res->ms,
 	     res->ms > 0 ? (double)kv_request_bytes(kv) / res->ms / 1e6 : 0.0);
 	show("bytes per QP", "%s", per_qp);
+	/* The transfer alone: a bandwidth to set beside ib_read_bw's and ib_write_bw's. */
+	if (res->posted_ms > 0)
+		show("posted to done", "request %d: %.1f ms from this side's first post to its last "
+		     "completion, %.1f MB/s (10^6 bytes a second)", req->number, res->posted_ms,
+		     (double)kv_request_bytes(kv) / res->posted_ms / 1e3);
 	if (!decoder)
 		return;
 	show("last-message rule", "the request's last block came (QP %d) with %d of %d blocks in%s",
@@ -214,6 +219,29 @@ static int show_revoked(struct session *s, struct kv_qps *q, const struct kv_req
 	return 0;
 }
 
+/*
+ * --violate: the initiator's rkey is one the peer never handed out (rkey),
+ * or the granting side takes its windows back before the go-ahead
+ * (revoked).  Either way the first WR that names the peer's memory completes
+ * with a remote access error, and both QPs go to ERR.
+ */
+static int break_access(struct kv_qps *q, const struct kv_request *req, struct remote_table *peer,
+			struct kv_grant *grant, const struct kv_opts *kv, bool initiator,
+			bool granting, int timeout_s)
+{
+	if (kv->violate == KV_VIOLATE_RKEY && initiator) {
+		show("--violate", "request %d: using rkey 0x%x, the peer's pool rkey 0x%x plus one, "
+		     "which the peer never handed out", req->number, peer->rkey + 1, peer->rkey);
+		peer->rkey++;
+	}
+	if (kv->violate == KV_VIOLATE_REVOKED && granting) {
+		show("--violate", "request %d: this side takes its %d windows back before the "
+		     "go-ahead: the rkeys it granted name nothing now", req->number, req->n_seg);
+		return kv_grant_revoke(grant, q, timeout_s);
+	}
+	return 0;
+}
+
 static void read_counters(const struct rdma_dev *dev, struct dev_counters *out)
 {
 	dev_counters_read(ibv_get_device_name(dev->ctx->device), dev->port, out);
@@ -256,6 +284,9 @@ static int move_request(struct session *s, struct kv_qps *q, struct kv_pool *poo
 	if (kv_request_plan(&req, kv, q->n))
 		goto out_free_peer;
 	if (kv->windows && grant_request(s, q, &req, kv, granting, &grant, &seg_rkey, timeout_s))
+		goto out_revoke;
+	if (kv->violate && break_access(q, &req, &peer, &grant, kv, decoder == (kv->mode == KV_PULL),
+					 granting, timeout_s))
 		goto out_revoke;
 	/* The receives for the WRITEs with immediate go up before the go-ahead. */
 	if ((decoder && kv_post_receives(q, &req, kv)) ||

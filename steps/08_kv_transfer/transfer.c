@@ -45,6 +45,7 @@ struct mover {
 	int n_deferred;
 	int blocks_in, total_blocks;
 	double start_us;
+	double first_post_us;		/* the initiator: when its first chain went; 0 before */
 };
 
 struct ibv_qp_cap kv_queue_caps(const struct kv_opts *opts, bool decoder)
@@ -464,6 +465,8 @@ static int initiate(struct mover *m)
 			return -1;
 		if (!m->pull && !m->opts->no_overlap)
 			compute_layer(m, l);
+		if (!m->first_post_us)
+			m->first_post_us = now_us();
 		if (post_layer(m, l))
 			return -1;
 		show_quiet(true);
@@ -518,6 +521,8 @@ int kv_move(struct kv_qps *q, const struct kv_request *req, const struct kv_opts
 	m.start_us = now_us();
 	rc = initiator ? initiate(&m) : stand_by(&m);
 	res->ms = (now_us() - m.start_us) / 1000.0;
+	if (m.first_post_us)
+		res->posted_ms = (now_us() - m.first_post_us) / 1000.0;
 	res->blocks = m.blocks_in;
 	for (int k = 0; k < q->n; k++)
 		res->bytes += res->bytes_per_qp[k];

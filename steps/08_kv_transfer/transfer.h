@@ -35,7 +35,8 @@ struct kv_request {
 struct kv_result {
 	uint64_t bytes, bytes_per_qp[KV_MAX_QPS];
 	int blocks, wrs;
-	double ms;			/* the first post (or the table exchange) to the last byte */
+	double ms;			/* the go-ahead to the last byte */
+	double posted_ms;		/* the initiator: its first post to its last completion; else 0 */
 	int blocks_at_last;		/* decoder: blocks in when the last-posted WR's came */
 	int last_qp;
 };

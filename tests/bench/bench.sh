@@ -12,7 +12,10 @@
 # BENCH_REPS (default 15) repeats each case, step 05 and perftest back to back in each
 # repetition; BENCH_QUICK=1 runs small sizes, to check the machinery ('make test-bench' does).
 # BENCH_COUNT_PASSES (default 1; 2 when quick) counts each case's instructions that many times,
-# BENCH_COUNT_JOBS (default 4) counted pairs at a time.
+# BENCH_COUNT_JOBS (default 4) counted pairs at a time.  BENCH_ONLY=kv runs step 08's cases
+# and UCX's alone (about 5 minutes), for the KV transfer's table.
+#   ucx.tsv       TEST STATUS FIGURE LAST_LINE   (UCX's ucx_perftest, if installed: its figure in
+#                 10^6 B/s, or why there is none)
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.." || exit 1
 out=${RDMA_STEPS_RESULTS:?set RDMA_STEPS_RESULTS to the folder for the raw figures}
@@ -329,7 +332,74 @@ finish_counts() {
 	done >"$out/counts.tsv"
 }
 
-rm -f "$out/raw.tsv" "$out/syscalls.tsv" "$out/cpu.tsv" "$out/counts.tsv"
+# Step 08's KV cache transfer beside perftest: one request of 8 layers x 8 blocks of 64 KiB
+# (4 MiB in 64 WRs, the largest one request a default pool allows an ordinary user), its blocks
+# scattered on both sides, pulled (RDMA READ, against ib_read_bw) or pushed (WRITE with
+# immediate, against ib_write_bw), over QPS QPs.  perftest moves the same bytes at the same
+# message size over as many QPs, with step 08's 64 WRs in flight on each (-t 64).  Both sides
+# get --no-overlap, so that the prefiller's stand-in compute (filling the blocks) is done
+# before the first post.  Ours is the initiator's 'posted to done' line: the request's bytes
+# over the time from its first post to its last completion (the decoder's in pull mode, the
+# prefiller's in push mode, whose last WRITE completes once the decoder has ACKed it);
+# perftest's, its average over its loop.
+kv_shape=(--layers 8 --blocks 8 --block-bytes 64K --pool 1 --requests 1 --no-overlap)
+ours_kv_bandwidth() { # OUTPUT
+	awk '/^posted to done +: request 0: / { match($0, /[0-9.]+ MB\/s/); print substr($0, RSTART, RLENGTH - 5) }' "$1"
+}
+measure_kv() { # MODE QPS REP
+	local mode=$1 qps=$2 rep=$3 tool=ib_write_bw turn name
+	[ "$mode" = pull ] && tool=ib_read_bw
+	name="kv_${mode}_q$qps 65536"
+	for turn in $(turns "$rep"); do
+		if [ "$turn" = ours ]; then
+			run_pair "$bin/08_kv_transfer" "${ours_opts[@]}" --mode "$mode" --qps "$qps" "${kv_shape[@]}" -- \
+				"$bin/08_kv_transfer" "${ours_opts[@]}" --mode "$mode" --qps "$qps" "${kv_shape[@]}" 127.0.0.1
+			record "$name" ours "$rep" "$(ours_kv_bandwidth "$work/$([ "$mode" = pull ] && echo cli || echo srv).out")"
+		else
+			run_pair "$tool" "${perf_opts[@]}" -s 65536 -q "$qps" -t 64 -n $((64 / qps)) -- \
+				"$tool" "${perf_opts[@]}" -s 65536 -q "$qps" -t 64 -n $((64 / qps)) 127.0.0.1
+			record "$name" "$tool" "$rep" "$(perftest_bandwidth)"
+		fi
+	done
+}
+
+# UCX, NIXL's default backend, the same 64 KiB one-sided operations over rc_verbs on this
+# device: ucp_get as pull, ucp_put_bw as push.  UCX's verbs transports need an auxiliary
+# transport to connect (ud_verbs), and UD takes the GID index of the IPv4 address as ours
+# does.  Upstream has not tested soft-RoCE (openucx/ucx#8633): each run is bounded, and
+# a run that gives no figure is recorded with the last line it printed.
+ucx_case() { # TEST
+	local test=$1 srv status=0 figure line
+	local env=(UCX_NET_DEVICES="$dev:1" "UCX_TLS=rc_verbs,ud_verbs" UCX_IB_GID_INDEX="$gid")
+	env "${env[@]}" timeout 20 stdbuf -oL ucx_perftest -p "$port" >"$work/ucx.srv" 2>&1 &
+	srv=$!
+	wait_listening "$port" 20 "$srv" || status=1
+	[ "$status" -ne 0 ] || env "${env[@]}" timeout 20 stdbuf -oL ucx_perftest 127.0.0.1 -p "$port" \
+		-t "$test" -s 65536 -n 1000 >"$work/ucx.cli" 2>&1 || status=$?
+	wait "$srv" 2>/dev/null
+	# The result row: "Final:", then the iterations, the latency percentiles and averages,
+	# then the bandwidth average and overall (MB/s, 2^20).
+	figure=$(awk '$1 == "Final:" { printf "%.2f", $7 * 1.048576 }' "$work/ucx.cli")
+	line=$(grep -v '^[+|]' "$work/ucx.cli" | grep -v '^ *[0-9]* *0x' | tail -n 1 | tr '\t' ' ')
+	if [ -n "$figure" ]; then
+		printf '%s\tran\t%s\t-\n' "$test" "$figure"
+	elif [ "$status" = 124 ]; then
+		printf '%s\tno figure in 20 s\t-\t%s\n' "$test" "${line:-(nothing printed but the table header)}"
+	else
+		printf '%s\tfailed (%s)\t-\t%s\n' "$test" "$status" "${line:-(nothing printed)}"
+	fi >>"$out/ucx.tsv"
+}
+measure_ucx() {
+	if ! command -v ucx_perftest >/dev/null; then
+		printf 'ucp_get\tnot installed\t-\ttests/deps.sh bench installs ucx-utils\n' >>"$out/ucx.tsv"
+		return
+	fi
+	echo "ucx=$(dpkg-query -W -f='${Version}' ucx-utils 2>/dev/null)" >>"$out/meta.env"
+	ucx_case ucp_get
+	ucx_case ucp_put_bw
+}
+
+rm -f "$out/raw.tsv" "$out/syscalls.tsv" "$out/cpu.tsv" "$out/counts.tsv" "$out/ucx.tsv"
 {
 	echo "kernel=$(uname -r)"
 	echo "device=$dev"
@@ -339,6 +409,7 @@ rm -f "$out/raw.tsv" "$out/syscalls.tsv" "$out/cpu.tsv" "$out/counts.tsv"
 	echo "clocksource=$(cat /sys/devices/system/clocksource/clocksource0/current_clocksource 2>/dev/null)"
 	echo "reps=$reps"
 	echo "quick=$quick"
+	echo "only=${BENCH_ONLY:-}"
 } >"$out/meta.env"
 
 trace_iters=1000 count_messages=(100 500)
@@ -356,7 +427,19 @@ else
 	count_lat_sizes=("${lat_sizes[@]}") count_bw_sizes=(65536) count_passes=${BENCH_COUNT_PASSES:-1}
 fi
 echo "bench: $dev, GID index $gid, $reps repetition(s) of each case"
+kv_qps=(1 4)
+[ "$quick" = 1 ] && kv_qps=(2)
+if [ "${BENCH_ONLY:-}" = kv ]; then
+	for ((rep = 1; rep <= reps; rep++)); do
+		for qps in "${kv_qps[@]}"; do measure_kv pull "$qps" "$rep"; measure_kv push "$qps" "$rep"; done
+	done
+	measure_ucx
+	touch "$out/syscalls.tsv" "$out/cpu.tsv" "$out/counts.tsv"
+	echo "bench: step 08 and UCX measured (BENCH_ONLY=kv)"
+	exit 0
+fi
 for ((rep = 1; rep <= reps; rep++)); do
+	for qps in "${kv_qps[@]}"; do measure_kv pull "$qps" "$rep"; measure_kv push "$qps" "$rep"; done
 	for i in "${!lat_sizes[@]}"; do
 		measure_case latency "send_lat ${lat_sizes[i]}" send "${lat_sizes[i]}" "${lat_iters[i]}" ib_send_lat "$rep"
 	done
@@ -372,6 +455,7 @@ count_syscalls busy "$trace_iters"
 count_syscalls events "$trace_iters"
 count_syscalls ib_send_lat "$trace_iters"
 echo "bench: system calls counted"
+measure_ucx
 for ((pass = 1; pass <= count_passes; pass++)); do
 	for size in "${count_lat_sizes[@]}"; do
 		count_case latency "send_lat $size" send "$size" ib_send_lat "$pass"

@@ -8,10 +8,12 @@
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.." || exit 1
 dir=${1:?usage: tests/bench/report.sh DIR}
-for f in raw.tsv syscalls.tsv cpu.tsv counts.tsv meta.env; do
+meta() { sed -n "s/^$1=//p" "$dir/meta.env"; }
+files=(raw.tsv meta.env)
+[ "$(meta only 2>/dev/null)" = kv ] || files+=(syscalls.tsv cpu.tsv counts.tsv)
+for f in "${files[@]}"; do
 	[ -s "$dir/$f" ] || { echo "report: $dir/$f is missing or empty: did bench.sh finish?" >&2; exit 1; }
 done
-meta() { sed -n "s/^$1=//p" "$dir/meta.env"; }
 
 commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
 git diff --quiet HEAD 2>/dev/null || commit="$commit (with uncommitted changes)"
@@ -139,25 +141,8 @@ awk -F'\t' -v parts="program libibverbs provider libc other check" -v ratios="$d
 		}
 	}' "$dir/counts.tsv" >"$dir/counted.tsv"
 
-{
-	echo "bench: $(meta device) ($(meta provider)), kernel $(meta kernel), clocksource $(meta clocksource), perftest $(meta perftest), commit $commit, $date"
-	awk -F'\t' 'NR == 1 {
-		printf "bench: ours and perftest: each tool'"'"'s median over %d repetitions; in each, the two ran back to back, each first in every other one\n", $11
-		printf "bench: ratio: the median of the %d paired ratios, ours / perftest'"'"'s, one per repetition\n", $11
-		printf "bench: interval: ratios %d to %d of the %d, sorted: a %.1f%% confidence interval for that median\n", $16, $11 + 1 - $16, $11, $15
-		if ($15 < 95)
-			print "bench: fewer than 6 repetitions give no 95% interval, so each verdict says: too few runs"
-	}' "$dir/medians.tsv"
-	echo "bench: goal: latency ratio <= 1.00 (floor 1.10), bandwidth ratio >= 1.00 (floor 0.90). Verdict: 'meets goal' when the"
-	echo "bench:   ratio meets the goal and the whole interval the floor, 'meets floor' when only the interval does, 'misses floor'"
-	echo "bench:   when the whole interval is past the floor, 'unresolved' when the interval spans it"
-	echo "bench: write_lat is a round trip (the WRITE and its ACK); ib_write_lat reports half of one, so its figure is doubled"
-	echo
-	printf '%-16s %12s %12s  %-13s %7s  %-11s  %s\n' case ours perftest tool ratio interval verdict
-	awk -F'\t' '{
-		unit = $1 ~ /_lat$/ ? "us" : "MB/s"
-		printf "%-16s %9.2f %-4s %7.2f %-4s %-13s %6.2fx  %4.2f-%4.2fx  %s\n", $3, $4, unit, $5, unit, $6, $7, $8, $9, $10
-	}' "$dir/medians.tsv"
+# The rest of a whole bench's report: the counts, the system calls and 06_gdr's paths.
+full_report() {
 	echo
 	echo "instructions per message, counted by callgrind in user space, on each side, by the object they ran in; both tools"
 	echo "event-driven (step 05 -e, perftest -e); each figure is (the count at N2 messages less the count at N1) / (N2 - N1),"
@@ -199,7 +184,42 @@ awk -F'\t' -v parts="program libibverbs provider libc other check" -v ratios="$d
 	printf '  %-8s %-5s %-9s %9s %9s %9s %7s\n' size path side wall user system copies
 	awk -F'\t' '{ printf "  %-8s %-5s %-9s %9s %9s %9s %7s\n", $1, $2, $3, $4, $5, $6, $7 }' "$dir/cpu.tsv"
 	echo "  (rxe is RDMA done in software by the kernel: here the comparison is CPU work and copies, not NIC offload)"
+}
+
+{
+	echo "bench: $(meta device) ($(meta provider)), kernel $(meta kernel), clocksource $(meta clocksource), perftest $(meta perftest), commit $commit, $date"
+	awk -F'\t' 'NR == 1 {
+		printf "bench: ours and perftest: each tool'"'"'s median over %d repetitions; in each, the two ran back to back, each first in every other one\n", $11
+		printf "bench: ratio: the median of the %d paired ratios, ours / perftest'"'"'s, one per repetition\n", $11
+		printf "bench: interval: ratios %d to %d of the %d, sorted: a %.1f%% confidence interval for that median\n", $16, $11 + 1 - $16, $11, $15
+		if ($15 < 95)
+			print "bench: fewer than 6 repetitions give no 95% interval, so each verdict says: too few runs"
+	}' "$dir/medians.tsv"
+	echo "bench: goal: latency ratio <= 1.00 (floor 1.10), bandwidth ratio >= 1.00 (floor 0.90). Verdict: 'meets goal' when the"
+	echo "bench:   ratio meets the goal and the whole interval the floor, 'meets floor' when only the interval does, 'misses floor'"
+	echo "bench:   when the whole interval is past the floor, 'unresolved' when the interval spans it"
+	echo "bench: write_lat is a round trip (the WRITE and its ACK); ib_write_lat reports half of one, so its figure is doubled"
+	echo
+	printf '%-16s %12s %12s  %-13s %7s  %-11s  %s\n' case ours perftest tool ratio interval verdict
+	awk -F'\t' '{
+		unit = $1 ~ /_lat$/ ? "us" : "MB/s"
+		printf "%-16s %9.2f %-4s %7.2f %-4s %-13s %6.2fx  %4.2f-%4.2fx  %s\n", $3, $4, unit, $5, unit, $6, $7, $8, $9, $10
+	}' "$dir/medians.tsv"
+	if grep -q '^kv_' "$dir/medians.tsv"; then
+		echo "kv_pull_qK, kv_push_qK: step 08 moving one request of 64 blocks of 64 KiB (4 MiB) over K QPs, pulled by RDMA READ"
+		echo "  or pushed by WRITE with immediate, scattered on both sides; perftest moves the same bytes over K QPs, 64 in flight on each"
+	fi
+	if [ -s "$dir/ucx.tsv" ]; then
+		echo "UCX $(meta ucx) (NIXL's default backend), ucx_perftest over rc_verbs (ud_verbs to connect), 64 KiB, 1000 messages:"
+		awk -F'\t' '{ if ($2 == "ran") printf "  %-11s %9.2f MB/s\n", $1, $3
+			else printf "  %-11s %s: %s\n", $1, $2, $4 }' "$dir/ucx.tsv"
+	fi
+	[ "$(meta only)" = kv ] || full_report
 } | tee "$dir/report.txt"
+if [ "$(meta only)" = kv ]; then
+	echo "bench: wrote $dir/report.txt (BENCH_ONLY=kv: no counts, no JSON, no plot)"
+	exit 0
+fi
 
 # The same figures as JSON.
 {

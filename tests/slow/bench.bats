@@ -12,8 +12,8 @@ setup() {
 	assert_success
 	# Each case ran step 05 first in repetition 1 and perftest first in repetition 2.
 	run awk -F'\t' '!(($1, $3) in first) { first[$1, $3] = $2; print $3, $2 }' "$out/raw.tsv"
-	assert_equal "$(grep -c '^1 ours$' <<<"$output")" 6
-	assert_equal "$(grep -c '^2 ib_' <<<"$output")" 6
+	assert_equal "$(grep -c '^1 ours$' <<<"$output")" 8
+	assert_equal "$(grep -c '^2 ib_' <<<"$output")" 8
 	run "$PROJECT_ROOT/tests/bench/report.sh" "$out"
 	assert_success
 	for case in 'send_lat 2 ' 'send_lat 4096 ' 'write_lat 2 ' 'read_lat 2 '; do
@@ -22,6 +22,13 @@ setup() {
 	for case in 'write_bw 65536 ' 'send_bw 65536 '; do
 		assert_line --regexp "^$case +[0-9.]+ MB/s +[0-9.]+ MB/s +ib_[a-z]+_bw +[0-9]+\.[0-9]+x  [0-9.]+-[0-9.]+x  too few runs$"
 	done
+	# Step 08 beside ib_read_bw and ib_write_bw, over 2 QPs: the decoder's figure, from its request line.
+	assert_line --regexp '^kv_pull_q2 65536 +[0-9.]+ MB/s +[0-9.]+ MB/s +ib_read_bw +[0-9]+\.[0-9]+x  [0-9.]+-[0-9.]+x  too few runs$'
+	assert_line --regexp '^kv_push_q2 65536 +[0-9.]+ MB/s +[0-9.]+ MB/s +ib_write_bw +[0-9]+\.[0-9]+x  [0-9.]+-[0-9.]+x  too few runs$'
+	# UCX ran, or each of its two tests says why it gave no figure.
+	assert_line --regexp '^UCX [0-9.]+-[0-9]+ \(NIXL.s default backend\), ucx_perftest over rc_verbs'
+	assert_line --regexp '^  ucp_get +([0-9.]+ MB/s|no figure in 20 s: .+|failed \([0-9]+\): .+)$'
+	assert_line --regexp '^  ucp_put_bw +([0-9.]+ MB/s|no figure in 20 s: .+|failed \([0-9]+\): .+)$'
 	refute_line --regexp ' 0\.00x '
 	# The counts: send_lat 2 counted twice, each side of each tool, every object present, the
 	# sleeps in columns of their own, the work and the cost of a sleep each within 2% over the

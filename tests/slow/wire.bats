@@ -48,7 +48,7 @@ opcodes_of() { packets_of "$1" | awk '{ printf "%s%s%d", sep, $1, $2; sep = " " 
 @test "wire: both nodes ran every case to its expected end, and every packet is RoCE v2 between their addresses" {
 	for node in 1 2; do
 		run cat "$WIRE/node$node/status.tsv"
-		assert_output "$(printf '%s\t0\n' send write write_imm read fetch_add cmp_swap bad_rkey qp_rts pingpong gdr cm_write kv_pull)"
+		assert_output "$(printf '%s\t0\n' send write write_imm read fetch_add cmp_swap bad_rkey qp_rts pingpong gdr cm_write kv_pull kv_push)"
 	done
 	run awk -F'\t' 'NR > 1 { print $2, $3, $4 }' "$WIRE/packets.tsv"
 	[ "${#lines[@]}" -ge 20 ] || fail "only ${#lines[@]} packets captured: $(cat "$WIRE/node1/tcpdump.log")"
@@ -233,4 +233,33 @@ cm_packets_of() { # CASE
 	assert_output ''
 	# Each answer is READ Response First, Middle, Middle, Last (4096 bytes at MTU 1024): 32 packets back.
 	[ "$(awk '$1 == "<-" && $2 >= 13 && $2 <= 15' <<<"$(packets_of kv_pull)" | wc -l)" -eq 32 ] || fail "not 32 READ responses: $(packets_of kv_pull)"
+}
+
+@test "wire: step 08 pushes a KV cache with one RDMA WRITE with immediate per block, each at the decoder's pool address plus its block's offset in the decoder's table, its immediate naming that block" {
+	addr=$(printed 2 kv_push 'local buffer' addr)
+	rkey=$(printed 2 kv_push 'local buffer' rkey)
+	# The decoder's (node 2's) table: the pool block of each of the 8 blocks, in order.
+	read -ra table < <(sed -nE 's/^block table +: request 0: 8 blocks, [0-9]+ next to the one before in a layer; pool blocks ([0-9 ]+)$/\1/p' "$WIRE/node2/kv_push.log")
+	[ "${#table[@]}" -eq 8 ] || fail "no block table of 8 entries in node 2's log: $(cat "$WIRE/node2/kv_push.log")"
+	# Node 1 to node 2: per block, RDMA WRITE First (6) with a RETH, Middle (7) twice, and Last
+	# with Immediate (9) three PSNs on: 4096 bytes at MTU 1024.  The immediate is the request
+	# (high 16 bits, 0 here) and the block's segment; the First's address must be that block's.
+	run packets_of kv_push
+	pairs=$(awk '$1 == "<-" && $2 == 6 { va[$3] = $5; key[$3] = $6; len[$3] = $7 }
+		$1 == "<-" && $2 == 9 { imm[$3] = $10 }
+		END { for (p in va) print va[p], key[p], len[p], (p + 3 in imm ? imm[p + 3] : "none") }' <<<"$output")
+	[ "$(wc -l <<<"$pairs")" -eq 8 ] || fail "not 8 WRITEs: $output"
+	while read -r va key len imm; do
+		[ "$key" = "$rkey" ] && [ "$len" = 4096 ] || fail "a WRITE with rkey $key, length $len: not the decoder's pool rkey $rkey, 4096 bytes"
+		[ "$imm" != none ] || fail "the WRITE at $va has no Last with Immediate 3 PSNs on: $output"
+		seg=$((16#$imm))
+		[ "$seg" -lt 8 ] || fail "immediate 0x$imm names no block of request 0"
+		[ "$va" = "$(printf '0x%x' $((addr + table[seg] * 4096)))" ] ||
+			fail "the WRITE of block $seg went to $va, not the decoder's block ${table[seg]} at $(printf '0x%x' $((addr + table[seg] * 4096)))"
+		seen[seg]=1
+	done <<<"$pairs"
+	[ "${#seen[@]}" -eq 8 ] || fail "immediates name ${#seen[@]} blocks, not 8: $pairs"
+	# Nothing else goes to the decoder, and the decoder sends back only ACKs.
+	run awk '($1 == "<-" && $2 != 6 && $2 != 7 && $2 != 9) || ($1 == "->" && $2 != 17) { print }' <<<"$(packets_of kv_push)"
+	assert_output ''
 }
