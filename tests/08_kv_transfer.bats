@@ -76,6 +76,36 @@ assert_moved() { # REQUESTS BLOCKS QPS
 	assert_back_to_baseline
 }
 
+# The decoder's lines for the one small request of the --post ex test: every byte right, both QPs used.
+assert_ex_moved() {
+	use_output_of cli
+	assert_line --regexp "^check +: right: 1 requests, every byte of every block at this side's own block addresses is the prefiller's"
+	assert_line --regexp '^counting +: request 0 handed over at 8 of 8 blocks'
+	assert_line 'bytes per QP        : 16384 16384'
+}
+
+@test "08_kv_transfer --post ex: chains built with the extended API (ibv_wr_start ... ibv_wr_complete) on QPs from ibv_create_qp_ex, pulled over 2 QPs, and pushed to a decoder that posts the classic way: the API is each side's own choice" {
+	shape="--qps 2 --requests 1 --layers 2 --blocks 4 --block-bytes 4K"
+	record_baseline
+	run_server_client 08_kv_transfer --mode pull $shape --post ex
+	assert_both_succeeded pull
+	# Not assert_moved: a request this small may end within the 10 ms the kernel keeps the device's
+	# counters it last read (RDMA_HW_STATS_DEFAULT_LIFESPAN), which then show +0.
+	assert_ex_moved
+	assert_line --regexp '^ibv_create_qp_ex +: RC QP 0x[0-9a-f]{6} in RESET: send queue [0-9]+ WRs, receive queue [0-9]+ WRs, inline up to [0-9]+ bytes; send ops RDMA_READ$'
+	assert_line --regexp '^ibv_wr_complete +: QP 1: a chain of 2 RDMA READs, one doorbell, the last signalled: 8192 bytes, first to remote addr 0x[0-9a-f]+, rkey 0x[0-9a-f]+$'
+	refute_output --partial 'ibv_post_send'
+	# Push: the prefiller posts with the extended API, the decoder (receives only) made its QPs the classic way.
+	run_two_sides 08_kv_transfer "--mode push $shape --post ex" "--mode push $shape"
+	assert_both_succeeded push
+	assert_ex_moved
+	assert_line --regexp '^ibv_create_qp +: RC QP 0x[0-9a-f]{6} in RESET: send queue [0-9]+ WRs, receive queue [0-9]+ WRs, inline up to [0-9]+ bytes$'
+	use_output_of srv
+	assert_line --regexp '^ibv_create_qp_ex +: RC QP 0x[0-9a-f]{6} in RESET: .*; send ops RDMA_WRITE_WITH_IMM$'
+	assert_line --regexp '^ibv_wr_complete +: QP 0: a chain of 2 RDMA WRITEs with immediate, one doorbell, the last signalled: 8192 bytes, first to remote addr 0x[0-9a-f]+, rkey 0x[0-9a-f]+$'
+	assert_back_to_baseline
+}
+
 @test "08_kv_transfer refuses shapes it cannot move, and sides given different shapes, naming the option" {
 	run_step 08_kv_transfer --qps 17
 	assert_failure 2

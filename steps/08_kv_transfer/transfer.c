@@ -27,6 +27,15 @@ struct chain {
 	bool has_last;		/* holds the request's last segment */
 };
 
+/* One WR of a chain, whichever API posts it: its two ends, its rkey, its immediate. */
+struct chain_wr {
+	struct ibv_sge sge;	/* here: one SGE, the segment's blocks */
+	uint64_t remote;	/* there, in the peer's pool */
+	uint32_t rkey;		/* the peer's pool rkey, or with --windows the segment's window's */
+	uint32_t imm;		/* push: the request and the segment, 16 bits each */
+	bool signalled;		/* the chain's last */
+};
+
 /* One side's state while a request moves. */
 struct mover {
 	struct kv_qps *q;
@@ -37,8 +46,8 @@ struct mover {
 	struct kv_result *res;
 	struct chain *chains;
 	int n_chains, chains_done;
-	struct ibv_send_wr *wr;		/* room for one chain of --chain WRs */
-	struct ibv_sge *sge;
+	struct chain_wr *cw;		/* room for one chain of --chain WRs, */
+	struct ibv_send_wr *wr;		/* and for its list, posted the classic way */
 	int outstanding[KV_MAX_QPS];	/* WRs posted on each QP and not yet retired */
 	int *segs;			/* the segments of the chain being built */
 	int *deferred;			/* --delay-qp: that QP's segments, posted last */
@@ -58,6 +67,13 @@ struct ibv_qp_cap kv_queue_caps(const struct kv_opts *opts, bool decoder)
 		.max_send_sge = 1,
 		.max_recv_sge = 1,
 	};
+}
+
+uint64_t kv_send_ops(const struct kv_opts *opts)
+{
+	if (opts->post != KV_POST_EX)
+		return 0;
+	return opts->mode == KV_PULL ? IBV_QP_EX_WITH_RDMA_READ : IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM;
 }
 
 /* Whether entry E of T sits right after entry E - 1 in the pool. */
@@ -158,46 +174,119 @@ static void report_post_failed(const struct mover *m, int k, int rc, const struc
 		     (int)(bad - wr), n, m->q->send_cap, KV_SEND_DEPTH, m->outstanding[k]);
 }
 
-/* Posts segments SEGS[0..N) on QP K as one chain: one doorbell, the last WR signalled. */
-static int post_chain(struct mover *m, int k, const int *segs, int n)
+/* The extended API has no bad_wr: ibv_wr_complete takes the whole batch or none of it. */
+static void report_complete_failed(const struct mover *m, int k, int rc, int n)
+{
+	report_error("ibv_wr_complete failed: %s (errno %d): QP %d refused the whole chain of %d, "
+		     "none of it posted (the extended API reports no bad_wr); the usual cause is a "
+		     "full send queue: it holds %u WRs (%d asked), and %d were in flight: give --chain "
+		     "at most what the queue holds less what is in flight", strerror(rc), rc, k, n,
+		     m->q->send_cap, KV_SEND_DEPTH, m->outstanding[k]);
+}
+
+/* WR I of the chain of segments SEGS[0..N), counted into chain C. */
+static struct chain_wr plan_wr(const struct mover *m, struct chain *c, const int *segs, int i,
+			       int n)
+{
+	const struct segment *s = &m->req->seg[segs[i]];
+	struct chain_wr w = {
+		.rkey = m->req->seg_rkey ? m->req->seg_rkey[segs[i]] : m->req->peer->rkey,
+		.imm = imm_of(m->req->number, segs[i]),
+		/* Selective signalling: one completion for the chain, since a QP completes in order. */
+		.signalled = i + 1 == n,
+	};
+
+	segment_sge(m, s, &w.sge, &w.remote);
+	c->blocks += s->count;
+	c->bytes += w.sge.length;
+	c->has_last |= segs[i] == m->req->n_seg - 1;
+	return w;
+}
+
+/* The classic post: the chain as a list of WRs linked by next, one ibv_post_send. */
+static int post_chain_classic(struct mover *m, int k, int n)
 {
 	struct ibv_send_wr *wr = m->wr, *bad = NULL;
-	struct ibv_sge *sge = m->sge;
-	struct chain *c = &m->chains[m->n_chains];
 	int rc;
 
-	*c = (struct chain){ .qp = k, .wrs = n };
-	for (int i = 0; i < n; i++) {
-		const struct segment *s = &m->req->seg[segs[i]];
-		uint64_t remote;
-
-		segment_sge(m, s, &sge[i], &remote);
+	for (int i = 0; i < n; i++)
 		wr[i] = (struct ibv_send_wr){
 			.wr_id = (uint64_t)m->n_chains,
 			.next = i + 1 < n ? &wr[i + 1] : NULL,
-			.sg_list = &sge[i],
+			.sg_list = &m->cw[i].sge,
 			.num_sge = 1,
 			.opcode = m->pull ? IBV_WR_RDMA_READ : IBV_WR_RDMA_WRITE_WITH_IMM,
-			/* Selective signalling: one completion for the chain, since a QP completes in order. */
-			.send_flags = i + 1 == n ? IBV_SEND_SIGNALED : 0,
-			.wr.rdma = { .remote_addr = remote, .rkey = m->req->seg_rkey ?
-							 m->req->seg_rkey[segs[i]] : m->req->peer->rkey },
+			.send_flags = m->cw[i].signalled ? IBV_SEND_SIGNALED : 0,
+			.imm_data = m->pull ? 0 : htonl(m->cw[i].imm),
+			.wr.rdma = { .remote_addr = m->cw[i].remote, .rkey = m->cw[i].rkey },
 		};
-		if (!m->pull)
-			wr[i].imm_data = htonl(imm_of(m->req->number, segs[i]));
-		c->blocks += s->count;
-		c->bytes += sge[i].length;
-		c->has_last |= segs[i] == m->req->n_seg - 1;
-	}
 	rc = fault_at("post_send") ? errno : ibv_post_send(m->q->conn[k]->qp, wr, &bad);
 	if (rc) {
 		report_post_failed(m, k, rc, wr, bad, n);
 		return -1;
 	}
-	show("ibv_post_send", "QP %d: a chain of %d %s, one doorbell, the last signalled: "
-	     "%llu bytes, first to remote addr 0x%llx, rkey 0x%x", k, n, op_words(m->pull, n),
-	     (unsigned long long)c->bytes,
-	     (unsigned long long)wr[0].wr.rdma.remote_addr, wr[0].wr.rdma.rkey);
+	return 0;
+}
+
+/* The injected failure of ibv_wr_complete: the batch is dropped, as a refused one is. */
+static int abort_batch(struct ibv_qp_ex *qpx)
+{
+	int err = errno;
+
+	ibv_wr_abort(qpx);
+	return err;
+}
+
+/*
+ * The extended post API (--post ex): each WR is written straight into the
+ * send queue, with no list to build; ibv_wr_complete rings the one doorbell.
+ * The QP came from ibv_create_qp_ex, asked for this operation.
+ */
+static int post_chain_ex(struct mover *m, int k, int n)
+{
+	struct ibv_qp_ex *qpx = ibv_qp_to_qp_ex(m->q->conn[k]->qp);
+	int rc;
+
+	ibv_wr_start(qpx);
+	for (int i = 0; i < n; i++) {
+		const struct chain_wr *w = &m->cw[i];
+
+		qpx->wr_id = (uint64_t)m->n_chains;
+		qpx->wr_flags = w->signalled ? IBV_SEND_SIGNALED : 0;
+		if (m->pull)
+			ibv_wr_rdma_read(qpx, w->rkey, w->remote);
+		else
+			ibv_wr_rdma_write_imm(qpx, w->rkey, w->remote, htonl(w->imm));
+		/*
+		 * One SGE, not ibv_wr_set_sge_list: rdma-core 44's rxe adds up the
+		 * first SGE's length once per SGE, so a WR of several SGEs moves the
+		 * wrong count of bytes or fails with a local protection error.
+		 */
+		ibv_wr_set_sge(qpx, w->sge.lkey, w->sge.addr, w->sge.length);
+	}
+	rc = fault_at("wr_complete") ? abort_batch(qpx) : ibv_wr_complete(qpx);
+	if (rc) {
+		report_complete_failed(m, k, rc, n);
+		return -1;
+	}
+	return 0;
+}
+
+/* Posts segments SEGS[0..N) on QP K as one chain: one doorbell, the last WR signalled. */
+static int post_chain(struct mover *m, int k, const int *segs, int n)
+{
+	struct chain *c = &m->chains[m->n_chains];
+	bool ex = m->opts->post == KV_POST_EX;
+
+	*c = (struct chain){ .qp = k, .wrs = n };
+	for (int i = 0; i < n; i++)
+		m->cw[i] = plan_wr(m, c, segs, i, n);
+	if (ex ? post_chain_ex(m, k, n) : post_chain_classic(m, k, n))
+		return -1;
+	show(ex ? "ibv_wr_complete" : "ibv_post_send", "QP %d: a chain of %d %s, one doorbell, the "
+	     "last signalled: %llu bytes, first to remote addr 0x%llx, rkey 0x%x", k, n,
+	     op_words(m->pull, n), (unsigned long long)c->bytes,
+	     (unsigned long long)m->cw[0].remote, m->cw[0].rkey);
 	m->outstanding[k] += n;
 	m->n_chains++;
 	m->res->wrs += n;
@@ -508,10 +597,10 @@ int kv_move(struct kv_qps *q, const struct kv_request *req, const struct kv_opts
 	*res = (struct kv_result){ .last_qp = -1 };
 	m.chains = calloc((size_t)req->n_seg, sizeof(*m.chains));
 	m.deferred = calloc((size_t)opts->layers, sizeof(*m.deferred));
+	m.cw = calloc((size_t)opts->chain, sizeof(*m.cw));
 	m.wr = calloc((size_t)opts->chain, sizeof(*m.wr));
-	m.sge = calloc((size_t)opts->chain, sizeof(*m.sge));
 	m.segs = calloc((size_t)opts->chain, sizeof(*m.segs));
-	if (!m.chains || !m.deferred || !m.wr || !m.sge || !m.segs) {
+	if (!m.chains || !m.deferred || !m.cw || !m.wr || !m.segs) {
 		report_error("no memory for request %d's %d chains", req->number, req->n_seg);
 		goto out_free;
 	}
@@ -523,8 +612,8 @@ int kv_move(struct kv_qps *q, const struct kv_request *req, const struct kv_opts
 		res->bytes += res->bytes_per_qp[k];
 out_free:
 	free(m.segs);
-	free(m.sge);
 	free(m.wr);
+	free(m.cw);
 	free(m.deferred);
 	free(m.chains);
 	return rc;
@@ -538,13 +627,13 @@ int kv_probe_revoked(struct kv_qps *q, const struct kv_request *req, const struc
 			   .timeout_s = timeout_s, .res = &res };
 	struct chain chain;
 	int first = 0, k = req->seg[0].qp, rc;
+	struct chain_wr cw;
 	struct ibv_send_wr wr;
-	struct ibv_sge sge;
 	struct ibv_wc wc;
 
 	m.chains = &chain;
+	m.cw = &cw;
 	m.wr = &wr;
-	m.sge = &sge;
 	if (post_chain(&m, k, &first, 1))
 		return -1;
 	/* Stage 4's wait: any completion, whatever its status, or 1 at the timeout. */
