@@ -53,6 +53,7 @@ enum cli_long_key {
 	CLI_KEY_NO_OVERLAP,
 	CLI_KEY_CHAIN,
 	CLI_KEY_KV_VIOLATE,
+	CLI_KEY_POST,
 };
 
 /* An option a stage adds.  key is its short letter, or a cli_long_key for long-only options. */

@@ -35,6 +35,7 @@ static const struct fault_point {
 	{ "cm_reject", "rdma_reject", EINVAL },
 	{ "post_recv", "ibv_post_recv", ENOMEM },
 	{ "post_send", "ibv_post_send", ENOMEM },
+	{ "wr_complete", "ibv_wr_complete", ENOMEM },
 	{ "alloc_mw", "ibv_alloc_mw", ENOMEM },
 	{ "bind_mw", "ibv_post_send (IBV_WR_BIND_MW)", ENOMEM },
 	{ "local_inv", "ibv_post_send (IBV_WR_LOCAL_INV)", ENOMEM },

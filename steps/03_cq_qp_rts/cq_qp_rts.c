@@ -86,19 +86,79 @@ static int move_to_init(struct rdma_dev *dev, const struct rdma_buf *buf, struct
 	return 0;
 }
 
-/* ibv_create_qp, then RESET -> INIT by hand; on failure no QP is left. */
-static int create_qp_in_init(struct rdma_dev *dev, const struct rdma_buf *buf,
-			     struct ibv_qp_init_attr *init, struct rdma_conn *conn)
+/* The operations a QP of the extended post API may be built with, as IBV_QP_EX_WITH_* names them. */
+static const struct {
+	uint64_t flag;
+	const char *name;
+} send_op_names[] = {
+	{ IBV_QP_EX_WITH_RDMA_WRITE, "RDMA_WRITE" },
+	{ IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM, "RDMA_WRITE_WITH_IMM" },
+	{ IBV_QP_EX_WITH_SEND, "SEND" },
+	{ IBV_QP_EX_WITH_SEND_WITH_IMM, "SEND_WITH_IMM" },
+	{ IBV_QP_EX_WITH_RDMA_READ, "RDMA_READ" },
+	{ IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP, "ATOMIC_CMP_AND_SWP" },
+	{ IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD, "ATOMIC_FETCH_AND_ADD" },
+	{ IBV_QP_EX_WITH_LOCAL_INV, "LOCAL_INV" },
+	{ IBV_QP_EX_WITH_BIND_MW, "BIND_MW" },
+	{ IBV_QP_EX_WITH_SEND_WITH_INV, "SEND_WITH_INV" },
+};
+
+#define N_SEND_OPS (sizeof(send_op_names) / sizeof(send_op_names[0]))
+
+/* "; send ops A,B" for the QP's line, or "" for a QP of ibv_create_qp. */
+static void send_ops_format(uint64_t ops, char *buf, size_t len)
 {
-	conn->qp = fault_at("create_qp") ? NULL : ibv_create_qp(dev->pd, init);
+	size_t used = 0;
+
+	buf[0] = '\0';
+	for (size_t i = 0; i < N_SEND_OPS && used < len; i++)
+		if (ops & send_op_names[i].flag)
+			used += snprintf(buf + used, len - used, "%s%s", used ? "," : "; send ops ",
+					 send_op_names[i].name);
+}
+
+/*
+ * ibv_create_qp_ex, for a later step that asks for send ops: its QP also
+ * takes the extended post API (ibv_wr_*) for those operations.
+ */
+static struct ibv_qp *create_qp_with_send_ops(struct rdma_dev *dev, struct ibv_qp_init_attr *init,
+					      uint64_t send_ops)
+{
+	struct ibv_qp_init_attr_ex ex = {
+		.send_cq = init->send_cq,
+		.recv_cq = init->recv_cq,
+		.cap = init->cap,
+		.qp_type = init->qp_type,
+		.sq_sig_all = init->sq_sig_all,
+		.comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS,
+		.pd = dev->pd,
+		.send_ops_flags = send_ops,
+	};
+	struct ibv_qp *qp = ibv_create_qp_ex(dev->ctx, &ex);
+
+	/* The queues the provider made, written back as ibv_create_qp writes them. */
+	init->cap = ex.cap;
+	return qp;
+}
+
+/* ibv_create_qp (or ibv_create_qp_ex), then RESET -> INIT by hand; on failure no QP is left. */
+static int create_qp_in_init(struct rdma_dev *dev, const struct rdma_buf *buf,
+			     struct ibv_qp_init_attr *init, uint64_t send_ops, struct rdma_conn *conn)
+{
+	const char *verb = send_ops ? "ibv_create_qp_ex" : "ibv_create_qp";
+	char ops[192];
+
+	conn->qp = fault_at("create_qp") ? NULL :
+		   send_ops ? create_qp_with_send_ops(dev, init, send_ops) : ibv_create_qp(dev->pd, init);
 	if (!conn->qp) {
-		report_verb_error("ibv_create_qp", errno);
+		report_verb_error(verb, errno);
 		return -1;
 	}
 	conn->max_inline = init->cap.max_inline_data;
-	show("ibv_create_qp", "RC QP 0x%06x in RESET: send queue %u WRs, receive queue %u WRs, "
-	     "inline up to %u bytes", conn->qp->qp_num, init->cap.max_send_wr,
-	     init->cap.max_recv_wr, init->cap.max_inline_data);
+	send_ops_format(send_ops, ops, sizeof(ops));
+	show(verb, "RC QP 0x%06x in RESET: send queue %u WRs, receive queue %u WRs, "
+	     "inline up to %u bytes%s", conn->qp->qp_num, init->cap.max_send_wr,
+	     init->cap.max_recv_wr, init->cap.max_inline_data, ops);
 	if (move_to_init(dev, buf, conn)) {
 		release_qp(conn->qp);
 		conn->qp = NULL;
@@ -177,7 +237,8 @@ int create_cq_qp(struct rdma_dev *dev, const struct rdma_buf *buf, const struct 
 
 	init.send_cq = conn->cq;
 	init.recv_cq = conn->cq;
-	if (cm ? create_qp_through_cm(dev, &init, conn, cm) : create_qp_in_init(dev, buf, &init, conn))
+	if (cm ? create_qp_through_cm(dev, &init, conn, cm) :
+	    create_qp_in_init(dev, buf, &init, hook ? hook->send_ops_flags : 0, conn))
 		goto out_destroy_cq;
 
 	conn->local = (struct peer_info){

@@ -27,6 +27,9 @@ struct conn_hook {
 					 * one SGE, INLINE_WANTED bytes inline */
 	const struct foreign_peer *foreign;	/* a peer that speaks its own protocol */
 	stranger_namer *name_stranger;	/* names a peer whose exchange is not ours */
+	uint64_t send_ops_flags;	/* IBV_QP_EX_WITH_*: the QP comes from ibv_create_qp_ex, ready
+					 * for the extended post API (ibv_wr_*) with those operations;
+					 * 0: ibv_create_qp.  The --cm path (rdma_create_qp) ignores it */
 };
 
 struct conn_opts {

@@ -74,6 +74,8 @@ static int bind_one(struct kv_grant *g, struct kv_qps *q, const struct kv_reques
 int kv_grant_bind(struct kv_grant *g, struct kv_qps *q, const struct kv_request *req, int access,
 		  int timeout_s)
 {
+	int rc = 0;
+
 	*g = (struct kv_grant){ 0 };
 	g->mw = calloc((size_t)req->n_seg, sizeof(*g->mw));
 	g->rkey = calloc((size_t)req->n_seg, sizeof(*g->rkey));
@@ -82,20 +84,22 @@ int kv_grant_bind(struct kv_grant *g, struct kv_qps *q, const struct kv_request 
 		report_error("no memory for %d memory windows", req->n_seg);
 		return -1;
 	}
-	for (; g->n < req->n_seg; g->n++) {
+	/* The first window's bind is shown, the rest quietly; quiet ends however the loop does. */
+	for (; g->n < req->n_seg && !rc; g->n++) {
 		g->mw[g->n] = fault_at("alloc_mw") ? NULL :
 			      ibv_alloc_mw(q->conn[0]->qp->pd, IBV_MW_TYPE_2);
 		if (!g->mw[g->n]) {
 			report_verb_error("ibv_alloc_mw", errno);
-			return -1;
+			rc = -1;
+			break;
 		}
-		if (bind_one(g, q, req, g->n, access, timeout_s)) {
-			g->n++;
-			return -1;
-		}
+		/* A window allocated counts (g->n moves on) whether or not its bind worked. */
+		rc = bind_one(g, q, req, g->n, access, timeout_s);
 		show_quiet(true);
 	}
 	show_quiet(false);
+	if (rc)
+		return -1;
 	show("ibv_alloc_mw", "request %d: %d type 2 windows, one per segment, each bound (IBV_WR_BIND_MW) "
 	     "on its segment's QP to just its blocks; the first has rkey 0x%x, on QP %d", req->number,
 	     g->n, g->rkey[0], g->qp[0]);

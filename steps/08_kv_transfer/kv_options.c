@@ -34,6 +34,7 @@ const struct cli_option kv_cli_options[] = {
 	{ "qps", CLI_KEY_QPS, "K", "RC QPs the blocks are striped over (default: 1)" },
 	{ "run", CLI_KEY_RUN, "N", "blocks the allocator hands out side by side, on both sides (default: 1: none adjacent)" },
 	{ "chain", CLI_KEY_CHAIN, "N", "WRs posted with one doorbell, at most (default: 32, half the send queue of 64)" },
+	{ "post", CLI_KEY_POST, "API", "classic (ibv_post_send, a linked list of WRs) or ex (the extended API: ibv_wr_start ... ibv_wr_complete); this side's own choice, not compared with the peer's: the wire is the same (default: classic)" },
 	{ "merge", CLI_KEY_MERGE, NULL, "move blocks adjacent on both sides in one WR" },
 	{ "layer-ms", CLI_KEY_LAYER_MS, "MS", "the prefiller's stand-in compute time per layer (default: 0)" },
 	{ "delay-qp", CLI_KEY_DELAY_QP, "Q:MS", "for the lesson on ordering: QP Q's posts wait MS ms" },
@@ -52,8 +53,9 @@ int kv_parse_option(int key, const char *arg, void *ctx)
 {
 	static const char *const modes[] = { "pull", "push" };
 	static const char *const violations[] = { "rkey", "revoked" };
+	static const char *const posts[] = { "classic", "ex" };
 	struct kv_opts *opts = ctx;
-	int mode, kind;
+	int mode, kind, post;
 
 	switch (key) {
 	case CLI_KEY_MODE:
@@ -61,6 +63,12 @@ int kv_parse_option(int key, const char *arg, void *ctx)
 		if (mode < 0)
 			return -1;
 		opts->mode = (enum kv_mode)mode;
+		return 0;
+	case CLI_KEY_POST:
+		post = cli_pick_named("--post", "API", arg, posts, 0, 2);
+		if (post < 0)
+			return -1;
+		opts->post = (enum kv_post)post;
 		return 0;
 	case CLI_KEY_LAYERS:
 		return cli_parse_int("--layers", arg, 1, 255, &opts->layers);

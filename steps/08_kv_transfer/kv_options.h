@@ -17,6 +17,9 @@ enum kv_violation {
 	KV_VIOLATE_REVOKED,	/* --windows: the granting side takes its windows back before the go-ahead */
 };
 
+/* Classic: ibv_post_send with a linked list of WRs.  Ex: the extended API, ibv_wr_start ... ibv_wr_complete. */
+enum kv_post { KV_POST_CLASSIC, KV_POST_EX };
+
 #define KV_MAX_QPS 16
 /* Each QP's send queue, as asked: chains of at most half of it are in flight, each with its last WR signalled. */
 #define KV_SEND_DEPTH 64
@@ -32,6 +35,7 @@ struct kv_opts {
 	int qps;		/* --qps: RC QPs the blocks are striped over */
 	int run;		/* --run: blocks a paged allocator hands out side by side */
 	int chain;		/* --chain: WRs posted with one doorbell, at most */
+	enum kv_post post;	/* --post: the API that posts a chain, this side's own choice */
 	bool merge;		/* --merge: adjacent blocks in one WR */
 	bool windows;		/* --windows: access granted per request through memory windows */
 	int layer_ms;		/* --layer-ms: the prefiller's stand-in compute time per layer */

@@ -337,7 +337,8 @@ int main(int argc, char **argv)
 		return CLI_BAD_USAGE;
 	decoder = opts.host != NULL;
 	plan_pool(&step, decoder);
-	hook = (struct conn_hook){ .cap = kv_queue_caps(&step.kv, decoder) };
+	hook = (struct conn_hook){ .cap = kv_queue_caps(&step.kv, decoder),
+				   .send_ops_flags = kv_send_ops(&step.kv) };
 	step.conn.hook = &hook;
 
 	show("role", "%s, %s mode", decoder ? "decoder (the client): its pool receives the cache" :

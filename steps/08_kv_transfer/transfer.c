@@ -27,6 +27,15 @@ struct chain {
 	bool has_last;		/* holds the request's last segment */
 };
 
+/* One WR of a chain, whichever API posts it: its two ends, its rkey, its immediate. */
+struct chain_wr {
+	struct ibv_sge sge;	/* here: one SGE, the segment's blocks */
+	uint64_t remote;	/* there, in the peer's pool */
+	uint32_t rkey;		/* the peer's pool rkey, or with --windows the segment's window's */
+	uint32_t imm;		/* push: the request and the segment, 16 bits each */
+	bool signalled;		/* the chain's last */
+};
+
 /* One side's state while a request moves. */
 struct mover {
 	struct kv_qps *q;
@@ -37,8 +46,8 @@ struct mover {
 	struct kv_result *res;
 	struct chain *chains;
 	int n_chains, chains_done;
-	struct ibv_send_wr *wr;		/* room for one chain of --chain WRs */
-	struct ibv_sge *sge;
+	struct chain_wr *cw;		/* room for one chain of --chain WRs, */
+	struct ibv_send_wr *wr;		/* and for its list, posted the classic way */
 	int outstanding[KV_MAX_QPS];	/* WRs posted on each QP and not yet retired */
 	int *segs;			/* the segments of the chain being built */
 	int *deferred;			/* --delay-qp: that QP's segments, posted last */
@@ -46,6 +55,7 @@ struct mover {
 	int blocks_in, total_blocks;
 	double start_us;
 	double first_post_us;		/* the initiator: when its first chain went; 0 before */
+	int announced;			/* the prefiller, pulled from: layers told ready */
 };
 
 struct ibv_qp_cap kv_queue_caps(const struct kv_opts *opts, bool decoder)
@@ -59,6 +69,13 @@ struct ibv_qp_cap kv_queue_caps(const struct kv_opts *opts, bool decoder)
 		.max_send_sge = 1,
 		.max_recv_sge = 1,
 	};
+}
+
+uint64_t kv_send_ops(const struct kv_opts *opts)
+{
+	if (opts->post != KV_POST_EX)
+		return 0;
+	return opts->mode == KV_PULL ? IBV_QP_EX_WITH_RDMA_READ : IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM;
 }
 
 /* Whether entry E of T sits right after entry E - 1 in the pool. */
@@ -104,22 +121,22 @@ static uint32_t imm_of(int request, int seg)
 
 int kv_post_receives(struct kv_qps *q, const struct kv_request *req, const struct kv_opts *opts)
 {
-	int per_qp[KV_MAX_QPS] = { 0 };
+	int per_qp[KV_MAX_QPS] = { 0 }, rc = 0;
 
 	if (opts->mode != KV_PUSH)
 		return 0;
 	for (int i = 0; i < req->n_seg; i++)
 		per_qp[req->seg[i].qp]++;
-	for (int k = 0; k < q->n; k++) {
+	/* The first QP's receives are shown; the rest post quietly (and quiet ends on any return). */
+	for (int k = 0; k < q->n && !rc; k++) {
 		/* A WRITE with immediate puts no bytes in the receive: a 0-byte one takes it. */
-		for (int left = per_qp[k]; left > 0; left -= QUEUE_DEPTH)
-			if (post_receives(q->conn[k], req->pool->buf, 0,
-					  left < QUEUE_DEPTH ? left : QUEUE_DEPTH))
-				return -1;
+		for (int left = per_qp[k]; left > 0 && !rc; left -= QUEUE_DEPTH)
+			rc = post_receives(q->conn[k], req->pool->buf, 0,
+					   left < QUEUE_DEPTH ? left : QUEUE_DEPTH);
 		show_quiet(true);
 	}
 	show_quiet(false);
-	return 0;
+	return rc;
 }
 
 /* The operation's name, for one WR or for N. */
@@ -159,46 +176,119 @@ static void report_post_failed(const struct mover *m, int k, int rc, const struc
 		     (int)(bad - wr), n, m->q->send_cap, KV_SEND_DEPTH, m->outstanding[k]);
 }
 
-/* Posts segments SEGS[0..N) on QP K as one chain: one doorbell, the last WR signalled. */
-static int post_chain(struct mover *m, int k, const int *segs, int n)
+/* The extended API has no bad_wr: ibv_wr_complete takes the whole batch or none of it. */
+static void report_complete_failed(const struct mover *m, int k, int rc, int n)
+{
+	report_error("ibv_wr_complete failed: %s (errno %d): QP %d refused the whole chain of %d, "
+		     "none of it posted (the extended API reports no bad_wr); the usual cause is a "
+		     "full send queue: it holds %u WRs (%d asked), and %d were in flight: give --chain "
+		     "at most what the queue holds less what is in flight", strerror(rc), rc, k, n,
+		     m->q->send_cap, KV_SEND_DEPTH, m->outstanding[k]);
+}
+
+/* WR I of the chain of segments SEGS[0..N), counted into chain C. */
+static struct chain_wr plan_wr(const struct mover *m, struct chain *c, const int *segs, int i,
+			       int n)
+{
+	const struct segment *s = &m->req->seg[segs[i]];
+	struct chain_wr w = {
+		.rkey = m->req->seg_rkey ? m->req->seg_rkey[segs[i]] : m->req->peer->rkey,
+		.imm = imm_of(m->req->number, segs[i]),
+		/* Selective signalling: one completion for the chain, since a QP completes in order. */
+		.signalled = i + 1 == n,
+	};
+
+	segment_sge(m, s, &w.sge, &w.remote);
+	c->blocks += s->count;
+	c->bytes += w.sge.length;
+	c->has_last |= segs[i] == m->req->n_seg - 1;
+	return w;
+}
+
+/* The classic post: the chain as a list of WRs linked by next, one ibv_post_send. */
+static int post_chain_classic(struct mover *m, int k, int n)
 {
 	struct ibv_send_wr *wr = m->wr, *bad = NULL;
-	struct ibv_sge *sge = m->sge;
-	struct chain *c = &m->chains[m->n_chains];
 	int rc;
 
-	*c = (struct chain){ .qp = k, .wrs = n };
-	for (int i = 0; i < n; i++) {
-		const struct segment *s = &m->req->seg[segs[i]];
-		uint64_t remote;
-
-		segment_sge(m, s, &sge[i], &remote);
+	for (int i = 0; i < n; i++)
 		wr[i] = (struct ibv_send_wr){
 			.wr_id = (uint64_t)m->n_chains,
 			.next = i + 1 < n ? &wr[i + 1] : NULL,
-			.sg_list = &sge[i],
+			.sg_list = &m->cw[i].sge,
 			.num_sge = 1,
 			.opcode = m->pull ? IBV_WR_RDMA_READ : IBV_WR_RDMA_WRITE_WITH_IMM,
-			/* Selective signalling: one completion for the chain, since a QP completes in order. */
-			.send_flags = i + 1 == n ? IBV_SEND_SIGNALED : 0,
-			.wr.rdma = { .remote_addr = remote, .rkey = m->req->seg_rkey ?
-							 m->req->seg_rkey[segs[i]] : m->req->peer->rkey },
+			.send_flags = m->cw[i].signalled ? IBV_SEND_SIGNALED : 0,
+			.imm_data = m->pull ? 0 : htonl(m->cw[i].imm),
+			.wr.rdma = { .remote_addr = m->cw[i].remote, .rkey = m->cw[i].rkey },
 		};
-		if (!m->pull)
-			wr[i].imm_data = htonl(imm_of(m->req->number, segs[i]));
-		c->blocks += s->count;
-		c->bytes += sge[i].length;
-		c->has_last |= segs[i] == m->req->n_seg - 1;
-	}
 	rc = fault_at("post_send") ? errno : ibv_post_send(m->q->conn[k]->qp, wr, &bad);
 	if (rc) {
 		report_post_failed(m, k, rc, wr, bad, n);
 		return -1;
 	}
-	show("ibv_post_send", "QP %d: a chain of %d %s, one doorbell, the last signalled: "
-	     "%llu bytes, first to remote addr 0x%llx, rkey 0x%x", k, n, op_words(m->pull, n),
-	     (unsigned long long)c->bytes,
-	     (unsigned long long)wr[0].wr.rdma.remote_addr, wr[0].wr.rdma.rkey);
+	return 0;
+}
+
+/* The injected failure of ibv_wr_complete: the batch is dropped, as a refused one is. */
+static int abort_batch(struct ibv_qp_ex *qpx)
+{
+	int err = errno;
+
+	ibv_wr_abort(qpx);
+	return err;
+}
+
+/*
+ * The extended post API (--post ex): each WR is written straight into the
+ * send queue, with no list to build; ibv_wr_complete rings the one doorbell.
+ * The QP came from ibv_create_qp_ex, asked for this operation.
+ */
+static int post_chain_ex(struct mover *m, int k, int n)
+{
+	struct ibv_qp_ex *qpx = ibv_qp_to_qp_ex(m->q->conn[k]->qp);
+	int rc;
+
+	ibv_wr_start(qpx);
+	for (int i = 0; i < n; i++) {
+		const struct chain_wr *w = &m->cw[i];
+
+		qpx->wr_id = (uint64_t)m->n_chains;
+		qpx->wr_flags = w->signalled ? IBV_SEND_SIGNALED : 0;
+		if (m->pull)
+			ibv_wr_rdma_read(qpx, w->rkey, w->remote);
+		else
+			ibv_wr_rdma_write_imm(qpx, w->rkey, w->remote, htonl(w->imm));
+		/*
+		 * One SGE, not ibv_wr_set_sge_list: rdma-core 44's rxe adds up the
+		 * first SGE's length once per SGE, so a WR of several SGEs moves the
+		 * wrong count of bytes or fails with a local protection error.
+		 */
+		ibv_wr_set_sge(qpx, w->sge.lkey, w->sge.addr, w->sge.length);
+	}
+	rc = fault_at("wr_complete") ? abort_batch(qpx) : ibv_wr_complete(qpx);
+	if (rc) {
+		report_complete_failed(m, k, rc, n);
+		return -1;
+	}
+	return 0;
+}
+
+/* Posts segments SEGS[0..N) on QP K as one chain: one doorbell, the last WR signalled. */
+static int post_chain(struct mover *m, int k, const int *segs, int n)
+{
+	struct chain *c = &m->chains[m->n_chains];
+	bool ex = m->opts->post == KV_POST_EX;
+
+	*c = (struct chain){ .qp = k, .wrs = n };
+	for (int i = 0; i < n; i++)
+		m->cw[i] = plan_wr(m, c, segs, i, n);
+	if (ex ? post_chain_ex(m, k, n) : post_chain_classic(m, k, n))
+		return -1;
+	show(ex ? "ibv_wr_complete" : "ibv_post_send", "QP %d: a chain of %d %s, one doorbell, the "
+	     "last signalled: %llu bytes, first to remote addr 0x%llx, rkey 0x%x", k, n,
+	     op_words(m->pull, n), (unsigned long long)c->bytes,
+	     (unsigned long long)m->cw[0].remote, m->cw[0].rkey);
 	m->outstanding[k] += n;
 	m->n_chains++;
 	m->res->wrs += n;
@@ -213,12 +303,16 @@ static int post_chain(struct mover *m, int k, const int *segs, int n)
 static int completion_failed(const struct mover *m, int k, const struct ibv_wc *wc)
 {
 	bool receive = m->decoder && !m->pull;
+	const char *why = "";
 
+	if (wc->status == IBV_WC_REM_ACCESS_ERR)
+		why = ": the peer refused the address or rkey (see its block table)";
+	else if (receive && wc->status == IBV_WC_WR_FLUSH_ERR)
+		why = ": this QP went to ERR before a WRITE with immediate took it (the prefiller's "
+		      "WRITE was refused here, or its QP failed: see its output)";
 	report_error("QP %d: %s of request %d completed with status %s (%d), vendor error 0x%x%s",
 		     k, receive ? "a receive" : op_words(m->pull, 1), m->req->number,
-		     ibv_wc_status_str(wc->status), wc->status, wc->vendor_err,
-		     wc->status == IBV_WC_REM_ACCESS_ERR ?
-		     ": the peer refused the address or rkey (see its block table)" : "");
+		     ibv_wc_status_str(wc->status), wc->status, wc->vendor_err, why);
 	return -1;
 }
 
@@ -362,19 +456,20 @@ static int post_layer(struct mover *m, int layer)
 
 static int post_deferred(struct mover *m)
 {
+	int rc = 0;
+
 	if (!m->n_deferred)
 		return 0;
 	show("--delay-qp", "QP %d's %d layer(s) held back %d ms, as a slow path would: the other "
 	     "QPs' WRs, the request's last among them, go first", m->opts->delay_qp, m->n_deferred,
 	     m->opts->delay_ms);
 	usleep((useconds_t)m->opts->delay_ms * 1000);
-	for (int i = 0; i < m->n_deferred; i++) {
+	for (int i = 0; i < m->n_deferred && !rc; i++) {
 		show_quiet(i > 0);
-		if (post_layer_on(m, m->deferred[i], m->opts->delay_qp))
-			return -1;
+		rc = post_layer_on(m, m->deferred[i], m->opts->delay_qp);
 	}
 	show_quiet(false);
-	return 0;
+	return rc;
 }
 
 /* The prefiller's compute of one layer: a stand-in sleep, then the layer's bytes written. */
@@ -383,6 +478,24 @@ static void compute_layer(struct mover *m, int layer)
 	if (m->opts->layer_ms)
 		usleep((useconds_t)m->opts->layer_ms * 1000);
 	kv_fill_layer(m->req->pool, m->req->mine, m->req->number, layer);
+}
+
+/* The peer closed the side channel: it has stopped, and this side says how far the request got. */
+static int report_peer_gone(const struct mover *m)
+{
+	if (m->decoder)
+		report_error("request %d: the prefiller closed the side channel with %d of %d blocks "
+			     "in: it has stopped (killed, or it failed: see its output)", m->req->number,
+			     m->blocks_in, m->total_blocks);
+	else if (m->pull)
+		report_error("request %d: the decoder closed the side channel with %d of %d layers "
+			     "announced: it has stopped (killed, or it failed: see its output)",
+			     m->req->number, m->announced, m->opts->layers);
+	else
+		report_error("request %d: the decoder closed the side channel with %d of %d chains "
+			     "completed: it has stopped (killed, or it failed: see its output)",
+			     m->req->number, m->chains_done, m->n_chains);
+	return -1;
 }
 
 /* The decoder, in pull mode: reaps while it waits for the prefiller's notice that LAYER is ready. */
@@ -405,6 +518,9 @@ static int wait_layer_ready(struct mover *m, int layer)
 		if (reap_all(m, &progress))
 			return -1;
 	}
+	/* Readable with nothing to read: the prefiller is gone. */
+	if (sock_peer_closed(m->fd))
+		return report_peer_gone(m);
 	if (sock_recv_all(m->fd, &tag, 1, m->timeout_s))
 		return -1;
 	if (tag != LAYER_READY) {
@@ -413,20 +529,6 @@ static int wait_layer_ready(struct mover *m, int layer)
 		return -1;
 	}
 	return 0;
-}
-
-/* The peer closed the side channel: it has stopped, and this side says how far the request got. */
-static int report_peer_gone(const struct mover *m)
-{
-	if (m->decoder)
-		report_error("request %d: the prefiller closed the side channel with %d of %d blocks "
-			     "in: it has stopped (killed, or it failed: see its output)", m->req->number,
-			     m->blocks_in, m->total_blocks);
-	else
-		report_error("request %d: the decoder closed the side channel with %d of %d chains "
-			     "completed: it has stopped (killed, or it failed: see its output)",
-			     m->req->number, m->chains_done, m->n_chains);
-	return -1;
 }
 
 /* Waits until every chain has completed and, on the decoder, every block has come. */
@@ -458,23 +560,50 @@ static void compute_all_first(struct mover *m)
 /* The initiator's side: each layer as it is ready, then the held-back QP, then every completion. */
 static int initiate(struct mover *m)
 {
+	int rc = 0;
+
 	if (!m->pull && m->opts->no_overlap)
 		compute_all_first(m);
-	for (int l = 0; l < m->opts->layers; l++) {
-		if (m->pull && wait_layer_ready(m, l))
-			return -1;
+	/* The first layer's posts are shown, the rest quietly; quiet ends however the loop does. */
+	for (int l = 0; l < m->opts->layers && !rc; l++) {
+		if (m->pull && wait_layer_ready(m, l)) {
+			rc = -1;
+			break;
+		}
 		if (!m->pull && !m->opts->no_overlap)
 			compute_layer(m, l);
 		if (!m->first_post_us)
 			m->first_post_us = now_us();
-		if (post_layer(m, l))
-			return -1;
+		rc = post_layer(m, l);
 		show_quiet(true);
 	}
 	show_quiet(false);
-	if (post_deferred(m))
+	if (rc || post_deferred(m))
 		return -1;
 	return wait_all_in(m);
+}
+
+/*
+ * The prefiller, in pull mode: tells the decoder that LAYER is ready.  A
+ * decoder that has stopped may have closed the channel with notices unread,
+ * which resets it: that is the peer gone, not a failure of the channel.
+ */
+static int announce_layer(struct mover *m, int layer)
+{
+	struct timespec deadline = deadline_in(m->timeout_s);
+	char tag = LAYER_READY;
+	int rc = sock_peer_closed(m->fd) ? SOCK_CLOSED : sock_send_quiet(m->fd, &tag, 1, &deadline);
+
+	if (rc == 0)
+		m->announced++;
+	if (rc == SOCK_CLOSED)
+		return report_peer_gone(m);
+	if (rc == SOCK_TIMEOUT)
+		report_error("the decoder did not take layer %d's notice within %d s", layer,
+			     m->timeout_s);
+	else if (rc == SOCK_STOPPED)
+		report_stopped();
+	return rc ? -1 : 0;
 }
 
 /* The passive side: the prefiller in pull mode computes and tells; the decoder in push mode counts. */
@@ -485,13 +614,9 @@ static int stand_by(struct mover *m)
 	if (m->opts->no_overlap)
 		compute_all_first(m);
 	for (int l = 0; l < m->opts->layers; l++) {
-		char tag = LAYER_READY;
-
 		if (!m->opts->no_overlap)
 			compute_layer(m, l);
-		if (sock_peer_closed(m->fd))
-			return report_peer_gone(m);
-		if (sock_send_all(m->fd, &tag, 1, m->timeout_s))
+		if (announce_layer(m, l))
 			return -1;
 	}
 	return 0;
@@ -511,10 +636,10 @@ int kv_move(struct kv_qps *q, const struct kv_request *req, const struct kv_opts
 	*res = (struct kv_result){ .last_qp = -1 };
 	m.chains = calloc((size_t)req->n_seg, sizeof(*m.chains));
 	m.deferred = calloc((size_t)opts->layers, sizeof(*m.deferred));
+	m.cw = calloc((size_t)opts->chain, sizeof(*m.cw));
 	m.wr = calloc((size_t)opts->chain, sizeof(*m.wr));
-	m.sge = calloc((size_t)opts->chain, sizeof(*m.sge));
 	m.segs = calloc((size_t)opts->chain, sizeof(*m.segs));
-	if (!m.chains || !m.deferred || !m.wr || !m.sge || !m.segs) {
+	if (!m.chains || !m.deferred || !m.cw || !m.wr || !m.segs) {
 		report_error("no memory for request %d's %d chains", req->number, req->n_seg);
 		goto out_free;
 	}
@@ -528,8 +653,8 @@ int kv_move(struct kv_qps *q, const struct kv_request *req, const struct kv_opts
 		res->bytes += res->bytes_per_qp[k];
 out_free:
 	free(m.segs);
-	free(m.sge);
 	free(m.wr);
+	free(m.cw);
 	free(m.deferred);
 	free(m.chains);
 	return rc;
@@ -543,13 +668,13 @@ int kv_probe_revoked(struct kv_qps *q, const struct kv_request *req, const struc
 			   .timeout_s = timeout_s, .res = &res };
 	struct chain chain;
 	int first = 0, k = req->seg[0].qp, rc;
+	struct chain_wr cw;
 	struct ibv_send_wr wr;
-	struct ibv_sge sge;
 	struct ibv_wc wc;
 
 	m.chains = &chain;
+	m.cw = &cw;
 	m.wr = &wr;
-	m.sge = &sge;
 	if (post_chain(&m, k, &first, 1))
 		return -1;
 	/* Stage 4's wait: any completion, whatever its status, or 1 at the timeout. */

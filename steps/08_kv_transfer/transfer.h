@@ -44,6 +44,12 @@ struct kv_result {
 /* The QPs' capacities this step asks of stage 3, for OPTS and this side's role. */
 struct ibv_qp_cap kv_queue_caps(const struct kv_opts *opts, bool decoder);
 
+/*
+ * The operations the QPs are created for with --post ex (stage 3 then uses
+ * ibv_create_qp_ex): the mode's one; 0 with --post classic.
+ */
+uint64_t kv_send_ops(const struct kv_opts *opts);
+
 /* Cuts REQ into segments (allocated; kv_request_free) from both tables. 0 or -1. */
 int kv_request_plan(struct kv_request *req, const struct kv_opts *opts, int qps);
 void kv_request_free(struct kv_request *req);

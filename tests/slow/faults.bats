@@ -155,10 +155,11 @@ CM=(cm_create_event_channel cm_create_id cm_resolve_addr cm_resolve_route cm_bin
 		"${POST_WR[@]}" "${DESTROY_QP[@]}" "${DEREG_MR[@]}" "${CLOSE_PD[@]}"
 }
 
-@test "fault points of 08_kv_transfer (push over 2 QPs: the decoder's receives, the prefiller's chains; pull: the decoder's chains; the memory windows)" {
+@test "fault points of 08_kv_transfer (push over 2 QPs: the decoder's receives, the prefiller's chains; pull: the decoder's chains, posted both ways; the memory windows)" {
 	assert_faults_paired 08_kv_transfer "--mode push --qps 2 --requests 1" "${OPEN_PD[@]}" "${REG_MR[@]}" \
 		"${CREATE_QP[@]}" post_recv post_send "${DESTROY_QP[@]}" "${DEREG_MR[@]}" "${CLOSE_PD[@]}"
 	assert_faults_paired 08_kv_transfer "--qps 2 --requests 1" post_send
+	assert_faults_paired 08_kv_transfer "--qps 2 --requests 1 --post ex" create_qp wr_complete
 	assert_faults_paired 08_kv_transfer "--qps 2 --requests 1 --windows" alloc_mw bind_mw local_inv
 }
 

@@ -1,0 +1,114 @@
+#!/usr/bin/env bats
+# kv.bats: step 08 at wider sizes, over 1 and 4 QPs, both modes and both post APIs, and every way a transfer fails mid-way ('make test-kv').
+
+setup() {
+	load ../test_helper
+	load ../kv
+}
+
+@test "kv: blocks of 4 KiB, 256 KiB and 1 MiB, pulled and pushed over 1 and 4 QPs, classic and extended posts; 2 MiB WRs of merged blocks: every byte right, all freed" {
+	record_baseline
+	shapes=("--block-bytes 4K --layers 4 --blocks 16:2:64"
+		"--block-bytes 256K --layers 2 --blocks 4 --pool 2:2:8"
+		"--block-bytes 1M --layers 2 --blocks 2 --pool 1 --requests 1:1:4")
+	for mode in pull push; do
+		for qps in 1 4; do
+			post=classic
+			[ "$qps" = 4 ] && post=ex
+			for shape in "${shapes[@]}"; do
+				IFS=: read -r opts requests blocks <<<"$shape"
+				run_server_client 08_kv_transfer --mode "$mode" --qps "$qps" --post "$post" $opts
+				assert_both_succeeded "--mode $mode --qps $qps --post $post $opts"
+				assert_moved "$requests" "$blocks" "$qps"
+				# The initiator posts: the decoder when pulling, the prefiller when pushing.
+				[ "$mode" = pull ] || use_output_of srv
+				[ "$post" = classic ] || assert_line --regexp '^ibv_wr_complete +: QP [0-9]+: a chain of '
+			done
+		done
+	done
+	# 1 MiB blocks adjacent in pairs on both sides, merged: 2 MiB WRs, within the device's max_msg_sz.
+	run_server_client 08_kv_transfer --mode pull --block-bytes 1M --layers 2 --blocks 2 --pool 1 --requests 1 --run 2 --merge
+	assert_both_succeeded
+	use_output_of cli
+	assert_line --regexp '^request +: 0: 4 blocks in 2 WRs \(2 adjacent pairs merged\), 4194304 bytes in '
+	assert_back_to_baseline
+}
+
+# Starts both sides with ARGS, lets the prefiller compute a layer or two (--layer-ms), then kills SIDE (srv or cli).
+kill_mid_transfer() { # SIDE ARGS...
+	local side=$1
+	shift
+	port=$(pick_port)
+	start_step srv 08_kv_transfer -d "$DEV" -p "$port" -t 3 --layer-ms 300 "$@"
+	wait_for_line "$BATS_TEST_TMPDIR/srv.out" '^listening '
+	start_step cli 08_kv_transfer -d "$DEV" -p "$port" -t 3 --layer-ms 300 "$@" 127.0.0.1
+	wait_for_line "$BATS_TEST_TMPDIR/cli.out" '^block table '
+	# Four layers of 300 ms: half a second in, the prefiller is computing its second.
+	nap 0.5
+	local pid=${side}_pid
+	pkill -KILL -P "${!pid}"
+	wait "${!pid}" || true # killed on purpose: its status is the kill's
+}
+
+@test "kv: a prefiller killed mid-transfer, pulled and pushed: the decoder names it in one line, with the blocks it had, within -t, and frees everything" {
+	for mode in pull push; do
+		record_baseline
+		kill_mid_transfer srv --mode "$mode"
+		start=$SECONDS
+		finish_step cli "$cli_pid"
+		[ $((SECONDS - start)) -le 8 ] || fail "$mode: the decoder took $((SECONDS - start)) s to end"
+		assert_failure 1
+		assert_line --regexp '^error: request 0: the prefiller closed the side channel with [0-9]+ of 16 blocks in: it has stopped \(killed, or it failed: see its output\)$'
+		[ "$(grep -c '^error: ' <<<"$output")" -eq 1 ] || fail "$mode: more than one error line: $output"
+		assert_line --regexp '^teardown +: every object released$'
+		assert_back_to_baseline
+	done
+}
+
+@test "kv: --violate rkey, pulled and pushed: the initiator's first WR completes with remote access error (10), the other side names what it saw, one line each, all freed" {
+	for mode in pull push; do
+		record_baseline
+		run_server_client 08_kv_transfer --mode "$mode" --requests 1 --violate rkey
+		[ "$srv_status" -eq 1 ] && [ "$cli_status" -eq 1 ] || fail "$mode: server $srv_status, client $cli_status"
+		# The initiator: the decoder when pulling, the prefiller when pushing.
+		initiator=cli target=srv op='RDMA READ'
+		[ "$mode" = push ] && initiator=srv target=cli op='RDMA WRITE with immediate'
+		use_output_of "$initiator"
+		assert_line --regexp "^--violate +: request 0: using rkey (0x[0-9a-f]+), the peer's pool rkey 0x[0-9a-f]+ plus one, which the peer never handed out$"
+		assert_line --regexp "^error: QP 0: $op of request 0 completed with status remote access error \(10\), vendor error 0x0: the peer refused the address or rkey \(see its block table\)$"
+		[ "$(grep -c '^error: ' <<<"$output")" -eq 1 ] || fail "$mode: more than one error line: $output"
+		assert_line --regexp '^teardown +: every object released$'
+		use_output_of "$target"
+		if [ "$mode" = pull ]; then
+			# Failed mid-way through the announcements, or after the last, as the prefiller waits for the end.
+			assert_line --regexp '^error: (request 0: the decoder closed the side channel with [1-4] of 4 layers announced: it has stopped \(killed, or it failed: see its output\)|the peer closed the side channel early \(did it fail\? see its output\))$'
+		else
+			# The NAK put the decoder's QP in ERR: its receives were flushed.
+			assert_line --regexp '^error: QP 0: a receive of request 0 completed with status Work Request Flushed Error \(5\), vendor error 0x0: this QP went to ERR before a WRITE with immediate took it'
+		fi
+		[ "$(grep -c '^error: ' <<<"$output")" -eq 1 ] || fail "$mode: more than one error line: $output"
+		assert_line --regexp '^teardown +: every object released$'
+		assert_back_to_baseline
+	done
+}
+
+@test "kv: --violate revoked --windows, pulled and pushed: windows taken back before the go-ahead refuse the first WR with remote access error (10), all freed" {
+	for mode in pull push; do
+		record_baseline
+		run_server_client 08_kv_transfer --mode "$mode" --requests 1 --windows --violate revoked
+		[ "$srv_status" -eq 1 ] && [ "$cli_status" -eq 1 ] || fail "$mode: server $srv_status, client $cli_status"
+		# The granting side is the one whose memory is used: the prefiller when pulling.
+		granting=srv initiator=cli op='RDMA READ'
+		[ "$mode" = push ] && granting=cli initiator=srv op='RDMA WRITE with immediate'
+		use_output_of "$granting"
+		assert_in_order '^--violate +: request 0: this side takes its 16 windows back before the go-ahead: the rkeys it granted name nothing now$' \
+			'^IBV_WR_LOCAL_INV +: 16 of 16 windows invalidated, then freed \(ibv_dealloc_mw\)' '^error: '
+		assert_line --regexp '^teardown +: every object released$'
+		use_output_of "$initiator"
+		assert_line --regexp "^windows +: request 0: 16 windows granted by the peer, one per segment"
+		assert_line --regexp "^error: QP 0: $op of request 0 completed with status remote access error \(10\), vendor error 0x0: the peer refused the address or rkey"
+		[ "$(grep -c '^error: ' <<<"$output")" -eq 1 ] || fail "$mode: more than one error line: $output"
+		assert_line --regexp '^teardown +: every object released$'
+		assert_back_to_baseline
+	done
+}
