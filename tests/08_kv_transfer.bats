@@ -91,6 +91,9 @@ assert_ex_moved() {
 	run_step 08_kv_transfer --blocks 3 --run 2
 	assert_failure 2
 	assert_output "error: --run 2 does not divide --blocks 3: the allocator hands out whole runs of a layer's blocks"
+	run_step 08_kv_transfer --blocks 0
+	assert_failure 2
+	assert_output "error: --blocks: '0' is not a whole number from 1 to 4096"
 	run_step 08_kv_transfer --chain 0
 	assert_failure 2
 	assert_output "error: --chain: '0' is not a whole number from 1 to 1024"
