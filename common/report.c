@@ -15,6 +15,22 @@ void show_quiet(bool on)
 	show_off = on;
 }
 
+int flag_names_format(uint64_t flags, const struct flag_name *names, size_t n, char *buf,
+		      size_t len)
+{
+	size_t used = 0;
+	int named = 0;
+
+	buf[0] = '\0';
+	for (size_t i = 0; i < n && used < len; i++)
+		if (flags & names[i].flag) {
+			used += (size_t)snprintf(buf + used, len - used, "%s%s", named ? "," : "",
+						 names[i].name);
+			named++;
+		}
+	return named;
+}
+
 void show_now(const char *key, const char *fmt, ...)
 {
 	va_list ap;

@@ -3,6 +3,8 @@
 #define RDMA_STEPS_REPORT_H
 
 #include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
 
 /* Prints one "key: value" line now, whatever show_quiet() says: show() calls it. */
 void show_now(const char *key, const char *fmt, ...)
@@ -32,6 +34,19 @@ extern bool show_off;
  * with them.  Errors still print.
  */
 void show_quiet(bool quiet);
+
+/* One bit of a verbs flag word and its name, for the lines that name the bits set. */
+struct flag_name {
+	const char *name;
+	uint64_t flag;
+};
+
+/*
+ * Writes the names of FLAGS' bits that NAMES[0..N) lists into BUF (LEN
+ * bytes), joined by commas; returns how many bits it named.
+ */
+int flag_names_format(uint64_t flags, const struct flag_name *names, size_t n, char *buf,
+		      size_t len);
 
 /* Whether show() prints now: a line that costs work to build can skip it when it would not. */
 static inline bool showing(void)

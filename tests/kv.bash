@@ -27,3 +27,10 @@ assert_moved() { # REQUESTS BLOCKS QPS
 	# The device saw the packets, and no receive was ever missing: no RNR NAK either way.
 	assert_line --regexp '^device counters +: sent_pkts \+[1-9][0-9]*, rcvd_pkts \+[1-9][0-9]*, RNR NAKs sent \+0 and received \+0, while the requests moved'
 }
+
+# Checks the selected side's output: one error line, matching REGEX, and a teardown that released everything.
+assert_one_error() { # REGEX [WHAT]
+	assert_line --regexp "$1"
+	[ "$(grep -c '^error: ' <<<"$output")" -eq 1 ] || fail "${2:+$2: }more than one error line: $output"
+	assert_line --regexp '^teardown +: every object released$'
+}

@@ -14,10 +14,7 @@
 
 #define MAX_MR_SIZE ((size_t)1 << 34)
 
-static const struct {
-	const char *name;
-	int flag;
-} access_names[] = {
+static const struct flag_name access_names[] = {
 	{ "local_write", IBV_ACCESS_LOCAL_WRITE },
 	{ "remote_write", IBV_ACCESS_REMOTE_WRITE },
 	{ "remote_read", IBV_ACCESS_REMOTE_READ },
@@ -73,7 +70,7 @@ static int parse_access(const char *arg, int *access)
 				     word);
 			return -1;
 		}
-		*access |= access_names[i].flag;
+		*access |= (int)access_names[i].flag;
 		if (!word[len])
 			return 0;
 		word += len + 1;
@@ -101,14 +98,7 @@ int reg_mr_parse_option(int key, const char *arg, void *ctx)
 
 void access_flags_format(int access, char *buf, size_t len)
 {
-	size_t used = 0;
-
-	buf[0] = '\0';
-	for (size_t i = 0; i < N_ACCESS && used < len; i++)
-		if (access & access_names[i].flag)
-			used += snprintf(buf + used, len - used, "%s%s", used ? "," : "",
-					 access_names[i].name);
-	if (!used)
+	if (!flag_names_format((uint64_t)access, access_names, N_ACCESS, buf, len))
 		snprintf(buf, len, "none");
 }
 

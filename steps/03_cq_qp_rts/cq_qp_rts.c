@@ -87,34 +87,28 @@ static int move_to_init(struct rdma_dev *dev, const struct rdma_buf *buf, struct
 }
 
 /* The operations a QP of the extended post API may be built with, as IBV_QP_EX_WITH_* names them. */
-static const struct {
-	uint64_t flag;
-	const char *name;
-} send_op_names[] = {
-	{ IBV_QP_EX_WITH_RDMA_WRITE, "RDMA_WRITE" },
-	{ IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM, "RDMA_WRITE_WITH_IMM" },
-	{ IBV_QP_EX_WITH_SEND, "SEND" },
-	{ IBV_QP_EX_WITH_SEND_WITH_IMM, "SEND_WITH_IMM" },
-	{ IBV_QP_EX_WITH_RDMA_READ, "RDMA_READ" },
-	{ IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP, "ATOMIC_CMP_AND_SWP" },
-	{ IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD, "ATOMIC_FETCH_AND_ADD" },
-	{ IBV_QP_EX_WITH_LOCAL_INV, "LOCAL_INV" },
-	{ IBV_QP_EX_WITH_BIND_MW, "BIND_MW" },
-	{ IBV_QP_EX_WITH_SEND_WITH_INV, "SEND_WITH_INV" },
+static const struct flag_name send_op_names[] = {
+	{ "RDMA_WRITE", IBV_QP_EX_WITH_RDMA_WRITE },
+	{ "RDMA_WRITE_WITH_IMM", IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM },
+	{ "SEND", IBV_QP_EX_WITH_SEND },
+	{ "SEND_WITH_IMM", IBV_QP_EX_WITH_SEND_WITH_IMM },
+	{ "RDMA_READ", IBV_QP_EX_WITH_RDMA_READ },
+	{ "ATOMIC_CMP_AND_SWP", IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP },
+	{ "ATOMIC_FETCH_AND_ADD", IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD },
+	{ "LOCAL_INV", IBV_QP_EX_WITH_LOCAL_INV },
+	{ "BIND_MW", IBV_QP_EX_WITH_BIND_MW },
+	{ "SEND_WITH_INV", IBV_QP_EX_WITH_SEND_WITH_INV },
 };
-
-#define N_SEND_OPS (sizeof(send_op_names) / sizeof(send_op_names[0]))
 
 /* "; send ops A,B" for the QP's line, or "" for a QP of ibv_create_qp. */
 static void send_ops_format(uint64_t ops, char *buf, size_t len)
 {
-	size_t used = 0;
+	char names[160];
 
 	buf[0] = '\0';
-	for (size_t i = 0; i < N_SEND_OPS && used < len; i++)
-		if (ops & send_op_names[i].flag)
-			used += snprintf(buf + used, len - used, "%s%s", used ? "," : "; send ops ",
-					 send_op_names[i].name);
+	if (flag_names_format(ops, send_op_names, sizeof(send_op_names) / sizeof(send_op_names[0]),
+			      names, sizeof(names)))
+		snprintf(buf, len, "; send ops %s", names);
 }
 
 /*

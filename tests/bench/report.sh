@@ -241,6 +241,10 @@ fi
 	printf '  ],\n  "tcp_vs_rdma": [\n'
 	awk -F'\t' '{ printf "%s    {\"bytes\": %s, \"path\": \"%s\", \"side\": \"%s\", \"wall_us\": %s, \"user_us\": %s, \"system_us\": %s, \"extra_copies\": %s}",
 		(NR > 1 ? ",\n" : ""), $1, $2, $3, $4, $5, $6, $7 } END { print "" }' "$dir/cpu.tsv"
+	printf '  ],\n  "ucx": [\n'
+	[ ! -s "$dir/ucx.tsv" ] || awk -F'\t' 'function esc(v) { gsub(/[\\"]/, "\\\\&", v); return v }
+		{ printf "%s    {\"test\": \"%s\", \"outcome\": \"%s\", \"mb_per_s\": %s, \"last_line\": \"%s\"}",
+		(NR > 1 ? ",\n" : ""), $1, $2, ($3 == "-" ? "null" : $3), ($4 == "-" ? "" : esc($4)) } END { print "" }' "$dir/ucx.tsv"
 	printf '  ]\n}\n'
 } >"$dir/bench.json"
 

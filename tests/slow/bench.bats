@@ -93,7 +93,7 @@ setup() {
 			assert_line --regexp "^  $size +rdma +$side +[0-9]+ +[0-9]+ +[0-9]+ +1$"
 		done
 	done
-	run jq -e '(.cases | length == 6) and all(.cases[]; .ratio > 0 and .ours > 0 and .perftest > 0
+	run jq -e '(.cases | length == 8) and (.ucx | length == 2) and all(.cases[]; .ratio > 0 and .ours > 0 and .perftest > 0
 			and (.ratios | length == 2) and .interval[0] <= .ratio and .ratio <= .interval[1]
 			and .confidence == 0.5 and .verdict == "too few runs")
 		and (.kernel | length > 0) and (.device | length > 0) and (.provider | length > 0)

@@ -102,8 +102,8 @@ memcheck_pair() {
 	assert_memcheck_clean
 }
 
-@test "valgrind: 08_kv_transfer: pull and push over 2 QPs, windows granted and taken back, merged runs" {
+@test "valgrind: 08_kv_transfer: pull and push over 2 QPs, windows granted and taken back, merged runs, the extended post API" {
 	memcheck_pair 08_kv_transfer --qps 2 --windows --requests 1 --pool 1
-	memcheck_pair 08_kv_transfer --mode push --qps 2 --run 2 --merge --requests 1 --pool 1
+	memcheck_pair 08_kv_transfer --mode push --qps 2 --run 2 --merge --requests 1 --pool 1 --post ex
 	assert_memcheck_clean
 }
