@@ -107,13 +107,20 @@ static void withhold_pool_rkey(struct kv_qps *q)
  * prefiller's compute ended.  With the overlap that is about one layer's
  * transfer; with --no-overlap, every layer's.
  */
+/*
+ * How long the last byte came after the compute ended.  Pulling, the decoder
+ * sees the end in the prefiller's notices.  Pushed to, it cannot, and counts
+ * the compute from the go-ahead.
+ */
 static void show_overlap(const struct kv_opts *kv, const struct kv_result *res)
 {
 	double compute = (double)kv->layers * kv->layer_ms;
+	bool seen = res->after_compute_ms >= 0;
 
 	show("overlap", "%s: %d layers x %d ms of compute = %.0f ms; the last byte came %.1f ms "
-	     "after it, where %s", kv->no_overlap ? "off (--no-overlap)" : "on", kv->layers,
-	     kv->layer_ms, compute, res->ms - compute, kv->no_overlap ?
+	     "after %s, where %s", kv->no_overlap ? "off (--no-overlap)" : "on", kv->layers,
+	     kv->layer_ms, compute, seen ? res->after_compute_ms : res->ms - compute,
+	     seen ? "it (as the prefiller's notices showed it)" : "it (counted from the go-ahead)", kv->no_overlap ?
 	     "every layer's transfer is predicted (with the overlap: the last layer's alone)" :
 	     "the last layer's transfer alone is predicted (without the overlap: every layer's)");
 }

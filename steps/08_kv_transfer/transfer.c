@@ -56,6 +56,7 @@ struct mover {
 	double start_us;
 	double first_post_us;		/* the initiator: when its first chain went; 0 before */
 	int announced;			/* the prefiller, pulled from: layers told ready */
+	double compute_end_us;		/* the decoder pulling: when a notice showed the compute over; 0 before */
 };
 
 struct ibv_qp_cap kv_queue_caps(const struct kv_opts *opts, bool decoder)
@@ -528,6 +529,13 @@ static int wait_layer_ready(struct mover *m, int layer)
 			     "byte 0x%02x", layer, (unsigned char)tag);
 		return -1;
 	}
+	/*
+	 * The end of the compute, on this side's own clock: the last layer's
+	 * notice, or with --no-overlap the first, which comes once every layer
+	 * is computed (the later ones come with it, while this side posts).
+	 */
+	if (layer == (m->opts->no_overlap ? 0 : m->opts->layers - 1))
+		m->compute_end_us = now_us();
 	return 0;
 }
 
@@ -648,6 +656,7 @@ int kv_move(struct kv_qps *q, const struct kv_request *req, const struct kv_opts
 	res->ms = (now_us() - m.start_us) / 1000.0;
 	if (m.first_post_us)
 		res->posted_ms = (now_us() - m.first_post_us) / 1000.0;
+	res->after_compute_ms = m.compute_end_us ? (now_us() - m.compute_end_us) / 1000.0 : -1;
 	res->blocks = m.blocks_in;
 	for (int k = 0; k < q->n; k++)
 		res->bytes += res->bytes_per_qp[k];

@@ -37,6 +37,8 @@ struct kv_result {
 	int blocks, wrs;
 	double ms;			/* the go-ahead to the last byte */
 	double posted_ms;		/* the initiator: its first post to its last completion; else 0 */
+	double after_compute_ms;	/* the decoder pulling: the compute's end, as the notices show it,
+					 * to the last byte; else -1 */
 	int blocks_at_last;		/* decoder: blocks in when the last-posted WR's came */
 	int last_qp;
 };
