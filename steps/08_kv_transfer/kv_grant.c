@@ -1,17 +1,12 @@
 /* kv_grant.c: access to one request's blocks granted through memory windows, one per segment, and taken back after. */
 #include "kv_grant.h"
-#include "byteorder.h"
 #include "completion.h"
 #include "fault.h"
 #include "report.h"
-#include "sock.h"
 
 #include <errno.h>
 #include <stdlib.h>
-#include <string.h>
 
-#define KV_GRANT_MAGIC "RDKG"
-#define KV_GRANT_HEAD_LEN 12
 
 /* Waits (stage 4's wait) for one completion on QP K's CQ, a bind or an invalidation this side posted; 0 or -1. */
 static int wait_local_op(struct kv_qps *q, int k, const char *what, int timeout_s)
@@ -104,54 +99,6 @@ int kv_grant_bind(struct kv_grant *g, struct kv_qps *q, const struct kv_request 
 	     "on its segment's QP to just its blocks; the first has rkey 0x%x, on QP %d", req->number,
 	     g->n, g->rkey[0], g->qp[0]);
 	return 0;
-}
-
-int kv_grant_send(int fd, const struct kv_grant *g, int request, int timeout_s)
-{
-	size_t len = KV_GRANT_HEAD_LEN + 4 * (size_t)g->n;
-	uint8_t *msg = calloc(1, len);
-	int rc;
-
-	if (!msg) {
-		report_error("no memory for a grant of %d windows", g->n);
-		return -1;
-	}
-	memcpy(msg, KV_GRANT_MAGIC, 4);
-	msg[4] = 1;
-	put_be16(msg + 6, (uint16_t)request);
-	put_be32(msg + 8, (uint32_t)g->n);
-	for (int i = 0; i < g->n; i++)
-		put_be32(msg + KV_GRANT_HEAD_LEN + 4 * i, g->rkey[i]);
-	rc = sock_send_all(fd, msg, len, timeout_s);
-	free(msg);
-	return rc ? -1 : 0;
-}
-
-int kv_grant_recv(int fd, uint32_t *rkey, int n, int request, int timeout_s)
-{
-	size_t len = KV_GRANT_HEAD_LEN + 4 * (size_t)n;
-	uint8_t *msg = malloc(len);
-	int rc = -1;
-
-	if (!msg) {
-		report_error("no memory for a grant of %d windows", n);
-		return -1;
-	}
-	if (sock_recv_all(fd, msg, len, timeout_s))
-		goto out_free;
-	if (memcmp(msg, KV_GRANT_MAGIC, 4) || msg[4] != 1 || msg[5] || get_be16(msg + 6) != request ||
-	    get_be32(msg + 8) != (uint32_t)n) {
-		report_error("the peer's grant is not version 1's for request %d with %d windows (its "
-			     "header: 0x%02x%02x%02x%02x, version %u, request %u, %u windows)", request, n,
-			     msg[0], msg[1], msg[2], msg[3], msg[4], get_be16(msg + 6), get_be32(msg + 8));
-		goto out_free;
-	}
-	for (int i = 0; i < n; i++)
-		rkey[i] = get_be32(msg + KV_GRANT_HEAD_LEN + 4 * i);
-	rc = 0;
-out_free:
-	free(msg);
-	return rc;
 }
 
 /* Invalidates window I on the QP it was bound on; 0 or -1. */

@@ -30,10 +30,6 @@ struct kv_grant {
 int kv_grant_bind(struct kv_grant *g, struct kv_qps *q, const struct kv_request *req, int access,
 		  int timeout_s);
 
-/* The windows' rkeys over the side channel: the granting side sends, the other receives N. 0 or -1. */
-int kv_grant_send(int fd, const struct kv_grant *g, int request, int timeout_s);
-int kv_grant_recv(int fd, uint32_t *rkey, int n, int request, int timeout_s);
-
 /*
  * Takes the access back: invalidates each bound window on its QP
  * (IBV_WR_LOCAL_INV) and waits for it, then frees every window

@@ -1,4 +1,4 @@
-/* kv_wire.c: step 08's messages on the side channel: the shape both sides must share, and each request's block table. */
+/* kv_wire.c: step 08's messages on the side channel: the shape both sides must share, each request's block table, and its grant of windows. */
 #include "kv_wire.h"
 #include "byteorder.h"
 #include "report.h"
@@ -178,5 +178,53 @@ int kv_exchange_tables(int fd, int request, const struct block_table *mine, uint
 out_free:
 	free(in);
 	free(out);
+	return rc;
+}
+
+int kv_grant_send(int fd, const uint32_t *rkey, int n, int request, int timeout_s)
+{
+	size_t len = KV_GRANT_HEAD_LEN + 4 * (size_t)n;
+	uint8_t *msg = calloc(1, len);
+	int rc;
+
+	if (!msg) {
+		report_error("no memory for a grant of %d windows", n);
+		return -1;
+	}
+	memcpy(msg, KV_GRANT_MAGIC, 4);
+	msg[4] = 1;
+	put_be16(msg + 6, (uint16_t)request);
+	put_be32(msg + 8, (uint32_t)n);
+	for (int i = 0; i < n; i++)
+		put_be32(msg + KV_GRANT_HEAD_LEN + 4 * i, rkey[i]);
+	rc = sock_send_all(fd, msg, len, timeout_s);
+	free(msg);
+	return rc ? -1 : 0;
+}
+
+int kv_grant_recv(int fd, uint32_t *rkey, int n, int request, int timeout_s)
+{
+	size_t len = KV_GRANT_HEAD_LEN + 4 * (size_t)n;
+	uint8_t *msg = malloc(len);
+	int rc = -1;
+
+	if (!msg) {
+		report_error("no memory for a grant of %d windows", n);
+		return -1;
+	}
+	if (sock_recv_all(fd, msg, len, timeout_s))
+		goto out_free;
+	if (memcmp(msg, KV_GRANT_MAGIC, 4) || msg[4] != 1 || msg[5] || get_be16(msg + 6) != request ||
+	    get_be32(msg + 8) != (uint32_t)n) {
+		report_error("the peer's grant is not version 1's for request %d with %d windows (its "
+			     "header: 0x%02x%02x%02x%02x, version %u, request %u, %u windows)", request, n,
+			     msg[0], msg[1], msg[2], msg[3], msg[4], get_be16(msg + 6), get_be32(msg + 8));
+		goto out_free;
+	}
+	for (int i = 0; i < n; i++)
+		rkey[i] = get_be32(msg + KV_GRANT_HEAD_LEN + 4 * i);
+	rc = 0;
+out_free:
+	free(msg);
 	return rc;
 }

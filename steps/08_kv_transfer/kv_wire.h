@@ -1,4 +1,4 @@
-/* kv_wire.h: step 08's messages on the side channel: the shape both sides must share, and each request's block table. */
+/* kv_wire.h: step 08's messages on the side channel: the shape both sides must share, each request's block table, and its grant of windows. */
 #ifndef RDMA_STEPS_KV_WIRE_H
 #define RDMA_STEPS_KV_WIRE_H
 
@@ -46,6 +46,19 @@
 #define KV_TABLE_MAGIC "RDKT"
 #define KV_TABLE_HEAD_LEN 24
 
+/*
+ * A request's grant (--windows), version 1, 12 bytes and then 4 per window:
+ *    0  4  magic "RDKG"
+ *    4  1  version (1)
+ *    5  1  reserved, 0
+ *    6  2  the request's number
+ *    8  4  windows: one per segment
+ *   12  4  each window's rkey, in segment order
+ * The granting side sends it in place of its pool's rkey.
+ */
+#define KV_GRANT_MAGIC "RDKG"
+#define KV_GRANT_HEAD_LEN 12
+
 /* The peer's table, as it came: where each of its blocks is, and the key to reach them. */
 struct remote_table {
 	struct block_table table;
@@ -68,5 +81,9 @@ int kv_exchange_tables(int fd, int request, const struct block_table *mine, uint
 /* Decodes a table message of LEN bytes; for the exchange and for the fuzzer.  0 or -1, as above. */
 int kv_table_decode(const uint8_t *msg, size_t len, int request, int layers, int blocks,
 		    uint32_t n_blocks, struct remote_table *remote);
+
+/* The windows' N rkeys for REQUEST over the side channel: the granting side sends, the other receives. 0 or -1. */
+int kv_grant_send(int fd, const uint32_t *rkey, int n, int request, int timeout_s);
+int kv_grant_recv(int fd, uint32_t *rkey, int n, int request, int timeout_s);
 
 #endif

@@ -185,7 +185,7 @@ static int grant_request(struct session *s, struct kv_qps *q, struct kv_request 
 
 	if (granting)
 		return kv_grant_bind(grant, q, req, access, timeout_s) ||
-		       kv_grant_send(s->conn.sock, grant, req->number, timeout_s) ? -1 : 0;
+		       kv_grant_send(s->conn.sock, grant->rkey, grant->n, req->number, timeout_s) ? -1 : 0;
 	*seg_rkey = calloc((size_t)req->n_seg, sizeof(**seg_rkey));
 	if (!*seg_rkey) {
 		report_error("no memory for %d window rkeys", req->n_seg);
