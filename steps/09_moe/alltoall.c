@@ -109,9 +109,10 @@ int a2a_wait_sent(struct moe_mesh *m, struct ring_ctl *ctl, const struct moe_lay
 			ctl_fail(ctl, p, "our FETCH_ADD to it did not complete within %d s", timeout_s);
 			return -1;
 		}
-		if (wc.status != IBV_WC_SUCCESS) {
-			ctl_fail_neighbour(ctl, p, "a WR to it completed with status %s (%d): its QP is "
-					   "gone or unreachable", ibv_wc_status_str(wc.status), wc.status);
+		/* Stage 4's check: a failed status (or the fault point "completion") is named there. */
+		if (check_good_completion(&wc)) {
+			ctl_fail_neighbour(ctl, p, "our WRs to it did not complete (see the line above): "
+					   "its QP is gone or unreachable");
 			return -1;
 		}
 		show("completion", "rank %d: FETCH_ADD done, the old value of its word was %llu", p,
