@@ -59,6 +59,7 @@ enum cli_long_key {
 	CLI_KEY_EXPERTS,
 	CLI_KEY_TOPK,
 	CLI_KEY_SEED,
+	CLI_KEY_HOLD,
 };
 
 /* An option a stage adds.  key is its short letter, or a cli_long_key for long-only options. */

@@ -40,8 +40,16 @@ setup() {
 	assert_line "error: --topk 9 is more than the 8 experts of 2 ranks x 4 (--experts): a token's top-k experts are distinct; lower --topk or raise --experts"
 }
 
-@test "09_moe: ranks given different options: every rank names rank 1 within the bound, all freed" {
+@test "09_moe failures: other options on rank 1, then rank 1 killed between dispatch and combine: every rank names rank 1 within the bound, all freed" {
 	record_baseline
 	RANK_ARGS_1="--seed 2" RING_STEP=09_moe run_ring 3 -t 5 --tokens 8 --hidden 64
 	assert_all_name 1 "it was given other options than rank 0: --tokens 8 --hidden 64 --experts 8 --topk 8 --seed 2; rank 0: --tokens 8 --hidden 64 --experts 8 --topk 8 --seed 1" 15
+	RING_STEP=09_moe start_ring 3 -t 5 --tokens 8 --hidden 64 --hold 1:20000
+	wait_for_line "$BATS_TEST_TMPDIR/r1.out" '^hold ' 30
+	pkill -KILL -P "$r1_pid"
+	RING_START=$SECONDS
+	finish_ring
+	SKIP_RANK=1
+	assert_all_name 1 "" 11
+	unset SKIP_RANK
 }

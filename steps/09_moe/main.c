@@ -78,13 +78,14 @@ static int gather_rows(struct moe_run *r, uint64_t wrong)
 static void show_posts(const struct moe_run *r)
 {
 	const struct a2a_stats *d = &r->stats[PHASE_DISPATCH];
+	const char *s = d->posts == 1 ? "" : "s";	/* N - 1 posts, FETCH_ADDs and signals alike */
 
-	show("posts", "dispatch: %llu ibv_post_send calls (one per peer; on rxe each is one write() "
-	     "system call), %llu WRITEs and %llu FETCH_ADDs, %llu B", (unsigned long long)d->posts,
-	     (unsigned long long)d->writes, (unsigned long long)d->atomics,
+	show("posts", "dispatch: %llu ibv_post_send call%s (one per peer; on rxe each is one write() "
+	     "system call), %llu WRITEs and %llu FETCH_ADD%s, %llu B", (unsigned long long)d->posts, s,
+	     (unsigned long long)d->writes, (unsigned long long)d->atomics, s,
 	     (unsigned long long)d->bytes);
-	show("signals", "%d FETCH_ADDs came to each of our 3 words (layout, dispatch, combine); we "
-	     "sent %llu", r->mesh->world - 1, (unsigned long long)(r->stats[PHASE_LAYOUT].atomics +
+	show("signals", "%d FETCH_ADD%s came to each of our 3 words (layout, dispatch, combine); we "
+	     "sent %llu", r->mesh->world - 1, s, (unsigned long long)(r->stats[PHASE_LAYOUT].atomics +
 	     d->atomics + r->stats[PHASE_COMBINE].atomics));
 }
 

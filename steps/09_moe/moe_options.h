@@ -18,6 +18,7 @@ struct moe_opts {
 	int topk;		/* --topk: K distinct experts per token */
 	uint32_t seed;		/* --seed: the gate's and the tokens' */
 	int rank, world;	/* --rank, --world-size; -1: from the launcher's variables */
+	int hold_rank, hold_ms;	/* --hold=RANK:MS: that rank waits MS ms between dispatch and combine */
 };
 
 void moe_opts_default(struct moe_opts *opts);

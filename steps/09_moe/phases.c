@@ -3,7 +3,9 @@
 #include "clock.h"
 #include "report.h"
 
+#include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 /* One block to every rank (our own copied, not posted), then our word at N - 1 and our FETCH_ADDs done. */
 struct block {
@@ -88,8 +90,23 @@ static struct block results_for(const struct moe_run *r, int peer)
 	};
 }
 
+/* --hold: this rank waits between dispatch and combine, for a test to kill it there. */
+static void hold_if_asked(const struct moe_run *r)
+{
+	struct timespec t = { .tv_sec = r->opts->hold_ms / 1000,
+			      .tv_nsec = r->opts->hold_ms % 1000 * 1000000L };
+
+	if (r->opts->hold_rank != r->mesh->rank)
+		return;
+	show_now("hold", "rank %d waits %d ms before combine (--hold)", r->mesh->rank,
+		 r->opts->hold_ms);
+	fflush(stdout);
+	nanosleep(&t, NULL);
+}
+
 int run_combine(struct moe_run *r)
 {
+	hold_if_asked(r);
 	if (experts_run(r->l, r->opts, r->mesh->buf.addr)) {
 		ctl_fail(r->ctl, r->mesh->rank, "what it received does not match the layout");
 		return -1;
