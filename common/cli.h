@@ -54,6 +54,12 @@ enum cli_long_key {
 	CLI_KEY_CHAIN,
 	CLI_KEY_KV_VIOLATE,
 	CLI_KEY_POST,
+	CLI_KEY_TOKENS,		/* step 09: --tokens, --hidden, ... */
+	CLI_KEY_HIDDEN,
+	CLI_KEY_EXPERTS,
+	CLI_KEY_TOPK,
+	CLI_KEY_SEED,
+	CLI_KEY_HOLD,
 };
 
 /* An option a stage adds.  key is its short letter, or a cli_long_key for long-only options. */

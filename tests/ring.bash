@@ -1,8 +1,8 @@
-# ring.bash: start N ranks of step 07 on one device, wait for them, and check that every rank names a failed one; loaded by tests/07_allreduce.bats and tests/slow/allreduce.bats.
+# ring.bash: start N ranks of step 07 (or of a later step launched as it, RING_STEP) on one device, wait for them, and check that every rank names a failed one; loaded by tests/07_allreduce.bats, tests/09_moe.bats and tests/slow/allreduce.bats.
 
-# Starts N ranks of 07_allreduce on a fresh port, ARGS... given to each, as r0 ... r(N-1),
-# each against 127.0.0.1.  RANK_ARGS_k, when set, adds its words for rank k (a later
-# option wins); SKIP_RANK leaves one rank out.
+# Starts N ranks of RING_STEP (default 07_allreduce) on a fresh port, ARGS... given to
+# each, as r0 ... r(N-1), each against 127.0.0.1.  RANK_ARGS_k, when set, adds its words
+# for rank k (a later option wins); SKIP_RANK leaves one rank out.
 start_ring() {
 	local n=$1 k extra
 	shift
@@ -11,7 +11,7 @@ start_ring() {
 		[ "$k" != "${SKIP_RANK:-}" ] || continue
 		extra=RANK_ARGS_$k
 		# shellcheck disable=SC2086
-		start_step "r$k" 07_allreduce -d "$DEV" -p "$RING_PORT" --rank "$k" --world-size "$n" "$@" ${!extra:-} 127.0.0.1
+		start_step "r$k" "${RING_STEP:-07_allreduce}" -d "$DEV" -p "$RING_PORT" --rank "$k" --world-size "$n" "$@" ${!extra:-} 127.0.0.1
 	done
 }
 

@@ -13,12 +13,21 @@
 /*
  * One message format, versioned and checked field by field as step 03's:
  * magic, version, type, rank, world size, port, failed rank, three counts,
- * a text, and two of step 03's exchange messages.  Multi-byte fields travel
- * in network byte order (byteorder.h).
+ * a text, two of step 03's exchange messages, and the peer of a pair (version
+ * 2 added it, 4 bytes and 4 reserved).  Multi-byte fields travel in network
+ * byte order (byteorder.h).
  */
 #define CTL_MAGIC "RDAR"
-#define CTL_VERSION 1
-#define CTL_MSG_LEN (48 + CTL_TEXT_LEN + 2 * EXCHANGE_MSG_LEN)
+#define CTL_VERSION 2
+#define CTL_QPS_AT (48 + CTL_TEXT_LEN)
+#define CTL_PEER_AT (CTL_QPS_AT + 2 * EXCHANGE_MSG_LEN)
+#define CTL_MSG_LEN (CTL_PEER_AT + 8)
+
+/* The messages that carry QPs: the hello and its answer both, a pair its first. */
+static int qps_carried(enum ctl_type t)
+{
+	return t == CTL_HELLO || t == CTL_NEIGHBOURS ? 2 : t == CTL_PAIR ? 1 : 0;
+}
 
 static void encode(const struct ctl_msg *m, uint8_t out[CTL_MSG_LEN])
 {
@@ -34,15 +43,15 @@ static void encode(const struct ctl_msg *m, uint8_t out[CTL_MSG_LEN])
 	put_be64(out + 32, m->result.wrong);
 	put_be64(out + 40, m->result.bytes);
 	memcpy(out + 48, m->text, strnlen(m->text, CTL_TEXT_LEN - 1));
-	if (m->type == CTL_HELLO || m->type == CTL_NEIGHBOURS) {
-		exchange_encode(&m->qp[0], out + 48 + CTL_TEXT_LEN);
-		exchange_encode(&m->qp[1], out + 48 + CTL_TEXT_LEN + EXCHANGE_MSG_LEN);
-	}
+	for (int i = 0; i < qps_carried(m->type); i++)
+		exchange_encode(&m->qp[i], out + CTL_QPS_AT + i * EXCHANGE_MSG_LEN);
+	put_be32(out + CTL_PEER_AT, (uint32_t)m->peer);
 }
 
 static bool known_type(uint8_t t)
 {
-	return t == CTL_HELLO || t == CTL_NEIGHBOURS || t == CTL_ABORT || t == CTL_RESULT || t == CTL_GO;
+	return t == CTL_HELLO || t == CTL_NEIGHBOURS || t == CTL_ABORT || t == CTL_RESULT ||
+	       t == CTL_GO || t == CTL_PAIR;
 }
 
 /* Checks and decodes a message; returns 0, or -1 after saying which field is bad. */
@@ -60,12 +69,12 @@ static int decode(const uint8_t in[CTL_MSG_LEN], struct ctl_msg *m)
 		.rank = (int)get_be32(in + 8), .world = (int)get_be32(in + 12),
 		.port = (int)get_be32(in + 16), .failed = (int)get_be32(in + 20),
 		.result = { get_be64(in + 24), get_be64(in + 32), get_be64(in + 40) },
+		.peer = (int)get_be32(in + CTL_PEER_AT),
 	};
 	memcpy(m->text, in + 48, CTL_TEXT_LEN);
-	if ((m->type == CTL_HELLO || m->type == CTL_NEIGHBOURS) &&
-	    (exchange_decode(in + 48 + CTL_TEXT_LEN, &m->qp[0]) ||
-	     exchange_decode(in + 48 + CTL_TEXT_LEN + EXCHANGE_MSG_LEN, &m->qp[1])))
-		return -1;
+	for (int i = 0; i < qps_carried(m->type); i++)
+		if (exchange_decode(in + CTL_QPS_AT + i * EXCHANGE_MSG_LEN, &m->qp[i]))
+			return -1;
 	return 0;
 }
 

@@ -14,6 +14,7 @@ enum ctl_type {
 	CTL_ABORT = 'A',	/* either way: rank FAILED failed, TEXT says why */
 	CTL_RESULT = 'R',	/* a rank to rank 0: one size done, its time, wrong elements and bytes */
 	CTL_GO = 'G',		/* rank 0 to every rank: every rank is done, go on */
+	CTL_PAIR = 'P',		/* through rank 0: the QP rank RANK made for rank PEER alone */
 };
 
 /* What each rank reports at the end of one size: gathered by rank 0, then every rank goes on. */
@@ -26,6 +27,7 @@ struct rank_result {
 struct ctl_msg {
 	enum ctl_type type;
 	int rank, world, port, failed;
+	int peer;		/* CTL_PAIR: the rank qp[0] was made for */
 	struct rank_result result;
 	char text[CTL_TEXT_LEN];
 	struct peer_info qp[2];

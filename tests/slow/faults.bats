@@ -163,20 +163,23 @@ CM=(cm_create_event_channel cm_create_id cm_resolve_addr cm_resolve_route cm_bin
 	assert_faults_paired 08_kv_transfer "--qps 2 --requests 1 --windows" alloc_mw bind_mw local_inv
 }
 
-# Runs 2 ranks of step 07 with the fault at each POINT on both: each ends non-zero within the
-# timeout, one names the fault, the other names a rank, and nothing leaks.
+# Runs 2 ranks of step 07 (or of RING_STEP, with RING_FAULT_ARGS for its options) with the
+# fault at each POINT on both: each ends non-zero within the timeout, one names the fault,
+# the other names a rank, and nothing leaks.
 assert_faults_ring() {
-	local point k fired
+	local point k fired step=${RING_STEP:-07_allreduce}
+	local -a args
+	read -ra args <<<"${RING_FAULT_ARGS:--b 4K --maxbytes 4K -n 2 -w 1}"
 	for point in "$@"; do
 		record_baseline
 		count_for_point "$point"
-		RDMA_STEPS_FAIL_AT=$point run_ring 2 -t 10 -b 4K --maxbytes 4K -n 2 -w 1
+		RDMA_STEPS_FAIL_AT=$point run_ring 2 -t 10 "${args[@]}"
 		fired=0
 		for k in 0 1; do
 			use_output_of "r$k"
-			check_fault_side "r$k" "${ring_status[k]}" "07_allreduce rank $k" "$point"
+			check_fault_side "r$k" "${ring_status[k]}" "$step rank $k" "$point"
 		done
-		[ "$fired" -gt 0 ] || fail "07_allreduce: no rank reached the fault point $point"
+		[ "$fired" -gt 0 ] || fail "$step: no rank reached the fault point $point"
 		assert_back_to_baseline
 	done
 }
@@ -187,6 +190,13 @@ assert_faults_ring() {
 		"${DESTROY_QP[@]}" "${DEREG_MR[@]}" "${CLOSE_PD[@]}"
 	run_step 07_allreduce --schedule --world-size 3 -b 40 --maxbytes 40
 	assert_success
+}
+
+@test "fault points of 09_moe (two ranks, both with the fault): no receive is posted, so every point but post_recv" {
+	load ../ring
+	RING_STEP=09_moe RING_FAULT_ARGS="--tokens 8 --hidden 64 --experts 2 --topk 2" \
+		assert_faults_ring "${OPEN_PD[@]}" "${REG_MR[@]}" "${CREATE_QP[@]}" post_send completion \
+		"${DESTROY_QP[@]}" "${DEREG_MR[@]}" "${CLOSE_PD[@]}"
 }
 
 @test "the side channel's own failures: a port already in use, and no server to connect to" {

@@ -1,0 +1,108 @@
+/* pairs.c: stage 7: every rank's QP for every other rank, handed on through rank 0's control channel (a full mesh's rendezvous). */
+#include "pairs.h"
+#include "report.h"
+#include "sock.h"
+
+#include <stdlib.h>
+
+/* One message from FD: a pair from rank FROM (any rank, when FROM is -1); 0 or -1 once said. */
+static int take_pair(struct ring_ctl *c, int fd, int from, struct ctl_msg *m)
+{
+	int who = c->rank == 0 ? from : 0;
+	int rc = ctl_msg_recv(fd, m, c->timeout_s * 1000L);
+
+	if (rc) {
+		ctl_fail(c, who, "%s", rc == SOCK_CLOSED ? "its connection to rank 0 closed while the "
+			 "QPs were handed on (killed, or it failed: see its output)" :
+			 rc == SOCK_TIMEOUT ? "it sent no QP within -t seconds" :
+			 "it sent a message that is not ours (see the line above)");
+		return -1;
+	}
+	if (m->type == CTL_ABORT) {
+		/* Rank 0 tells every rank; a rank only says what rank 0 told it. */
+		if (c->rank == 0)
+			ctl_fail(c, m->failed, "%s", m->text);
+		else
+			ctl_announce(c, m->failed, m->text);
+		return -1;
+	}
+	if (m->type != CTL_PAIR || m->peer < 0 || m->peer >= c->world ||
+	    (from >= 0 && m->rank != from) || m->rank == m->peer) {
+		ctl_fail(c, who, "it sent a message out of turn while the QPs were handed on");
+		return -1;
+	}
+	return 0;
+}
+
+static int send_pair(struct ring_ctl *c, int fd, int to, const struct ctl_msg *m)
+{
+	if (ctl_msg_send(fd, m, c->timeout_s) == 0)
+		return 0;
+	ctl_fail(c, to, "its connection to rank 0 closed while the QPs were handed on");
+	return -1;
+}
+
+/* Rank 0: every rank's world - 1 QPs in, each handed on to the rank it was made for. */
+static int route_pairs(struct ring_ctl *c, const struct peer_info *mine, struct peer_info *theirs)
+{
+	int n = c->world;
+	struct ctl_msg *table = calloc((size_t)n * n, sizeof(*table));
+	int rc = -1;
+
+	if (!table) {
+		report_error("no memory to hand on %d x %d QPs", n, n);
+		return -1;
+	}
+	for (int p = 1; p < n; p++)
+		table[p] = (struct ctl_msg){ .type = CTL_PAIR, .rank = 0, .world = n, .peer = p,
+					     .qp[0] = mine[p] };
+	for (int r = 1; r < n; r++)
+		for (int i = 0; i < n - 1; i++) {
+			struct ctl_msg m;
+
+			if (take_pair(c, c->fds[r], r, &m))
+				goto free_table;
+			table[(size_t)r * n + m.peer] = m;
+		}
+	for (int to = 1; to < n; to++)
+		for (int from = 0; from < n; from++)
+			if (from != to && send_pair(c, c->fds[to], to, &table[(size_t)from * n + to]))
+				goto free_table;
+	for (int from = 1; from < n; from++)
+		theirs[from] = table[(size_t)from * n].qp[0];
+	rc = 0;
+free_table:
+	free(table);
+	return rc;
+}
+
+/* A rank: its QPs out to rank 0, then the world - 1 made for it back. */
+static int trade_pairs(struct ring_ctl *c, const struct peer_info *mine, struct peer_info *theirs)
+{
+	for (int p = 0; p < c->world; p++) {
+		struct ctl_msg m = { .type = CTL_PAIR, .rank = c->rank, .world = c->world, .peer = p,
+				     .qp[0] = mine[p] };
+
+		if (p != c->rank && send_pair(c, c->fd, 0, &m))
+			return -1;
+	}
+	for (int i = 0; i < c->world - 1; i++) {
+		struct ctl_msg m;
+
+		if (take_pair(c, c->fd, -1, &m))
+			return -1;
+		if (m.peer != c->rank) {
+			ctl_fail(c, 0, "it handed us the QP rank %d made for rank %d", m.rank, m.peer);
+			return -1;
+		}
+		theirs[m.rank] = m.qp[0];
+	}
+	return 0;
+}
+
+int ctl_exchange_pairs(struct ring_ctl *c, const struct peer_info *mine, struct peer_info *theirs)
+{
+	if (c->world == 1)
+		return 0;
+	return c->rank == 0 ? route_pairs(c, mine, theirs) : trade_pairs(c, mine, theirs);
+}

@@ -1,0 +1,199 @@
+/* main.c: step 09: MoE dispatch and combine over verbs: a variable all-to-all, every rank to every rank, signalled with remote atomics. */
+#include "control.h"
+#include "fault.h"
+#include "launch.h"
+#include "moe_options.h"
+#include "pause.h"
+#include "phases.h"
+#include "report.h"
+#include "ring_options.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+static const char purpose[] =
+	"Step 09: on top of steps 01-05 and step 07's rendezvous and launchers (not its ring),\n"
+	"N ranks move a mixture-of-experts layer's tokens as DeepEP does: a seeded gate gives\n"
+	"each token its top-k experts (E per rank), each rank learns how many tokens every\n"
+	"peer sends it (an all-to-all of counts, WRITEs of each rank's row) and where its own\n"
+	"land (prefix sums); dispatch WRITEs each token once to every rank holding one of its\n"
+	"experts, straight into that rank's buffer, then signals with a remote FETCH_ADD on\n"
+	"the same QP; combine sends each expert's output back the same way, and the home rank\n"
+	"checks every token against a CPU reference. One RC QP per peer, N - 1 per rank.\n"
+	"\n"
+	"Rank and world size as step 07: --rank/--world-size, else torchrun's, Open MPI's,\n"
+	"MPICH's or Slurm's variables; rank 0's rendezvous on TCP port -p, at HOST or\n"
+	"MASTER_ADDR. Every wait is bounded by -t; a failure ends every rank with one line\n"
+	"naming the rank. Kept from the earlier steps: -d, -i, -x, -p, -t and --pause.";
+
+/* The row of one phase, as nccl-tests' alltoall prints it: size is what each rank sends. */
+static void print_row(const char *phase, const struct rank_result *all, int world)
+{
+	uint64_t bytes = 0, time_ns = 0, wrong = 0;
+	double algbw;
+
+	for (int r = 0; r < world; r++) {
+		bytes = all[r].bytes > bytes ? all[r].bytes : bytes;
+		time_ns = all[r].time_ns > time_ns ? all[r].time_ns : time_ns;
+		wrong += all[r].wrong;
+	}
+	algbw = time_ns ? (double)bytes / (double)time_ns : 0;
+	printf("%12llu  %12llu  %8s  %8s  %9.1f  %6.3f  %6.3f  %5llu\n", (unsigned long long)bytes,
+	       (unsigned long long)bytes / 4, "uint32", phase, (double)time_ns / 1e3, algbw,
+	       algbw * (world - 1) / world, (unsigned long long)wrong);
+	fflush(stdout);
+}
+
+static void print_header(const struct moe_opts *opts, int world)
+{
+	printf("#\n# MoE all-to-all over RDMA (verbs): %d ranks, %d tokens of %zu B a rank, top-%d "
+	       "of %d experts\n#\n", world, opts->tokens, opts->hidden, opts->topk,
+	       world * opts->experts);
+	printf("#       size         count      type     phase       time   algbw   busbw #wrong\n");
+	printf("#        (B)    (elements)                           (us)  (GB/s)  (GB/s)       \n");
+}
+
+/* Every rank's figures of both phases to rank 0, which prints the table. */
+static int gather_rows(struct moe_run *r, uint64_t wrong)
+{
+	static const char *const names[] = { [PHASE_DISPATCH] = "dispatch", [PHASE_COMBINE] = "combine" };
+	struct rank_result all[2][MAX_WORLD];
+
+	for (int ph = PHASE_DISPATCH; ph <= PHASE_COMBINE; ph++) {
+		struct rank_result mine = { .time_ns = (uint64_t)(r->us[ph] * 1e3),
+					    .wrong = ph == PHASE_COMBINE ? wrong : 0,
+					    .bytes = r->stats[ph].bytes };
+
+		if (ctl_gather(r->ctl, &mine, all[ph - PHASE_DISPATCH]))
+			return -1;
+	}
+	if (r->ctl->rank != 0)
+		return 0;
+	print_header(r->opts, r->ctl->world);
+	for (int ph = PHASE_DISPATCH; ph <= PHASE_COMBINE; ph++)
+		print_row(names[ph], all[ph - PHASE_DISPATCH], r->ctl->world);
+	return 0;
+}
+
+static void show_posts(const struct moe_run *r)
+{
+	const struct a2a_stats *d = &r->stats[PHASE_DISPATCH];
+	const char *s = d->posts == 1 ? "" : "s";	/* N - 1 posts, FETCH_ADDs and signals alike */
+
+	show("posts", "dispatch: %llu ibv_post_send call%s (one per peer; on rxe each is one write() "
+	     "system call), %llu WRITEs and %llu FETCH_ADD%s, %llu B", (unsigned long long)d->posts, s,
+	     (unsigned long long)d->writes, (unsigned long long)d->atomics, s,
+	     (unsigned long long)d->bytes);
+	show("signals", "%d FETCH_ADD%s came to each of our 3 words (layout, dispatch, combine); we "
+	     "sent %llu", r->mesh->world - 1, s, (unsigned long long)(r->stats[PHASE_LAYOUT].atomics +
+	     d->atomics + r->stats[PHASE_COMBINE].atomics));
+}
+
+/* The home rank's check of every token; the number of tokens wrong. */
+static uint64_t check_tokens(const struct moe_run *r)
+{
+	struct combine_check c;
+
+	combine_check(r->l, r->opts, r->routes, r->mesh->buf.addr, &c);
+	if (c.wrong == 0)
+		show("check", "right: all %d of our tokens, every word the weighted sum of its %d "
+		     "experts' outputs (CPU reference)", r->opts->tokens, r->opts->topk);
+	else
+		report_error("rank %d: %llu of %d tokens wrong after combine; the first, token %d: word "
+			     "%u is 0x%08x, the CPU reference 0x%08x", r->ctl->rank,
+			     (unsigned long long)c.wrong, r->opts->tokens, c.first, c.word, c.got, c.want);
+	return c.wrong;
+}
+
+static int run_phases(struct moe_run *r)
+{
+	uint64_t wrong;
+
+	show_heading("stage 9, layout: every rank's row of counts, all to all");
+	if (run_layout(r))
+		return -1;
+	show_heading("stage 9, dispatch: each token to every rank that holds one of its experts");
+	if (run_dispatch(r))
+		return -1;
+	show_heading("stage 9, combine: the experts' outputs back to each token's home rank");
+	if (run_combine(r))
+		return -1;
+	wrong = check_tokens(r);
+	show_posts(r);
+	return gather_rows(r, wrong) || wrong ? -1 : 0;
+}
+
+/* Sets up the mesh, meets the other ranks, runs the three phases; 0 or -1. */
+static int run_rank(const struct cli_common *common, const struct moe_opts *opts,
+		    const struct launch *l, struct moe_mesh *mesh, struct ring_ctl *ctl)
+{
+	struct moe_layout layout;
+	struct route *routes = calloc((size_t)opts->tokens + 1, sizeof(*routes));
+	struct hello mine = { .rank = l->rank, .world = l->world };
+	const char *failure = NULL;
+	struct moe_run r = { .mesh = mesh, .ctl = ctl, .l = &layout, .opts = opts, .routes = routes,
+			     .timeout_s = common->timeout_s };
+	int rc = -1;
+
+	layout_init(&layout, opts, l->rank, l->world);
+	moe_opts_show(opts, l->world);
+	if (!routes) {
+		report_error("rank %d: no memory for %d tokens' routes", l->rank, opts->tokens);
+		failure = "its set-up failed (see its output)";
+	} else {
+		gate_route(opts, l->rank, l->world, routes);
+	}
+	if (!failure && mesh_open(mesh, common, layout.bytes))
+		failure = "its set-up failed (see its output)";
+	moe_opts_format(opts, mine.options, sizeof(mine.options));
+	if (mesh_meet(mesh, ctl, l, &mine, failure) || run_phases(&r))
+		goto free_routes;
+	if (common->pause)
+		pause_until_told("the exchange is done (see 'rdma resource show')");
+	rc = 0;
+free_routes:
+	free(routes);
+	return rc;
+}
+
+/* The rank and world size through step 07's launchers, which read them from its options. */
+static int resolve_rank(const struct moe_opts *opts, const struct cli_common *common,
+			struct launch *l)
+{
+	struct ring_opts who;
+
+	ring_opts_default(&who);
+	who.rank = opts->rank;
+	who.world = opts->world;
+	return launch_resolve(&who, common, l);
+}
+
+int main(int argc, char **argv)
+{
+	struct moe_opts opts;
+	const struct cli_stage stages[] = { MOE_STAGE(&opts), { 0 } };
+	const struct cli_spec spec = { .program = "09_moe", .purpose = purpose, .connects = true,
+				       .pauses = true, .stages = stages };
+	struct cli_common common;
+	struct launch l;
+	struct moe_mesh mesh;
+	struct ring_ctl ctl;
+	int usage, status = EXIT_FAILURE, failures;
+
+	moe_opts_default(&opts);
+	usage = cli_parse(argc, argv, &spec, &common);
+	if (usage != CLI_RUN)
+		return usage;
+	if (resolve_rank(&opts, &common, &l) || moe_opts_check(&opts, l.world))
+		return 2;
+	ctl_init(&ctl, &l, common.timeout_s);
+	mesh_init(&mesh, &l);
+	if (run_rank(&common, &opts, &l, &mesh, &ctl) == 0)
+		status = EXIT_SUCCESS;
+
+	show_heading("teardown: every rank releases what it made, in reverse order");
+	failures = mesh_close(&mesh);
+	ctl_close(&ctl);
+	show("teardown", "%s", failures ? "some releases failed (see above)" : "every object released");
+	return failures ? EXIT_FAILURE : status;
+}

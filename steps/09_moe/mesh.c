@@ -1,0 +1,94 @@
+/* mesh.c: step 09's verbs objects: one device, one registered buffer, one RC QP (and CQ) per peer, N - 1 a rank. */
+#include "mesh.h"
+#include "pairs.h"
+#include "report.h"
+
+#include <stdio.h>
+
+void mesh_init(struct moe_mesh *m, const struct launch *l)
+{
+	*m = (struct moe_mesh){ .rank = l->rank, .world = l->world };
+	for (int p = 0; p < MOE_MAX_RANKS; p++)
+		m->conn[p].sock = -1;
+}
+
+int mesh_open(struct moe_mesh *m, const struct cli_common *common, size_t bytes)
+{
+	struct reg_mr_opts mr = { .size = bytes };
+	struct conn_opts conn = { 0 };
+
+	show_heading("stage 1: open the device, allocate a PD");
+	if (open_device_pd(common, &m->dev))
+		return -1;
+	show_heading("stage 2: register one buffer for every phase");
+	reg_mr_grant(&mr, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC,
+		     "peers WRITE counts, tokens and results into it, and FETCH_ADD its signal words");
+	if (register_buffer(&m->dev, &mr, &m->buf))
+		return -1;
+	if (m->world == 1)
+		return 0;
+	show_heading("stage 3: one RC QP per peer, N - 1 of them");
+	for (int p = 0; p < m->world; p++)
+		if (p != m->rank && create_cq_qp(&m->dev, &m->buf, &conn, &m->conn[p], NULL))
+			return -1;
+	show("QPs", "%d here, %d in the job: N x (N - 1) for N = %d", m->world - 1,
+	     m->world * (m->world - 1), m->world);
+	return 0;
+}
+
+/* Each QP to RTS against what its peer made for us. */
+static int connect_peers(struct moe_mesh *m, const struct peer_info *theirs)
+{
+	for (int p = 0; p < m->world; p++) {
+		char who[32];
+
+		if (p == m->rank)
+			continue;
+		m->conn[p].remote = theirs[p];
+		snprintf(who, sizeof(who), "rank %d's", p);
+		exchange_show(who, &theirs[p]);
+		if (bring_up_qp(&m->dev, &m->conn[p]))
+			return -1;
+	}
+	return 0;
+}
+
+int mesh_meet(struct moe_mesh *m, struct ring_ctl *ctl, const struct launch *l,
+	      struct hello *mine, const char *failure)
+{
+	struct peer_info ours[MOE_MAX_RANKS] = { 0 }, theirs[MOE_MAX_RANKS] = { 0 };
+	struct rank_result none = { 0 }, all[MAX_WORLD];
+	struct neighbours nb;
+	int next = (m->rank + 1) % m->world, prev = (m->rank + m->world - 1) % m->world;
+
+	for (int p = 0; p < m->world; p++)
+		ours[p] = m->conn[p].local;
+	mine->to_next = ours[next];
+	mine->from_prev = ours[prev];
+	show_heading("rendezvous: every rank's options through rank 0, then every rank's N - 1 QPs");
+	if (rendezvous(ctl, l, mine, failure, &nb) || failure)
+		return -1;
+	if (ctl_exchange_pairs(ctl, ours, theirs))
+		return -1;
+	if (m->world > 1)
+		show("rendezvous", "rank 0 handed on %d QPs; the %d made for us came back",
+		     m->world * (m->world - 1), m->world - 1);
+	if (connect_peers(m, theirs)) {
+		ctl_fail(ctl, m->rank, "its QPs did not reach RTS (see its output)");
+		return -1;
+	}
+	/* Every QP of every rank is in RTS before the first WRITE. */
+	return ctl_gather(ctl, &none, all);
+}
+
+int mesh_close(struct moe_mesh *m)
+{
+	int failures = 0;
+
+	for (int p = m->world - 1; p >= 0; p--)
+		if (p != m->rank)
+			failures += destroy_cq_qp(&m->conn[p]);
+	failures += release_buffer(&m->buf);
+	failures += close_device_pd(&m->dev);
+	return failures;
+}

@@ -1,0 +1,94 @@
+/* moe_options.c: step 09's part of the command line: the tokens, their size, the experts, the gate's top-k and seed, the rank. */
+#include "moe_options.h"
+#include "report.h"
+
+#include <stdio.h>
+
+#define MAX_TOKENS 4096
+#define MAX_HIDDEN ((size_t)64 << 10)
+
+void moe_opts_default(struct moe_opts *opts)
+{
+	/*
+	 * DeepSeek-V3, scaled down (moe_opts_show prints the arithmetic): a
+	 * hidden size of 7168 dispatched in FP8, one byte an element, as DeepEP
+	 * dispatches; 8 routed experts per rank, as 256 experts over 32 GPUs;
+	 * top-8; 128 tokens per rank, a decoding batch.
+	 */
+	*opts = (struct moe_opts){ .tokens = 128, .hidden = 7168, .experts = 8, .topk = 8,
+				   .seed = 1, .rank = -1, .world = -1, .hold_rank = -1 };
+}
+
+const struct cli_option moe_cli_options[] = {
+	{ "tokens", CLI_KEY_TOKENS, "T", "tokens per rank (default: 128)" },
+	{ "hidden", CLI_KEY_HIDDEN, "BYTES", "bytes per token, a multiple of 4 (default: 7168, DeepSeek-V3's hidden size in FP8)" },
+	{ "experts", CLI_KEY_EXPERTS, "E", "experts per rank (default: 8, DeepSeek-V3's 256 over 32 ranks)" },
+	{ "topk", CLI_KEY_TOPK, "K", "distinct experts per token (default: 8, DeepSeek-V3's)" },
+	{ "seed", CLI_KEY_SEED, "S", "the gate's and the tokens' seed (default: 1)" },
+	{ "rank", CLI_KEY_RANK, "R", "this process's rank (default: the launcher's variables)" },
+	{ "world-size", CLI_KEY_WORLD_SIZE, "N", "how many ranks, 1 to 8 (default: the launcher's variables)" },
+	{ "hold", CLI_KEY_HOLD, "RANK:MS", "for tests: rank RANK waits MS ms between dispatch and combine" },
+	{ 0 },
+};
+
+int moe_parse_option(int key, const char *arg, void *ctx)
+{
+	struct moe_opts *opts = ctx;
+
+	switch (key) {
+	case CLI_KEY_TOKENS:
+		return cli_parse_int("--tokens", arg, 0, MAX_TOKENS, &opts->tokens);
+	case CLI_KEY_HIDDEN:
+		return cli_parse_size("--hidden", arg, 4, MAX_HIDDEN, &opts->hidden);
+	case CLI_KEY_EXPERTS:
+		return cli_parse_int("--experts", arg, 1, 256, &opts->experts);
+	case CLI_KEY_TOPK:
+		return cli_parse_int("--topk", arg, 1, MOE_MAX_TOPK, &opts->topk);
+	case CLI_KEY_SEED:
+		return cli_parse_u32("--seed", arg, &opts->seed);
+	case CLI_KEY_RANK:
+		return cli_parse_int("--rank", arg, 0, MOE_MAX_RANKS - 1, &opts->rank);
+	case CLI_KEY_WORLD_SIZE:
+		return cli_parse_int("--world-size", arg, 1, MOE_MAX_RANKS, &opts->world);
+	case CLI_KEY_HOLD:
+		return cli_parse_pair("--hold", arg, "RANK:MS, a rank and milliseconds",
+				      MOE_MAX_RANKS - 1, 600000, &opts->hold_rank, &opts->hold_ms);
+	}
+	return -1;
+}
+
+int moe_opts_check(const struct moe_opts *opts, int world)
+{
+	if (opts->hidden % 4) {
+		report_error("--hidden %zu is not a multiple of 4: a token is carried as 32-bit words, "
+			     "so that the check is exact", opts->hidden);
+		return -1;
+	}
+	if (world > MOE_MAX_RANKS) {
+		report_error("%d ranks: step 09 connects every pair, and takes at most %d ranks",
+			     world, MOE_MAX_RANKS);
+		return -1;
+	}
+	if (opts->topk > world * opts->experts) {
+		report_error("--topk %d is more than the %d experts of %d ranks x %d (--experts): a "
+			     "token's top-k experts are distinct; lower --topk or raise --experts",
+			     opts->topk, world * opts->experts, world, opts->experts);
+		return -1;
+	}
+	return 0;
+}
+
+void moe_opts_show(const struct moe_opts *opts, int world)
+{
+	show("model", "DeepSeek-V3: hidden 7168, 256 routed experts, top-8; bf16 is 7168 x 2 = "
+	     "14336 B a token, DeepEP dispatches FP8: 7168 x 1 = 7168 B (combine returns bf16)");
+	show("workload", "%d ranks x %d tokens of %zu B (%zu 32-bit words), %d experts a rank (%d "
+	     "in all), top-%d, seed %u", world, opts->tokens, opts->hidden, opts->hidden / 4,
+	     opts->experts, world * opts->experts, opts->topk, opts->seed);
+}
+
+void moe_opts_format(const struct moe_opts *opts, char *buf, size_t len)
+{
+	snprintf(buf, len, "--tokens %d --hidden %zu --experts %d --topk %d --seed %u", opts->tokens,
+		 opts->hidden, opts->experts, opts->topk, opts->seed);
+}

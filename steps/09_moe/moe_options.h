@@ -1,0 +1,39 @@
+/* moe_options.h: step 09's part of the command line: the tokens, their size, the experts, the gate's top-k and seed, the rank. */
+#ifndef RDMA_STEPS_MOE_OPTIONS_H
+#define RDMA_STEPS_MOE_OPTIONS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cli.h"
+
+/* One rxe device holds up to 8 ranks in the tests; the range. */
+#define MOE_MAX_RANKS 8
+#define MOE_MAX_TOPK 16
+
+struct moe_opts {
+	int tokens;		/* --tokens: T per rank */
+	size_t hidden;		/* --hidden: H bytes per token, a multiple of 4 */
+	int experts;		/* --experts: E per rank */
+	int topk;		/* --topk: K distinct experts per token */
+	uint32_t seed;		/* --seed: the gate's and the tokens' */
+	int rank, world;	/* --rank, --world-size; -1: from the launcher's variables */
+	int hold_rank, hold_ms;	/* --hold=RANK:MS: that rank waits MS ms between dispatch and combine */
+};
+
+void moe_opts_default(struct moe_opts *opts);
+
+extern const struct cli_option moe_cli_options[];
+int moe_parse_option(int key, const char *arg, void *opts);
+#define MOE_STAGE(opts) { moe_cli_options, moe_parse_option, (opts) }
+
+/* Checks the options against WORLD ranks; 0, or -1 after saying what does not fit. */
+int moe_opts_check(const struct moe_opts *opts, int world);
+
+/* The defaults' arithmetic, from DeepSeek-V3 scaled down, as teaching lines. */
+void moe_opts_show(const struct moe_opts *opts, int world);
+
+/* The options every rank must share, as text for the rendezvous to compare. */
+void moe_opts_format(const struct moe_opts *opts, char *buf, size_t len);
+
+#endif

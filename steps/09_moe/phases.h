@@ -1,0 +1,35 @@
+/* phases.h: step 09's three phases on the mesh: layout (the counts, all to all), dispatch (the tokens), combine (the results back). */
+#ifndef RDMA_STEPS_PHASES_H
+#define RDMA_STEPS_PHASES_H
+
+#include <stdint.h>
+
+#include "alltoall.h"
+#include "control.h"
+#include "experts.h"
+#include "gate.h"
+#include "layout.h"
+#include "mesh.h"
+
+/* One run's context: the mesh, the control channel, the layout, the options, our routes. */
+struct moe_run {
+	struct moe_mesh *mesh;
+	struct ring_ctl *ctl;
+	const struct moe_layout *l;
+	const struct moe_opts *opts;
+	const struct route *routes;
+	int timeout_s;
+	struct a2a_stats stats[PHASES];
+	double us[PHASES];	/* from the first post to our word at N - 1 and our signals done */
+};
+
+/* Our row of counts WRITTEN into every peer's matrix, theirs into ours: then every prefix sum is known. 0 or -1. */
+int run_layout(struct moe_run *r);
+
+/* Each token once to each rank that holds one of its experts, at the prefix sums; 0 or -1. */
+int run_dispatch(struct moe_run *r);
+
+/* Our experts on what came, and each result WRITTEN back to its token's home rank; 0 or -1. */
+int run_combine(struct moe_run *r);
+
+#endif
