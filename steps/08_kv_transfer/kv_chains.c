@@ -33,14 +33,6 @@ int kv_post_receives(struct kv_qps *q, const struct kv_request *req, const struc
 	return rc;
 }
 
-/* The operation's name, for one WR or for N. */
-const char *kv_op_words(bool pull, int n)
-{
-	if (pull)
-		return n == 1 ? "RDMA READ" : "RDMA READs";
-	return n == 1 ? "RDMA WRITE with immediate" : "RDMA WRITEs with immediate";
-}
-
 /* A segment's two ends: where it lies here, and in the peer's pool. */
 static void segment_sge(const struct mover *m, const struct segment *s, struct ibv_sge *sge,
 			uint64_t *remote)

@@ -48,10 +48,15 @@ struct mover {
 	double compute_end_us;		/* the decoder pulling: when a notice showed the compute over; 0 before */
 };
 
-/* kv_chains.c: a request's WRs, built and posted in chains. */
+/* The operation's name, for one WR or for N: what each of the three files says of a WR. */
+static inline const char *kv_op_words(bool pull, int n)
+{
+	if (pull)
+		return n == 1 ? "RDMA READ" : "RDMA READs";
+	return n == 1 ? "RDMA WRITE with immediate" : "RDMA WRITEs with immediate";
+}
 
-/* The operation's name, for one WR or for N. */
-const char *kv_op_words(bool pull, int n);
+/* kv_chains.c: a request's WRs, built and posted in chains. */
 
 /* Posts segments SEGS[0..N) on QP K as one chain: one doorbell, the last WR signalled. 0 or -1. */
 int kv_post_chain(struct mover *m, int k, const int *segs, int n);
