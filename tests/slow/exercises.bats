@@ -76,7 +76,7 @@ JOB
 		reference=$WORK/results/$step.build_bin
 		[ "$(cat "$skeleton.status")" != 0 ] || fail "$step's skeleton passed its main test: $(cat "$skeleton.tap")"
 		grep -q '^not ok 1 ' "$skeleton.tap" || fail "$step's skeleton: no failing test in $(cat "$skeleton.tap")"
-		grep -q 'TODO: [a-z_]*() in [0-9][0-9]_[a-z_]*/[a-z_]*\.c is not written yet' "$skeleton.tap" ||
+		grep -q 'TODO: [a-z_0-9]*() in [0-9][0-9]_[a-z_0-9]*/[a-z_0-9]*\.c is not written yet' "$skeleton.tap" ||
 			fail "$step's skeleton failed without naming its TODO: $(cat "$skeleton.tap")"
 		[ "$(cat "$reference.status")" = 0 ] || fail "the reference failed $step's main test: $(cat "$reference.tap")"
 		grep -q '^ok 1 ' "$reference.tap" || fail "the reference ran no test of $step: $(cat "$reference.tap")"
