@@ -60,6 +60,7 @@ enum cli_long_key {
 	CLI_KEY_TOPK,
 	CLI_KEY_SEED,
 	CLI_KEY_HOLD,
+	CLI_KEY_SKEW,
 };
 
 /* An option a stage adds.  key is its short letter, or a cli_long_key for long-only options. */

@@ -1,6 +1,9 @@
 /* gate.c: step 09's workload on the CPU: the seeded gate (each token's top-k experts and weights), the tokens, the reference result. */
 #include "gate.h"
 
+/* Keeps --skew's draws apart from the shuffle's. */
+#define SKEW_SALT 0x5ce3b1a7d00dfeedULL
+
 /* SplitMix64: one well-mixed 64-bit value from any 64-bit input. */
 static uint64_t mix(uint64_t z)
 {
@@ -15,8 +18,29 @@ static uint64_t key(uint32_t seed, int rank, int token)
 	return (uint64_t)seed << 32 ^ (uint64_t)rank << 24 ^ (uint64_t)token;
 }
 
-/* K distinct experts of N: the first K of a partial Fisher-Yates shuffle. */
-static void pick_experts(uint64_t k, int n, int topk, struct route *r)
+/* The position of one of rank 0's experts (ids below HOT) among IDS[I..N), chosen by Z; -1 if none is left. */
+static int pick_hot(const uint32_t *ids, int i, int n, uint32_t hot, uint64_t z)
+{
+	int left = 0;
+
+	for (int p = i; p < n; p++)
+		left += ids[p] < hot;
+	if (!left)
+		return -1;
+	left = (int)(z % (uint64_t)left);
+	for (int p = i; p < n; p++)
+		if (ids[p] < hot && left-- == 0)
+			return p;
+	return -1;
+}
+
+/*
+ * K distinct experts of N: the first K of a partial Fisher-Yates shuffle.
+ * With --skew, each pick is one of rank 0's E experts with that chance (its
+ * own draws, so that --skew 0 is the uniform gate, pick for pick).
+ */
+static void pick_experts(uint64_t k, int n, int topk, const struct moe_opts *opts,
+			 struct route *r)
 {
 	uint32_t ids[MOE_MAX_RANKS * 256];
 
@@ -24,7 +48,16 @@ static void pick_experts(uint64_t k, int n, int topk, struct route *r)
 		ids[i] = (uint32_t)i;
 	for (int i = 0; i < topk; i++) {
 		int j = i + (int)(mix(k + (uint64_t)i) % (uint64_t)(n - i));
-		uint32_t t = ids[i];
+		uint32_t t;
+
+		if (opts->skew && (int)(mix(k ^ SKEW_SALT ^ (uint64_t)i) % 100) < opts->skew) {
+			int hot = pick_hot(ids, i, n, (uint32_t)opts->experts,
+					   mix(~k ^ SKEW_SALT ^ (uint64_t)i));
+
+			if (hot >= 0)
+				j = hot;
+		}
+		t = ids[i];
 
 		ids[i] = ids[j];
 		ids[j] = t;
@@ -39,7 +72,7 @@ void gate_route(const struct moe_opts *opts, int rank, int world, struct route *
 		struct route *r = &routes[t];
 
 		*r = (struct route){ 0 };
-		pick_experts(mix(key(opts->seed, rank, t)), world * opts->experts, opts->topk, r);
+		pick_experts(mix(key(opts->seed, rank, t)), world * opts->experts, opts->topk, opts, r);
 		for (int i = 0; i < opts->topk; i++)
 			r->ranks |= 1u << (r->expert[i] / (uint32_t)opts->experts);
 	}

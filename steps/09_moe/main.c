@@ -53,6 +53,27 @@ static void print_header(const struct moe_opts *opts, int world)
 	printf("#        (B)    (elements)                           (us)  (GB/s)  (GB/s)       \n");
 }
 
+/*
+ * Rank 0 holds every row of counts: what each rank received in dispatch from
+ * its peers, beside the time its dispatch took.  A skewed gate's incast shows
+ * here: the hot rank receives the most, on every peer's link at once.
+ */
+static void show_per_rank(const struct moe_run *r, const struct rank_result *dispatch)
+{
+	const uint64_t *m = layout_matrix(r->l, r->mesh->buf.addr);
+	int world = r->ctl->world;
+
+	for (int d = 0; d < world; d++) {
+		uint64_t in = 0;
+
+		for (int s = 0; s < world; s++)
+			in += s == d ? 0 : m[(size_t)s * (size_t)world + (size_t)d];
+		show("per rank", "rank %d: dispatch received %llu records, %llu B, from its peers; its "
+		     "dispatch took %.1f us", d, (unsigned long long)in,
+		     (unsigned long long)(in * r->l->rec), (double)dispatch[d].time_ns / 1e3);
+	}
+}
+
 /* Every rank's figures of both phases to rank 0, which prints the table. */
 static int gather_rows(struct moe_run *r, uint64_t wrong)
 {
@@ -72,6 +93,7 @@ static int gather_rows(struct moe_run *r, uint64_t wrong)
 	print_header(r->opts, r->ctl->world);
 	for (int ph = PHASE_DISPATCH; ph <= PHASE_COMBINE; ph++)
 		print_row(names[ph], all[ph - PHASE_DISPATCH], r->ctl->world);
+	show_per_rank(r, all[0]);
 	return 0;
 }
 

@@ -25,6 +25,7 @@ const struct cli_option moe_cli_options[] = {
 	{ "experts", CLI_KEY_EXPERTS, "E", "experts per rank (default: 8, DeepSeek-V3's 256 over 32 ranks)" },
 	{ "topk", CLI_KEY_TOPK, "K", "distinct experts per token (default: 8, DeepSeek-V3's)" },
 	{ "seed", CLI_KEY_SEED, "S", "the gate's and the tokens' seed (default: 1)" },
+	{ "skew", CLI_KEY_SKEW, "PERCENT", "each of a token's experts is one of rank 0's with this chance, while any is left; else any (default: 0, a uniform gate)" },
 	{ "rank", CLI_KEY_RANK, "R", "this process's rank (default: the launcher's variables)" },
 	{ "world-size", CLI_KEY_WORLD_SIZE, "N", "how many ranks, 1 to 8 (default: the launcher's variables)" },
 	{ "hold", CLI_KEY_HOLD, "RANK:MS", "for tests: rank RANK waits MS ms between dispatch and combine" },
@@ -46,6 +47,8 @@ int moe_parse_option(int key, const char *arg, void *ctx)
 		return cli_parse_int("--topk", arg, 1, MOE_MAX_TOPK, &opts->topk);
 	case CLI_KEY_SEED:
 		return cli_parse_u32("--seed", arg, &opts->seed);
+	case CLI_KEY_SKEW:
+		return cli_parse_int("--skew", arg, 0, 100, &opts->skew);
 	case CLI_KEY_RANK:
 		return cli_parse_int("--rank", arg, 0, MOE_MAX_RANKS - 1, &opts->rank);
 	case CLI_KEY_WORLD_SIZE:
@@ -85,10 +88,17 @@ void moe_opts_show(const struct moe_opts *opts, int world)
 	show("workload", "%d ranks x %d tokens of %zu B (%zu 32-bit words), %d experts a rank (%d "
 	     "in all), top-%d, seed %u", world, opts->tokens, opts->hidden, opts->hidden / 4,
 	     opts->experts, world * opts->experts, opts->topk, opts->seed);
+	if (opts->skew)
+		show("--skew", "%d%%: each of a token's experts is one of rank 0's with that chance: "
+		     "rank 0 is the hot rank, and its inbound links the incast", opts->skew);
 }
 
 void moe_opts_format(const struct moe_opts *opts, char *buf, size_t len)
 {
-	snprintf(buf, len, "--tokens %d --hidden %zu --experts %d --topk %d --seed %u", opts->tokens,
-		 opts->hidden, opts->experts, opts->topk, opts->seed);
+	int n = snprintf(buf, len, "--tokens %d --hidden %zu --experts %d --topk %d --seed %u",
+			 opts->tokens, opts->hidden, opts->experts, opts->topk, opts->seed);
+
+	/* Named only when given, so that a uniform gate's text stays what it was. */
+	if (opts->skew && n > 0 && (size_t)n < len)
+		snprintf(buf + n, len - (size_t)n, " --skew %d", opts->skew);
 }

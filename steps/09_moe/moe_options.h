@@ -17,6 +17,7 @@ struct moe_opts {
 	int experts;		/* --experts: E per rank */
 	int topk;		/* --topk: K distinct experts per token */
 	uint32_t seed;		/* --seed: the gate's and the tokens' */
+	int skew;		/* --skew: percent of experts drawn from rank 0's, the hot rank */
 	int rank, world;	/* --rank, --world-size; -1: from the launcher's variables */
 	int hold_rank, hold_ms;	/* --hold=RANK:MS: that rank waits MS ms between dispatch and combine */
 };

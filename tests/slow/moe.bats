@@ -1,0 +1,56 @@
+#!/usr/bin/env bats
+# moe.bats: step 09 beyond make test: 8 ranks on one rxe, and a skewed gate whose incast on the hot rank the per-rank lines show ('make test-moe').
+
+bats_require_minimum_version 1.5.0
+
+setup() {
+	load ../test_helper
+	load ../ring
+}
+
+@test "moe: 8 ranks, every rank to every rank (56 QPs): every token right on every rank, all freed" {
+	record_baseline
+	RING_STEP=09_moe run_ring 8 -t 30 --tokens 16 --hidden 256 --experts 2 --topk 4
+	assert_ring_success
+	for ((k = 0; k < 8; k++)); do
+		use_output_of "r$k"
+		assert_line --regexp '^QPs +: 7 here, 56 in the job: N x \(N - 1\) for N = 8$'
+		assert_line "check               : right: all 16 of our tokens, every word the weighted sum of its 4 experts' outputs (CPU reference)"
+	done
+	assert_back_to_baseline
+}
+
+# The records rank D received in dispatch, from rank 0's per-rank line.
+received() { # D
+	sed -nE "s/^per rank +: rank $1: dispatch received ([0-9]+) records, .*/\\1/p" <<<"$output"
+}
+
+@test "moe: --skew 90 on 4 ranks with top-2: rank 0, the hot rank, receives from every peer nearly every token, the others far fewer; every token still right" {
+	record_baseline
+	RING_STEP=09_moe run_ring 4 -t 30 --tokens 64 --hidden 256 --experts 4 --topk 2 --skew 90
+	assert_ring_success
+	use_output_of r0
+	assert_line --regexp '^--skew +: 90%: each of a token.s experts is one of rank 0.s with that chance'
+	hot=$(received 0)
+	[ -n "$hot" ] || fail "no per-rank line for rank 0: $output"
+	for d in 1 2 3; do
+		cold=$(received "$d")
+		# 3 peers x 64 tokens, about 99% of them with an expert on rank 0 (1 - 0.1 x 0.1);
+		# a cold rank gets a token only through its second expert, 1 time in 3 or so.
+		[ "$hot" -gt $((2 * cold)) ] || fail "rank 0 received $hot records, rank $d $cold: no incast"
+	done
+	[ "$hot" -ge 180 ] || fail "rank 0 received only $hot of 192 records"
+	for k in 0 1 2 3; do
+		use_output_of "r$k"
+		assert_line "check               : right: all 64 of our tokens, every word the weighted sum of its 2 experts' outputs (CPU reference)"
+	done
+	# The same gate without --skew spreads the records evenly.
+	RING_STEP=09_moe run_ring 4 -t 30 --tokens 64 --hidden 256 --experts 4 --topk 2
+	assert_ring_success
+	use_output_of r0
+	for d in 0 1 2 3; do
+		n=$(received "$d")
+		[ "$n" -lt 150 ] || fail "without --skew, rank $d received $n records"
+	done
+	assert_back_to_baseline
+}
