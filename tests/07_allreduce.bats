@@ -83,12 +83,7 @@ setup() {
 	start_ring 4 -t 3 -b 64K --maxbytes 64K -n 100000 -w 0
 	for k in 0 1 2 3; do wait_for_line "$BATS_TEST_TMPDIR/r$k.out" '^== stage 7' 30; done
 	nap 0.5
-	pkill -KILL -P "$r1_pid"
-	RING_START=$SECONDS
-	finish_ring
-	SKIP_RANK=1
-	assert_all_name 1 "" 11
-	unset SKIP_RANK
+	kill_rank_and_assert_named 1 11
 }
 
 # bats test_tags=outside-vm

@@ -46,10 +46,5 @@ setup() {
 	assert_all_name 1 "it was given other options than rank 0: --tokens 8 --hidden 64 --experts 8 --topk 8 --seed 2; rank 0: --tokens 8 --hidden 64 --experts 8 --topk 8 --seed 1" 15
 	RING_STEP=09_moe start_ring 3 -t 5 --tokens 8 --hidden 64 --hold 1:20000
 	wait_for_line "$BATS_TEST_TMPDIR/r1.out" '^hold ' 30
-	pkill -KILL -P "$r1_pid"
-	RING_START=$SECONDS
-	finish_ring
-	SKIP_RANK=1
-	assert_all_name 1 "" 11
-	unset SKIP_RANK
+	kill_rank_and_assert_named 1 11
 }

@@ -64,6 +64,16 @@ assert_all_name() {
 	assert_back_to_baseline
 }
 
+# Kills rank K with SIGKILL, as a crash would, waits for every rank, and checks that every
+# other rank names rank K within BOUND seconds of the kill (assert_all_name), all freed.
+kill_rank_and_assert_named() { # K BOUND
+	local pid=r$1_pid
+	pkill -KILL -P "${!pid}"
+	RING_START=$SECONDS
+	finish_ring
+	SKIP_RANK=$1 assert_all_name "$1" "" "$2"
+}
+
 # Waits for every rank but SKIP, as finish_ring does.
 finish_ring_but() {
 	local k pid

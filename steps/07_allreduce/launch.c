@@ -25,11 +25,11 @@ static int env_int(const struct launcher *ln, const char *var, long max, int *ou
 	return cli_parse_int(what, text, 0, max, out);
 }
 
-int launch_resolve(const struct ring_opts *opts, const struct cli_common *common, struct launch *l)
+int launch_resolve(int rank, int world, const struct cli_common *common, struct launch *l)
 {
-	*l = (struct launch){ .rank = opts->rank, .world = opts->world, .source = "command line",
+	*l = (struct launch){ .rank = rank, .world = world, .source = "command line",
 			      .port = common->tcp_port };
-	if ((opts->rank < 0) != (opts->world < 0)) {
+	if ((rank < 0) != (world < 0)) {
 		report_error("give --rank and --world-size together, or neither (then a launcher's "
 			     "variables give them)");
 		return -1;

@@ -19,8 +19,9 @@ struct launch {
  * WORLD_SIZE, Open MPI's OMPI_COMM_WORLD_RANK and _SIZE, MPICH's PMI_RANK
  * and PMI_SIZE, Slurm's SLURM_PROCID and SLURM_NTASKS (an srun that starts
  * torchrun or mpirun sets Slurm's per task, theirs per process).  Rank 0's
- * address: HOST, else MASTER_ADDR.  Returns 0, or -1 after saying what is missing.
+ * address: HOST, else MASTER_ADDR.  RANK and WORLD are --rank and
+ * --world-size, -1 when not given.  Returns 0, or -1 after saying what is missing.
  */
-int launch_resolve(const struct ring_opts *opts, const struct cli_common *common, struct launch *l);
+int launch_resolve(int rank, int world, const struct cli_common *common, struct launch *l);
 
 #endif

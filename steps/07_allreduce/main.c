@@ -169,7 +169,7 @@ int main(int argc, char **argv)
 		return 2;
 	if (opts.schedule)
 		return run_schedules(&opts);
-	if (launch_resolve(&opts, &common, &l))
+	if (launch_resolve(opts.rank, opts.world, &common, &l))
 		return 2;
 	keep_fault_to_rank(l.rank);
 	ctl_init(&ctl, &l, common.timeout_s);

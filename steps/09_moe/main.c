@@ -6,7 +6,6 @@
 #include "pause.h"
 #include "phases.h"
 #include "report.h"
-#include "ring_options.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -178,18 +177,6 @@ free_routes:
 	return rc;
 }
 
-/* The rank and world size through step 07's launchers, which read them from its options. */
-static int resolve_rank(const struct moe_opts *opts, const struct cli_common *common,
-			struct launch *l)
-{
-	struct ring_opts who;
-
-	ring_opts_default(&who);
-	who.rank = opts->rank;
-	who.world = opts->world;
-	return launch_resolve(&who, common, l);
-}
-
 int main(int argc, char **argv)
 {
 	struct moe_opts opts;
@@ -206,7 +193,7 @@ int main(int argc, char **argv)
 	usage = cli_parse(argc, argv, &spec, &common);
 	if (usage != CLI_RUN)
 		return usage;
-	if (resolve_rank(&opts, &common, &l) || moe_opts_check(&opts, l.world))
+	if (launch_resolve(opts.rank, opts.world, &common, &l) || moe_opts_check(&opts, l.world))
 		return 2;
 	ctl_init(&ctl, &l, common.timeout_s);
 	mesh_init(&mesh, &l);
