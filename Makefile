@@ -122,7 +122,7 @@ DEPS_SET := $(if $(filter-out $(BUILD_ONLY_GOALS),$(or $(MAKECMDGOALS),all)),all
 
 .PHONY: deps
 deps: ## Install the Debian packages the build, demo and tests need (as root), or print the apt-get line
-	@tests/deps.sh $(DEPS_SET)
+	@tests/tools/deps.sh $(DEPS_SET)
 
 .PHONY: nocuda
 nocuda: deps ## Build 06_gdr without CUDA into build/nocuda/bin (the tests run both builds)
@@ -130,14 +130,14 @@ nocuda: deps ## Build 06_gdr without CUDA into build/nocuda/bin (the tests run b
 
 .PHONY: test
 test: deps all nocuda ## Run the bats suite over soft-RoCE: natively if an RDMA device exists, else in the VM
-	@tests/run.sh test $(TESTS)
+	@tests/tools/run.sh test $(TESTS)
 
 # The slow checks: too slow for make test, each a target of its own that .ci/run
-# runs.  A check runs its bats files through tests/run.sh (in the VM, or natively)
+# runs.  A check runs its bats files through tests/tools/run.sh (in the VM, or natively)
 # and leaves its results in build/test-results/NAME/; 'make slow-checks' lists the
 # names.  Adding one is one line here:
 #   $(eval $(call slow_check,NAME,PACKAGES,BUILT FIRST,BATS FILES))
-# PACKAGES is a set of tests/deps.sh's; BUILT FIRST, the targets it needs.  A
+# PACKAGES is a set of tests/tools/deps.sh's; BUILT FIRST, the targets it needs.  A
 # check that needs settings, or a step after its tests, says so in slow_env_NAME
 # or slow_then_NAME beside its line.  'make help' describes each check with the
 # header line of its first bats file.
@@ -150,13 +150,13 @@ $(1): DEPS_SET := $(2)
 .PHONY: $(1)
 $(1): deps $(3)
 	@rm -rf $(SLOW_RESULTS)/$(1)
-	@$$(slow_env_$(1)) tests/run.sh --results $(SLOW_RESULTS)/$(1) test $(4); status=$$$$?; \
+	@$$(slow_env_$(1)) tests/tools/run.sh --results $(SLOW_RESULTS)/$(1) test $(4); status=$$$$?; \
 		$$(if $$(slow_then_$(1)),$$(slow_then_$(1)) || status=1;) exit $$$$status
 endef
 
 $(eval $(call slow_check,test-faults,all,all nocuda coverage,tests/slow/faults.bats))
 slow_env_test-faults := RDMA_STEPS_BIN=build/coverage/bin RDMA_STEPS_GCOV=1
-slow_then_test-faults := tests/label-coverage.sh build/coverage $(SLOW_RESULTS)/test-faults
+slow_then_test-faults := tests/tools/label-coverage.sh build/coverage $(SLOW_RESULTS)/test-faults
 $(eval $(call slow_check,soak,all,all nocuda,tests/slow/soak.bats))
 $(eval $(call slow_check,valgrind,valgrind,all nocuda,tests/slow/valgrind.bats))
 $(eval $(call slow_check,test-lab,all,all vm,tests/slow/lab.bats tests/slow/exercises.bats))
@@ -176,7 +176,7 @@ slow-checks: ## List the slow checks, one name a line (.ci/run runs each)
 
 .PHONY: flake-hunt
 flake-hunt: deps all nocuda ## Run the suite ROUNDS times (default 10; TESTS=... for some files) in one VM beside HOGS busy loops (default 1): each test's failed rounds, in build/flake-hunt/report.txt (about 5 min a round)
-	@HOGS=$(or $(HOGS),1) tests/flake-hunt.sh $(or $(ROUNDS),10) $(TESTS)
+	@HOGS=$(or $(HOGS),1) tests/tools/flake-hunt.sh $(or $(ROUNDS),10) $(TESTS)
 
 .PHONY: exercise
 exercise: ## Write a learner's copy of step STEP=NN into work/NN_name, its verbs functions emptied with a TODO saying what belongs there
@@ -189,7 +189,7 @@ check: deps ## Build step STEP=NN from the learner's copy in work/ and run that 
 .PHONY: bench
 bench: DEPS_SET := bench
 bench: deps all ## Run step 05, and step 08's KV transfer, beside perftest (BENCH_REPS times, default 15; BENCH_ONLY=kv: step 08 and UCX alone), count system calls, count instructions per message, compare TCP and RDMA: table, build/bench/bench.json and bench.svg (about 23 min); then bench-nodes
-	@RDMA_VM_TIMEOUT=$${RDMA_VM_TIMEOUT:-3000} tests/run.sh --results build/bench bench && tests/bench/report.sh build/bench && \
+	@RDMA_VM_TIMEOUT=$${RDMA_VM_TIMEOUT:-3000} tests/tools/run.sh --results build/bench bench && tests/bench/report.sh build/bench && \
 		{ [ "$${BENCH_ONLY:-}" = kv ] || $(MAKE) --no-print-directory bench-nodes; }
 
 .PHONY: bench-nodes
@@ -200,7 +200,7 @@ bench-nodes: deps all vm ## Step 07 across 2, 3 and 4 VMs: busbw against size be
 .PHONY: train
 train: DEPS_SET := collective
 train: deps all vm ## Train a small model under torchrun (TRAIN_RANKS=4) with DDP's gradients summed by step 07's ring, beside Gloo's: losses, agreement, accuracy, time per step (about 5 min in the VM)
-	@RDMA_VM_MEM=$${RDMA_VM_MEM:-4096} tests/run.sh --results build/train train
+	@RDMA_VM_MEM=$${RDMA_VM_MEM:-4096} tests/tools/run.sh --results build/train train
 
 .PHONY: coverage
 coverage: deps ## Build every step with gcov counters into build/coverage/bin (test-faults runs it)
@@ -208,12 +208,12 @@ coverage: deps ## Build every step with gcov counters into build/coverage/bin (t
 
 .PHONY: demo
 demo: deps all nocuda ## Run every command block of the book, chapter by chapter in book/chapters.txt order, over soft-RoCE (natively or in the VM)
-	@tests/run.sh demo
+	@tests/tools/run.sh demo
 
 .PHONY: shell
 shell: DEPS_SET := $(if $(filter 2 3 4,$(NODES)),wire,all)
 shell: deps all nocuda ## A root shell in the soft-RoCE VM, with rxe0 up, to run the book's commands by hand; NODES=2 to 4: that many VMs on one wire, side by side in tmux
-	@tests/run.sh shell $(NODES)
+	@tests/tools/run.sh shell $(NODES)
 
 .PHONY: vm
 vm: deps ## Fetch Debian's kernel and build the test VM's initramfs under build/vm (done by test and demo)
@@ -225,17 +225,17 @@ sanitize: deps ## Build every step with ASan and UBSan into build/sanitize/bin
 
 .PHONY: test-sanitize
 test-sanitize: deps all nocuda sanitize ## Run the bats suite against the sanitizer build
-	@RDMA_STEPS_BIN=build/sanitize/bin tests/run.sh test $(TESTS)
+	@RDMA_STEPS_BIN=build/sanitize/bin tests/tools/run.sh test $(TESTS)
 
 include tests/fuzz/fuzz.mk
 
 .PHONY: fresh-machine
 fresh-machine: ## As root: run README's quick start in a minimal Debian 12 root, first time (about 5 min)
-	@tests/fresh-machine.sh
+	@tests/tools/fresh-machine.sh
 
 .PHONY: lint
 lint: deps ## Check the shell scripts with shellcheck
-	shellcheck -x .ci/run tests/*.sh tests/bench/*.sh tests/bench/nodes/*.sh tests/exercise/*.sh tests/vm/*.sh tests/vm/initramfs-init tests/wire/*.sh tests/nodes/*.sh steps/07_allreduce/train/*.sh
+	shellcheck -x .ci/run tests/tools/*.sh tests/bench/*.sh tests/bench/nodes/*.sh tests/exercise/*.sh tests/vm/*.sh tests/vm/initramfs-init tests/wire/*.sh tests/nodes/*.sh steps/07_allreduce/train/*.sh
 
 .PHONY: diagrams
 diagrams: deps ## Re-render the SVGs in diagrams/ from their .dot sources (needs graphviz)
@@ -247,7 +247,7 @@ diagrams: deps ## Re-render the SVGs in diagrams/ from their .dot sources (needs
 
 .PHONY: tutorial-diffs
 tutorial-diffs: ## Regenerate the book's generated parts, both languages: each step chapter's "what changed" diff and "The verbs code", and every chapter's links to the chapters beside it
-	@tests/tutorial-diffs.sh
+	@tests/tools/tutorial-diffs.sh
 
 .PHONY: clean
 clean: ## Remove compiled programs and objects (keeps the VM's kernel cache)

@@ -4,7 +4,7 @@
 # bats file_tags=outside-vm
 
 setup() {
-	load test_helper
+	load lib/test_helper
 }
 
 @test "every SVG in diagrams/ is what dot renders from its .dot source today" {

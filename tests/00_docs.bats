@@ -4,16 +4,16 @@
 # bats file_tags=outside-vm
 
 setup() {
-	load test_helper
+	load lib/test_helper
 	TUTORIAL=$PROJECT_ROOT/TUTORIAL.md
 	INTERVIEW=$PROJECT_ROOT/INTERVIEW.md
 }
 
 @test "docs: every internal link in every Markdown file of the project (the chapters of the book in both languages, README.md, INTERVIEW.md) resolves" {
 	cd "$PROJECT_ROOT"
-	mapfile -t files < <(tests/chapters.sh en; tests/chapters.sh zh-CN; git ls-files '*.md' 2>/dev/null || find . -name '*.md' -not -path './build/*')
+	mapfile -t files < <(tests/tools/chapters.sh en; tests/tools/chapters.sh zh-CN; git ls-files '*.md' 2>/dev/null || find . -name '*.md' -not -path './build/*')
 	[ "${#files[@]}" -gt 30 ] || fail "only ${#files[@]} Markdown files found"
-	run tests/check-links.sh $(printf '%s\n' "${files[@]}" | sort -u)
+	run tests/tools/check-links.sh $(printf '%s\n' "${files[@]}" | sort -u)
 	assert_success
 	assert_output ""
 }
@@ -37,10 +37,10 @@ setup() {
 	EOF
 	printf '## 其他\n' >"$dir/other.md"
 	# [d] has a space, so it is not a link; every other link resolves.
-	run "$PROJECT_ROOT/tests/check-links.sh" "$dir/TUTORIAL.zh-CN.md"
+	run "$PROJECT_ROOT/tests/tools/check-links.sh" "$dir/TUTORIAL.zh-CN.md"
 	assert_success
 	printf '[x](#目标-2) [y](missing.md) [z](other.md#nope) [w](#step-08-nothing)\n' >>"$dir/TUTORIAL.zh-CN.md"
-	run "$PROJECT_ROOT/tests/check-links.sh" "$dir/TUTORIAL.zh-CN.md"
+	run "$PROJECT_ROOT/tests/tools/check-links.sh" "$dir/TUTORIAL.zh-CN.md"
 	assert_failure
 	assert_output --partial 'link to "#目标-2"'
 	assert_output --partial 'link to "missing.md": no file'
@@ -57,7 +57,7 @@ contents_of() {
 @test "TUTORIAL.md and TUTORIAL.zh-CN.md: the contents link every section of the front door and every chapter, each chapter's parts named, and a heading keeps each old deep link" {
 	cd "$PROJECT_ROOT"
 	for lang in en zh-CN; do
-		mapfile -t chapters < <(tests/chapters.sh "$lang")
+		mapfile -t chapters < <(tests/tools/chapters.sh "$lang")
 		front=${chapters[0]}
 		contents=$(contents_of "$front")
 		[ -n "$contents" ] || fail "$front: no contents section (## Contents or ## 目录) before the first section"
@@ -68,13 +68,13 @@ contents_of() {
 			case $anchor in contents | 目录 | the-chapters | 各章) continue ;; esac
 			grep -qF "](#$anchor)" <<<"$contents" || fail "$front: the contents do not link \"$text\" (#$anchor)"
 			n=$((n + 1))
-		done < <(tests/check-links.sh --slugs "$front")
+		done < <(tests/tools/check-links.sh --slugs "$front")
 		[ "$n" -ge 8 ] || fail "$front: only $n sections found"
 		# Every chapter, at its first heading, and each has a heading on the front door that links it.
 		for chapter in "${chapters[@]:1}"; do
-			read -r _ anchor text < <(tests/check-links.sh --slugs "$chapter" | head -n 1)
+			read -r _ anchor text < <(tests/tools/check-links.sh --slugs "$chapter" | head -n 1)
 			grep -qF "]($chapter#$anchor)" <<<"$contents" || fail "$front: the contents do not link the chapter $chapter (#$anchor)"
-			tests/check-links.sh --slugs "$front" | grep -qP "^3\t\Q$anchor\E\t" ||
+			tests/tools/check-links.sh --slugs "$front" | grep -qP "^3\t\Q$anchor\E\t" ||
 				fail "$front: no heading \"### $text\" to keep the old link #$anchor landing on its chapter"
 			n=$((n + 1))
 		done
@@ -87,7 +87,7 @@ contents_of() {
 @test "INTERVIEW.md: every figure it states, in English or Chinese, is one the book's chapters state" {
 	cd "$PROJECT_ROOT"
 	# shellcheck disable=SC2046  # the chapters' names have no spaces
-	run tests/figures-agree.sh "$INTERVIEW" $(tests/chapters.sh en)
+	run tests/tools/figures-agree.sh "$INTERVIEW" $(tests/tools/chapters.sh en)
 	assert_success
 	assert_output ""
 }
@@ -98,7 +98,7 @@ contents_of() {
 	sed 's/0x8915/0x8916/' "$INTERVIEW" >"$copy"
 	printf '中文：RNR 至少等 0.65 毫秒，公式是 2(N-2)/N。\n' >>"$copy"
 	# shellcheck disable=SC2046  # the chapters' names have no spaces
-	run tests/figures-agree.sh "$copy" $(tests/chapters.sh en)
+	run tests/tools/figures-agree.sh "$copy" $(tests/tools/chapters.sh en)
 	assert_failure
 	assert_output --partial 'states "0x8916", which the book does not state'
 	assert_output --partial 'states "0.65 ms"'
@@ -106,7 +106,7 @@ contents_of() {
 	# The figure matches only whole: 4.3 s is not found inside 14.3 s.
 	printf 'a 14.3 s wait\n' >"$BATS_TEST_TMPDIR/tut.md"
 	printf 'about 4.3 s\n' >"$BATS_TEST_TMPDIR/sum.md"
-	run "$PROJECT_ROOT/tests/figures-agree.sh" "$BATS_TEST_TMPDIR/sum.md" "$BATS_TEST_TMPDIR/tut.md"
+	run "$PROJECT_ROOT/tests/tools/figures-agree.sh" "$BATS_TEST_TMPDIR/sum.md" "$BATS_TEST_TMPDIR/tut.md"
 	assert_failure
 	assert_output --partial 'states "4.3 s"'
 }
@@ -201,7 +201,7 @@ check_minutes() {
 	read -r all all_h < <(sed -nE 's/.*about ([0-9,]+) words of prose besides the command blocks and outputs, ([0-9]+) hours of reading.*/\1 \2/p' <<<"$rowday")
 	[ -n "$all" ] || fail "the day path states no word count"
 	# shellcheck disable=SC2046  # the chapters' names have no spaces
-	n=$(prose_count en all $(tests/chapters.sh en))
+	n=$(prose_count en all $(tests/tools/chapters.sh en))
 	check_count "the whole book's prose" "$all" "$n"
 	[ "$all_h" = "$(((n / 200 + 30) / 60))" ] || fail "$n words of prose take $(((n / 200 + 30) / 60)) hours at 200 a minute, not $all_h"
 	# The Chinese paths, from the Chinese chapters, in characters (each English term kept read as one more).
@@ -223,7 +223,7 @@ check_minutes() {
 	read -r all all_h < <(sed -nE 's/.*中文版正文约 ([0-9,]+) 个汉字，外加其中保留的英文术语，读完要 ([0-9]+) 小时.*/\1 \2/p' <<<"$rowday")
 	[ -n "$all" ] || fail "$zh_tutorial's day path states no character count"
 	# shellcheck disable=SC2046  # the chapters' names have no spaces
-	read -r chars terms < <(prose_count zh-CN all $(tests/chapters.sh zh-CN))
+	read -r chars terms < <(prose_count zh-CN all $(tests/tools/chapters.sh zh-CN))
 	check_count "the whole book, in Chinese characters" "$all" "$chars"
 	n=$((chars + terms))
 	[ "$all_h" = "$(((n / 400 + 30) / 60))" ] || fail "$n Chinese characters and terms take $(((n / 400 + 30) / 60)) hours at 400 a minute, not $all_h"

@@ -4,7 +4,7 @@
 # bats file_tags=outside-vm
 
 setup() {
-	load test_helper
+	load lib/test_helper
 }
 
 @test "flake-hunt.sh --report: per test, the rounds it failed of those it ran, failures first; a skip is a pass" {
@@ -13,7 +13,7 @@ setup() {
 	printf '1..3\nok 1 a in 5ms\nnot ok 2 b in 6ms\n# why b\nok 3 c in 3ms # skip no gpu\n' >"$dir/round-1.tap"
 	printf '1..3\nok 1 a in 5ms\nnot ok 2 b in 7ms\n# why b again\nnot ok 3 c in 1ms\n# c broke\n' >"$dir/round-2.tap"
 	for r in $(seq 3 10); do printf '1..1\nok 1 a in 4ms\n' >"$dir/round-$r.tap"; done
-	run "$PROJECT_ROOT/tests/flake-hunt.sh" --report "$dir"
+	run "$PROJECT_ROOT/tests/tools/flake-hunt.sh" --report "$dir"
 	assert_success
 	assert_line --index 0 'flake-hunt: 10 rounds, 3 tests'
 	assert_line --index 2 '  2/2    b'
@@ -23,10 +23,10 @@ setup() {
 }
 
 @test "flake-hunt.sh: a bad round count or hog count is refused before anything boots" {
-	run "$PROJECT_ROOT/tests/flake-hunt.sh" ten
+	run "$PROJECT_ROOT/tests/tools/flake-hunt.sh" ten
 	assert_failure 2
 	assert_output "flake-hunt: ROUNDS must be a positive number, not 'ten'"
-	HOGS=-1 run "$PROJECT_ROOT/tests/flake-hunt.sh" 1
+	HOGS=-1 run "$PROJECT_ROOT/tests/tools/flake-hunt.sh" 1
 	assert_failure 2
 	assert_output "flake-hunt: HOGS must be a number of busy loops, not '-1'"
 }

@@ -14,7 +14,7 @@ setup_file() {
 }
 
 setup() {
-	load test_helper
+	load lib/test_helper
 	CORPUS=$PROJECT_ROOT/tests/fuzz/corpus
 	REPLAY=$PROJECT_ROOT/build/fuzz-replay
 }

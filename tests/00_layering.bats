@@ -1,14 +1,14 @@
 #!/usr/bin/env bats
-# 00_layering.bats: each step is built only on the steps before it: no file of step N names a later step, its folder, its options or what its headers declare (tests/layering.py).
+# 00_layering.bats: each step is built only on the steps before it: no file of step N names a later step, its folder, its options or what its headers declare (tests/tools/layering.py).
 # Needs no RDMA device: it runs on the host, before the test VM boots.
 # bats file_tags=outside-vm
 
 setup() {
-	load test_helper
+	load lib/test_helper
 }
 
 @test "layering: no step's source names a later step, its folder or program, an option or a declaration of its own" {
-	run "$PROJECT_ROOT/tests/layering.py"
+	run "$PROJECT_ROOT/tests/tools/layering.py"
 	assert_success
 	assert_output ""
 }
@@ -17,7 +17,7 @@ setup() {
 	tree=$BATS_TEST_TMPDIR/tree
 	mkdir -p "$tree"
 	cp -r "$PROJECT_ROOT/common" "$PROJECT_ROOT/steps" "$tree/"
-	run "$PROJECT_ROOT/tests/layering.py" "$tree"
+	run "$PROJECT_ROOT/tests/tools/layering.py" "$tree"
 	assert_success
 	# One of each kind, each in a file of an earlier step than the one it names.
 	printf '/* as steps 02 and 06 do */\n' >>"$tree/steps/03_cq_qp_rts/exchange.c"
@@ -26,7 +26,7 @@ setup() {
 	printf 'static const void *later = &rping_peer;\n' >>"$tree/steps/04_post_wr/pattern.c"
 	# A later step's static function is a namesake, not a reference: not named.
 	printf 'static int peer_gone;\n' >>"$tree/steps/04_post_wr/pattern.c"
-	run "$PROJECT_ROOT/tests/layering.py" "$tree"
+	run "$PROJECT_ROOT/tests/tools/layering.py" "$tree"
 	assert_failure 1
 	lines_of_cm=$(wc -l <"$tree/steps/03_cq_qp_rts/cm.c")
 	assert_line --regexp "^steps/03_cq_qp_rts/exchange\.c:[0-9]+: names step 06 \('/\* as steps 02 and 06 do \*/'\)$"

@@ -4,19 +4,19 @@
 # bats file_tags=outside-vm
 
 setup() {
-	load test_helper
+	load lib/test_helper
 	cd "$PROJECT_ROOT"
 }
 
 # Every Markdown file of the project: the chapters of both languages and the rest.
 markdown_files() {
-	{ tests/chapters.sh en; tests/chapters.sh zh-CN; git ls-files '*.md' 2>/dev/null || find . -name '*.md' -not -path './build/*' -not -path './work/*'; } | sed 's|^\./||' | sort -u
+	{ tests/tools/chapters.sh en; tests/tools/chapters.sh zh-CN; git ls-files '*.md' 2>/dev/null || find . -name '*.md' -not -path './build/*' -not -path './work/*'; } | sed 's|^\./||' | sort -u
 }
 
 @test "render: every Markdown file of the project, rendered by cmark-gfm, is at most 100 KB, with every heading and table rendered and no raw Markdown left" {
 	mapfile -t files < <(markdown_files)
 	[ "${#files[@]}" -gt 30 ] || fail "only ${#files[@]} Markdown files found"
-	run tests/render-check.py "${files[@]}"
+	run tests/tools/render-check.py "${files[@]}"
 	assert_success
 	assert_output ""
 	# The largest file in each language, for the record.
@@ -33,10 +33,10 @@ markdown_files() {
 	printf '# One\n\n| a | b |\n|---|\n| 1 | 2 |\n' >"$dir/table.md"
 	printf '# One\n\n<details><summary>Answer</summary>\n\nText.\n\n## Two\n' >"$dir/details.md"
 	printf '# One\n\n| a | b |\n|---|---|\n| 1 | 2 |\n\n<details><summary>Answer</summary>\n\nText.\n\n</details>\n' >"$dir/good.md"
-	run tests/render-check.py "$dir/good.md"
+	run tests/tools/render-check.py "$dir/good.md"
 	assert_success
 	assert_output ""
-	run tests/render-check.py "$dir/big.md" "$dir/fence.md" "$dir/table.md" "$dir/details.md"
+	run tests/tools/render-check.py "$dir/big.md" "$dir/fence.md" "$dir/table.md" "$dir/details.md"
 	assert_failure
 	assert_output --regexp "big.md: [0-9]+ bytes, over the 100 KB limit"
 	assert_output --partial "$dir/fence.md: the code block opened at line 3 is never closed"

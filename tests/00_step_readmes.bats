@@ -4,7 +4,7 @@
 # bats file_tags=outside-vm
 
 setup() {
-	load test_helper
+	load lib/test_helper
 }
 
 # The options STEP's --help prints, one a line: the letter where it has one (-d), else the long name (--pause).

@@ -4,12 +4,12 @@
 # bats file_tags=outside-vm
 
 setup() {
-	load test_helper
+	load lib/test_helper
 	TUTORIAL=$PROJECT_ROOT/TUTORIAL.md
 }
 
 @test "the book: the 'what changed' diffs, the quoted verbs code and the links between chapters match the sources and book/chapters.txt (make tutorial-diffs)" {
-	run "$PROJECT_ROOT/tests/tutorial-diffs.sh" --check
+	run "$PROJECT_ROOT/tests/tools/tutorial-diffs.sh" --check
 	assert_success
 	for step in 02_reg_mr 03_cq_qp_rts 04_post_wr 05_poll_destroy 06_gdr 07_allreduce; do
 		grep -qx "<!-- BEGIN generated diff $step -->" "$PROJECT_ROOT/steps/$step/README.md" || fail "no generated diff in $step's chapter"
@@ -23,12 +23,12 @@ setup() {
 	cp -r "$PROJECT_ROOT"/{book,steps,tests,TUTORIAL.md,TUTORIAL.zh-CN.md} "$BATS_TEST_TMPDIR/"
 	cd "$BATS_TEST_TMPDIR"
 	sed -i '0,/^← \[/s//← [Step 02 renamed](/' steps/03_cq_qp_rts/README.md
-	run tests/tutorial-diffs.sh --check
+	run tests/tools/tutorial-diffs.sh --check
 	assert_failure
 	assert_output --partial "the generated parts of steps/03_cq_qp_rts/README.md are stale: run 'make tutorial-diffs'"
 	cp "$PROJECT_ROOT/steps/03_cq_qp_rts/README.md" steps/03_cq_qp_rts/
 	echo book/extra.md >>book/chapters.txt
-	run tests/tutorial-diffs.sh --check
+	run tests/tools/tutorial-diffs.sh --check
 	assert_failure
 	assert_output --partial 'chapters.sh: book/chapters.txt names book/extra.md, but there is no book/extra.md'
 }

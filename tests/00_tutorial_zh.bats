@@ -4,10 +4,10 @@
 # bats file_tags=outside-vm
 
 setup() {
-	load test_helper
+	load lib/test_helper
 	EN=$PROJECT_ROOT/TUTORIAL.md
 	ZH=$PROJECT_ROOT/TUTORIAL.zh-CN.md
-	PARITY=$PROJECT_ROOT/tests/tutorial-parity.py
+	PARITY=$PROJECT_ROOT/tests/tools/tutorial-parity.py
 }
 
 # A copy of both editions of the book in the test's own folder, where a test may change them
@@ -26,7 +26,7 @@ copy_editions() {
 		assert_success
 		assert_output ""
 		pairs=$((pairs + 1))
-	done < <(tests/chapters.sh pairs)
+	done < <(tests/tools/chapters.sh pairs)
 	[ "$pairs" -ge 15 ] || fail "only $pairs chapters in book/chapters.txt"
 }
 
@@ -34,11 +34,11 @@ copy_editions() {
 	cd "$PROJECT_ROOT"
 	local en zh total=0
 	while IFS=$'\t' read -r en zh; do
-		headings=$(tests/check-links.sh --slugs "$en" | wc -l)
+		headings=$(tests/tools/check-links.sh --slugs "$en" | wc -l)
 		stamps=$(grep -c '^<!-- source: [0-9a-f]\{12\} -->$' "$zh")
 		[ "$stamps" -eq "$headings" ] || fail "$zh: $stamps stamps for the $headings headings of $en"
 		total=$((total + headings))
-	done < <(tests/chapters.sh pairs)
+	done < <(tests/tools/chapters.sh pairs)
 	[ "$total" -gt 120 ] || fail "only $total headings found in the book"
 }
 
@@ -98,7 +98,7 @@ copy_editions() {
 }
 
 @test "the Chinese chapters: the generated diffs and quoted code are the step sources', with the words around them in Chinese" {
-	run "$PROJECT_ROOT/tests/tutorial-diffs.sh" --check
+	run "$PROJECT_ROOT/tests/tools/tutorial-diffs.sh" --check
 	assert_success
 	grep -qF 'main.c 从第 04 步到第 05 步改了什么' "$PROJECT_ROOT/steps/05_poll_destroy/README.zh-CN.md" || fail "no Chinese summary line for step 05's diff"
 	grep -qF '摘自 `steps/03_cq_qp_rts/cq_qp_rts.c`' "$PROJECT_ROOT/steps/03_cq_qp_rts/README.zh-CN.md" || fail "no Chinese line above step 03's quoted code"
@@ -114,7 +114,7 @@ copy_editions() {
 		# A Chinese chapter sends its reader to Chinese chapters: no link to another English chapter.
 		grep -oE '\]\([^)#]*\.md(#[^)]*)?\)' "$zh" | grep -vE '\.zh-CN\.md|\]\((\.\./)*(INTERVIEW|README)\.md|\]\('"$(basename "$en")"'\)' &&
 			fail "$zh links an English chapter (above)"
-	done < <(tests/chapters.sh pairs)
-	run tests/check-links.sh README.zh-CN.md $(tests/chapters.sh zh-CN)
+	done < <(tests/tools/chapters.sh pairs)
+	run tests/tools/check-links.sh README.zh-CN.md $(tests/tools/chapters.sh zh-CN)
 	assert_success
 }

@@ -2,7 +2,7 @@
 # 01_open_pd.bats: step 01 opens the device, shows what it offers, allocates a PD and frees it all.
 
 setup() {
-	load test_helper
+	load lib/test_helper
 }
 
 @test "01_open_pd opens the device, reports it as the kernel sees it, and frees its PD" {

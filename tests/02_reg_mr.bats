@@ -2,7 +2,7 @@
 # 02_reg_mr.bats: step 02 registers memory: the kernel lists the MR, its pages are pinned, failures are explained.
 
 setup() {
-	load test_helper
+	load lib/test_helper
 }
 
 teardown() {

@@ -2,7 +2,7 @@
 # 03_cm.bats: steps 03 and 04 connect through the RDMA connection manager (--cm), and each way a connection can fail is named.
 
 setup() {
-	load test_helper
+	load lib/test_helper
 	CM_ADDR=$(rdma_cm_addr)
 	CM_PORT=$(pick_port)
 }

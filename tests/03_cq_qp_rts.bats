@@ -2,7 +2,7 @@
 # 03_cq_qp_rts.bats: step 03 connects a server and a client QP over rxe and drives both to RTS.
 
 setup() {
-	load test_helper
+	load lib/test_helper
 }
 
 @test "03_cq_qp_rts: server (events) and client reach RTS; the kernel shows both QPs connected and both MRs" {

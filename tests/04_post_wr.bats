@@ -2,7 +2,7 @@
 # 04_post_wr.bats: step 04 moves the right bytes with each operation; one-sided ones leave the target's CQ empty.
 
 setup() {
-	load test_helper
+	load lib/test_helper
 }
 
 @test "04_post_wr: SEND lands in the receive the target posted first; a small SEND goes inline" {

@@ -2,7 +2,7 @@
 # 05_poll_destroy.bats: step 05 moves many messages, by busy polling and by events, reports perftest-style numbers, and frees it all.
 
 setup() {
-	load test_helper
+	load lib/test_helper
 }
 
 # Fails unless the latency line's min <= median <= p99 and all are positive numbers.

@@ -2,7 +2,7 @@
 # 05_rc_pingpong.bats: 05_poll_destroy --peer=rc_pingpong talks to rdma-core's ibv_rc_pingpong, in both roles.
 
 setup() {
-	load test_helper
+	load lib/test_helper
 	GIDX=$(sysfs_ipv4_mapped_gid_index "$DEV")
 	[ -n "$GIDX" ] || fail "no IPv4-mapped RoCE v2 GID on $DEV for ibv_rc_pingpong's -g"
 }

@@ -2,7 +2,7 @@
 # 05_rping.bats: 05_poll_destroy --peer=rping talks to rdma-core's rping through rdma_cm, in both roles, each side checking the data.
 
 setup() {
-	load test_helper
+	load lib/test_helper
 	CM_ADDR=$(rdma_cm_addr)
 	CM_PORT=$(pick_port)
 }

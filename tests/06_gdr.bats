@@ -2,7 +2,7 @@
 # 06_gdr.bats: step 06 moves GPU memory along TCP, RDMA and GPUDirect RDMA, counting each side's extra copies.
 
 setup() {
-	load test_helper
+	load lib/test_helper
 	NOCUDA=$PROJECT_ROOT/build/nocuda/bin/06_gdr
 }
 

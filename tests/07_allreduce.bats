@@ -4,8 +4,8 @@
 bats_require_minimum_version 1.5.0
 
 setup() {
-	load test_helper
-	load ring
+	load lib/test_helper
+	load lib/ring
 }
 
 @test "07_allreduce: 3 ranks sum 0, 1, 16 (not divisible by 3), 256 and 4096 floats over verbs: the table, the bytes, no RNR NAK, every rank right, all freed" {

@@ -2,8 +2,8 @@
 # 08_kv_transfer.bats: step 08 moves a request's KV cache from the prefiller's paged pool to the decoder's, pulled and pushed, over several QPs, counted in and checked byte by byte.
 
 setup() {
-	load test_helper
-	load kv
+	load lib/test_helper
+	load lib/kv
 }
 
 @test "08_kv_transfer pull over 2 QPs, adjacent blocks merged: both requests' blocks scattered on both sides, every byte right, the prefiller's CPU idle, all freed" {

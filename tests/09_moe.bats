@@ -4,8 +4,8 @@
 bats_require_minimum_version 1.5.0
 
 setup() {
-	load test_helper
-	load ring
+	load lib/test_helper
+	load lib/ring
 }
 
 @test "09_moe: 3 ranks dispatch 32 tokens each to their top-4 of 12 experts and combine them back: the layout, one post per peer, N - 1 signals per phase, every token right, all freed" {

@@ -29,10 +29,10 @@ trap 'rm -rf "$work"' EXIT
 
 die() { echo "bench: $*" >&2; exit 1; }
 
-# shellcheck source=tests/gid.bash
-. tests/gid.bash
-# shellcheck source=tests/listen.bash
-. tests/listen.bash
+# shellcheck source=tests/lib/gid.bash
+. tests/lib/gid.bash
+# shellcheck source=tests/lib/listen.bash
+. tests/lib/listen.bash
 
 # The kernel driver behind the device: a PCI device's driver, or a software device's module (rxe, siw).
 provider() {
@@ -391,7 +391,7 @@ ucx_case() { # TEST
 }
 measure_ucx() {
 	if ! command -v ucx_perftest >/dev/null; then
-		printf 'ucp_get\tnot installed\t-\ttests/deps.sh bench installs ucx-utils\n' >>"$out/ucx.tsv"
+		printf 'ucp_get\tnot installed\t-\ttests/tools/deps.sh bench installs ucx-utils\n' >>"$out/ucx.tsv"
 		return
 	fi
 	echo "ucx=$(dpkg-query -W -f='${Version}' ucx-utils 2>/dev/null)" >>"$out/meta.env"

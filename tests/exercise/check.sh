@@ -20,7 +20,7 @@ if ! make --no-print-directory -s BUILD=build/exercise EXERCISE="$step" EXERCISE
 	echo "check: $dir/$step does not build: fix the first error above" >&2
 	exit 1
 fi
-RDMA_STEPS_BIN=build/exercise/bin tests/run.sh --results "$results" test "tests/$step.bats"
+RDMA_STEPS_BIN=build/exercise/bin tests/tools/run.sh --results "$results" test "tests/$step.bats"
 status=$?
 todo=$(grep -n 'TODO(exercise): write' "$dir/$step"/*.c | head -n 1 | sed 's/:[[:space:]]*\* TODO(exercise): write / /')
 failed=$(grep -m 1 '^not ok' "$results/tap" 2>/dev/null | sed 's/^not ok [0-9]* //; s/ in [0-9]*ms$//')

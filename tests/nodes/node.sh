@@ -20,8 +20,8 @@ python=/usr/bin/python3
 
 say() { echo "node $node: $*"; }
 
-# shellcheck source=tests/capture.bash
-. tests/capture.bash
+# shellcheck source=tests/lib/capture.bash
+. tests/lib/capture.bash
 
 # tcpdump on eth0: node 1's NIC is on the hub, which floods it every node's frames.
 # This one vCPU also runs rank 0, and one dropped packet would fail the byte count:

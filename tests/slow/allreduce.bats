@@ -4,8 +4,8 @@
 bats_require_minimum_version 1.5.0
 
 setup() {
-	load ../test_helper
-	load ../ring
+	load ../lib/test_helper
+	load ../lib/ring
 }
 
 # Fails unless every rank's output in FILES holds a right check and rank 0's the table row for BYTES.
@@ -124,7 +124,7 @@ kill_rank1_when() { # R REGEX
 }
 
 @test "allreduce under mpirun (Open MPI, as root, more ranks than vCPUs): the rank from OMPI_COMM_WORLD_RANK, rank 0 at MASTER_ADDR" {
-	command -v mpirun >/dev/null || fail "no mpirun: make test-allreduce installs Debian's openmpi-bin (tests/deps.sh collective)"
+	command -v mpirun >/dev/null || fail "no mpirun: make test-allreduce installs Debian's openmpi-bin (tests/tools/deps.sh collective)"
 	record_baseline
 	port=$(pick_port)
 	run timeout -k 2 60 mpirun --allow-run-as-root --oversubscribe -np 3 --output-filename "$BATS_TEST_TMPDIR/mpi" \
@@ -136,7 +136,7 @@ kill_rank1_when() { # R REGEX
 }
 
 @test "allreduce under torchrun --no-python (its agent holds MASTER_PORT; our rendezvous is on -p)" {
-	command -v torchrun >/dev/null || fail "no torchrun: make test-allreduce installs Debian's python3-torch (tests/deps.sh collective)"
+	command -v torchrun >/dev/null || fail "no torchrun: make test-allreduce installs Debian's python3-torch (tests/tools/deps.sh collective)"
 	record_baseline
 	port=$(pick_port)
 	# Debian 12's torchrun (torch 1.13 on Python 3.11) fails at its default "--redirects 0

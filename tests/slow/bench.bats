@@ -2,7 +2,7 @@
 # bench.bats: make bench's machinery, on small sizes and once: every case measured beside perftest, a well-formed table, JSON and plot ('make test-bench'; .ci/run runs it).
 
 setup() {
-	load ../test_helper
+	load ../lib/test_helper
 }
 
 @test "bench, quick: every case beside perftest, in turn first, syscalls counted, tcp against rdma, and a well-formed table, JSON and SVG" {

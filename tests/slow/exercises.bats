@@ -20,7 +20,7 @@ setup_file() {
 }
 
 setup() {
-	load ../test_helper
+	load ../lib/test_helper
 	cd "$PROJECT_ROOT" || return 1
 }
 

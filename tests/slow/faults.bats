@@ -1,12 +1,12 @@
 #!/usr/bin/env bats
 # faults.bats: every fault point of RDMA_STEPS_FAIL_AT, in every step that reaches it: the error names the verb, the exit is non-zero, nothing leaks.
 # Slow (about 80 runs): 'make test-faults' runs it against the coverage build (make coverage), then
-# tests/label-coverage.sh checks from the gcov counts that every out_* label ran. 'make test' does not.
+# tests/tools/label-coverage.sh checks from the gcov counts that every out_* label ran. 'make test' does not.
 
 setup() {
-	load ../test_helper
+	load ../lib/test_helper
 	# A coverage run (make test-faults) keeps each fault point's counts apart, under
-	# by-point/POINT, so that tests/label-coverage.sh can list what each point reached.
+	# by-point/POINT, so that tests/tools/label-coverage.sh can list what each point reached.
 	GCOV_ROOT=${GCOV_PREFIX:-}
 	read_fault_table
 }
@@ -185,7 +185,7 @@ assert_faults_ring() {
 }
 
 @test "fault points of 07_allreduce (two ranks, both with the fault), and its CPU schedule" {
-	load ../ring
+	load ../lib/ring
 	assert_faults_ring "${OPEN_PD[@]}" "${REG_MR[@]}" "${CREATE_QP[@]}" "${POST_WR[@]}" \
 		"${DESTROY_QP[@]}" "${DEREG_MR[@]}" "${CLOSE_PD[@]}"
 	run_step 07_allreduce --schedule --world-size 3 -b 40 --maxbytes 40
@@ -193,7 +193,7 @@ assert_faults_ring() {
 }
 
 @test "fault points of 09_moe (two ranks, both with the fault): no receive is posted, so every point but post_recv" {
-	load ../ring
+	load ../lib/ring
 	RING_STEP=09_moe RING_FAULT_ARGS="--tokens 8 --hidden 64 --experts 2 --topk 2" \
 		assert_faults_ring "${OPEN_PD[@]}" "${REG_MR[@]}" "${CREATE_QP[@]}" post_send completion \
 		"${DESTROY_QP[@]}" "${DEREG_MR[@]}" "${CLOSE_PD[@]}"

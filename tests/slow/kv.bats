@@ -2,8 +2,8 @@
 # kv.bats: step 08 at wider sizes, over 1 and 4 QPs, both modes and both post APIs, and every way a transfer fails mid-way ('make test-kv').
 
 setup() {
-	load ../test_helper
-	load ../kv
+	load ../lib/test_helper
+	load ../lib/kv
 }
 
 @test "kv: blocks of 4 KiB, 256 KiB and 1 MiB, pulled and pushed over 1 and 4 QPs, classic and extended posts; 2 MiB WRs of merged blocks: every byte right, all freed" {

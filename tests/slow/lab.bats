@@ -4,7 +4,7 @@
 # bats file_tags=outside-vm
 
 setup() {
-	load ../test_helper
+	load ../lib/test_helper
 	COPY=$BATS_TEST_TMPDIR/project
 	RESULTS=$BATS_TEST_TMPDIR/results
 	mkdir -p "$COPY" "$RESULTS"

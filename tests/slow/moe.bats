@@ -4,8 +4,8 @@
 bats_require_minimum_version 1.5.0
 
 setup() {
-	load ../test_helper
-	load ../ring
+	load ../lib/test_helper
+	load ../lib/ring
 }
 
 @test "moe: 8 ranks, every rank to every rank (56 QPs): every token right on every rank, all freed" {

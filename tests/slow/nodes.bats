@@ -5,13 +5,13 @@
 # bats file_tags=outside-vm
 
 setup_file() {
-	load ../harness
+	load ../lib/harness
 	export NODES=$BATS_FILE_TMPDIR/nodes
 	boot_harness_once "$BATS_TEST_DIRNAME/../nodes/nodes.sh" "$NODES" nodes
 }
 
 setup() {
-	load ../test_helper
+	load ../lib/test_helper
 }
 
 # Node K's exit status of CASE, from its status.tsv ("-" if it did not run it).

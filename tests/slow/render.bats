@@ -1,6 +1,6 @@
 #!/usr/bin/env bats
 # render.bats: the book as a reader sees it: the front door and a step's chapter in each language, rendered as GitHub renders them, opened in headless Chromium with their figures, screenshots saved ('make test-render').
-# The pages are cmark-gfm's HTML (tests/render-check.py --html); the screenshots and pages are kept in the results directory.
+# The pages are cmark-gfm's HTML (tests/tools/render-check.py --html); the screenshots and pages are kept in the results directory.
 # bats file_tags=outside-vm
 
 setup_file() {
@@ -8,11 +8,11 @@ setup_file() {
 	export PAGES=$RDMA_STEPS_RESULTS/pages
 	rm -rf "$PAGES"
 	# shellcheck disable=SC2046  # the chapters' names have no spaces
-	tests/render-check.py --html "$PAGES" $(tests/chapters.sh en) $(tests/chapters.sh zh-CN) >"$RDMA_STEPS_RESULTS/render-check.out"
+	tests/tools/render-check.py --html "$PAGES" $(tests/tools/chapters.sh en) $(tests/tools/chapters.sh zh-CN) >"$RDMA_STEPS_RESULTS/render-check.out"
 }
 
 setup() {
-	load ../test_helper
+	load ../lib/test_helper
 	cd "$PROJECT_ROOT"
 }
 

@@ -3,8 +3,8 @@
 # Slow: 'make test' runs no soak; .ci/run runs this one.
 
 setup() {
-	load ../test_helper
-	load soak
+	load ../lib/test_helper
+	load ../lib/soak
 	SOAK_ITERS=${SOAK_ITERS:-100000}
 	# A long run outlives the suite's per-program limit.
 	STEP_TIMEOUT=${SOAK_TIMEOUT:-1200}

@@ -4,7 +4,7 @@
 bats_require_minimum_version 1.5.0
 
 setup() {
-	load ../test_helper
+	load ../lib/test_helper
 }
 
 # Run NAME's held-back loss before or after training, from its line ("run : NAME: held-back loss A before, B after").
@@ -16,7 +16,7 @@ held_loss() { # NAME before|after
 }
 
 @test "train: 4 ranks train under torchrun with DDP's buckets summed by step 07's ring and by Gloo: both held-back losses fall, every bucket's two sums within float's order bound, fixed point the same to the bit, all freed" {
-	command -v torchrun >/dev/null || fail "no torchrun: make test-train installs Debian's python3-torch (tests/deps.sh collective)"
+	command -v torchrun >/dev/null || fail "no torchrun: make test-train installs Debian's python3-torch (tests/tools/deps.sh collective)"
 	record_baseline
 	port=$(pick_port)
 	RDMA_STEPS_RESULTS=$BATS_TEST_TMPDIR TRAIN_RANKS=4 TRAIN_MASTER_PORT=$((port + 1)) run \
@@ -50,7 +50,7 @@ rank_log() { # K stdout|stderr
 }
 
 @test "train: a rank killed (SIGKILL) mid-training: every other rank stops within the bound naming it, releases its verbs objects, and torchrun exits 1 naming the rank" {
-	command -v torchrun >/dev/null || fail "no torchrun: make test-train installs Debian's python3-torch (tests/deps.sh collective)"
+	command -v torchrun >/dev/null || fail "no torchrun: make test-train installs Debian's python3-torch (tests/tools/deps.sh collective)"
 	record_baseline
 	port=$(pick_port)
 	RDMA_STEPS_RESULTS=$BATS_TEST_TMPDIR TRAIN_RANKS=3 TRAIN_MASTER_PORT=$((port + 1)) \

@@ -1,10 +1,10 @@
 #!/usr/bin/env bats
 # valgrind.bats: every step under valgrind's memcheck over rxe, in each role: no invalid access, no uninitialised read, no leak ('make valgrind').
 # Slow (each program starts in about 10 s under valgrind in the VM): 'make test' does not run it; .ci/run does.
-# tests/valgrind.supp holds the suppressions, all of them for libibverbs, each with its reason.
+# tests/slow/valgrind.supp holds the suppressions, all of them for libibverbs, each with its reason.
 
 setup() {
-	load ../test_helper
+	load ../lib/test_helper
 	# valgrind's start-up alone takes seconds in the VM.
 	STEP_TIMEOUT=180
 	VG_DIR=$BATS_TEST_TMPDIR/vg
@@ -19,7 +19,7 @@ memcheck_wrapper() {
 #!/bin/sh
 exec valgrind --quiet --leak-check=full --show-leak-kinds=definite,indirect,possible \\
 	--errors-for-leak-kinds=definite,indirect,possible --error-exitcode=99 \\
-	--suppressions="$PROJECT_ROOT/tests/valgrind.supp" --log-file="$VG_DIR/%p.memcheck" \\
+	--suppressions="$PROJECT_ROOT/tests/slow/valgrind.supp" --log-file="$VG_DIR/%p.memcheck" \\
 	"$bin/$step" "\$@"
 WRAPPER
 	chmod +x "$VG_DIR/$step"

@@ -4,13 +4,13 @@
 # bats file_tags=outside-vm
 
 setup_file() {
-	load ../harness
+	load ../lib/harness
 	export WIRE=$BATS_FILE_TMPDIR/wire
 	boot_harness_once "$BATS_TEST_DIRNAME/../wire/wire.sh" "$WIRE" wire
 }
 
 setup() {
-	load ../test_helper
+	load ../lib/test_helper
 }
 
 # The value of NAME (0x...) on the line of node N's log of CASE that starts with LABEL.

@@ -1,5 +1,5 @@
 # wire-port.bash: the TCP ports on 127.0.0.1 that join the nodes' NICs (QEMU's socket backend), and each node's vCPUs; sourced by nodes.sh and tests/vm/boot-nodes.sh.
-# Node 1's QEMU listens on them once started, so the other nodes wait for theirs with wait_listening (tests/listen.bash).
+# Node 1's QEMU listens on them once started, so the other nodes wait for theirs with wait_listening (tests/lib/listen.bash).
 
 # The first of COUNT ports in a row (default 1) in 20000-29999 that nothing listens on.
 wire_free_port() {
@@ -20,5 +20,5 @@ node_cpus() {
 	if [ -n "${RDMA_VM_CPUS:-}" ]; then echo "$RDMA_VM_CPUS"; elif [ "$1" = 2 ]; then echo 2; else echo 1; fi
 }
 
-# shellcheck source=tests/listen.bash
-. "$(dirname "${BASH_SOURCE[0]}")/../listen.bash"
+# shellcheck source=tests/lib/listen.bash
+. "$(dirname "${BASH_SOURCE[0]}")/../lib/listen.bash"

@@ -14,8 +14,8 @@ node=${RDMA_VM_NODE:?node.sh runs in a VM booted as one of two nodes (tests/wire
 
 say() { echo "node $node: $*"; }
 
-# shellcheck source=tests/capture.bash
-. tests/capture.bash
+# shellcheck source=tests/lib/capture.bash
+. tests/lib/capture.bash
 
 # --immediate-mode: each packet is handed over as it arrives, not in batches a second apart.
 # -B (KiB): step 08's READs come back as a burst of responses, and with the default buffer

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # train.sh: 'make train': train.py under torchrun on TRAIN_RANKS ranks (default 4) of this machine, over RDMA_DEV; rank 0's report, then every rank's log kept.
 #
-# Run where RDMA works (tests/run.sh train: natively, or in the VM).  Each rank's
+# Run where RDMA works (tests/tools/run.sh train: natively, or in the VM).  Each rank's
 # stdout goes to RDMA_STEPS_RESULTS/torch/.../attempt_0/K/stdout.log, its stderr to
 # stderr.log and to this terminal as it comes (--redirects 1 --tee 2).  Debian 12's
 # torchrun (torch 1.13, Python 3.11) fails at its defaults, "--redirects 0 --tee 0":
@@ -12,7 +12,7 @@ out=${RDMA_STEPS_RESULTS:?set RDMA_STEPS_RESULTS to the folder for the logs of t
 ranks=${TRAIN_RANKS:-4}
 case $ranks in 2 | 3 | 4) ;; *) echo "train: TRAIN_RANKS must be 2, 3 or 4, not '$ranks'" >&2; exit 2 ;; esac
 command -v torchrun >/dev/null ||
-	{ echo "train: no torchrun: 'make train' installs Debian's python3-torch (tests/deps.sh collective)" >&2; exit 1; }
+	{ echo "train: no torchrun: 'make train' installs Debian's python3-torch (tests/tools/deps.sh collective)" >&2; exit 1; }
 [ -e build/lib/libring_comm.so ] || { echo "train: no build/lib/libring_comm.so: run 'make all'" >&2; exit 1; }
 
 # One node: Gloo (DDP's start, and the run it is compared with) on the loopback, as

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # run-bats.sh: run bats files with TAP output, copied to the results directory; exits with bats' status.
 #
-# Usage: tests/run-bats.sh [--outside-vm | --device] [BATS_FILE...]   (default: every tests/*.bats)
+# Usage: tests/tools/run-bats.sh [--outside-vm | --device] [BATS_FILE...]   (default: every tests/*.bats)
 # Files tagged "outside-vm" (# bats file_tags=outside-vm) run on this machine,
 # never in the test VM: they need no RDMA device, or they boot VMs of their own.
 # --outside-vm runs only those and writes $RDMA_STEPS_RESULTS/outside-vm.tap;
@@ -15,7 +15,7 @@ case ${1:-} in
 --outside-vm) filter=(--filter-tags outside-vm) tap=$results/outside-vm.tap; shift ;;
 --device) filter=(--filter-tags '!outside-vm') device_only=1; shift ;;
 esac
-cd "$(dirname "${BASH_SOURCE[0]}")/.." || exit 1
+cd "$(dirname "${BASH_SOURCE[0]}")/../.." || exit 1
 [ $# -gt 0 ] || set -- tests/*.bats
 # bats reads every file it is given before the first test, about half a second a
 # file in the VM: with --device, the files tagged outside-vm as a whole are left out.

@@ -31,16 +31,16 @@ load_bats_library bats-assert
 # reported with the test file's line and the command that failed.
 set +T
 
-PROJECT_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+PROJECT_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 NAP_DIR=$BATS_TEST_TMPDIR
-# shellcheck source=tests/nap.bash
-. "$PROJECT_ROOT/tests/nap.bash"
-# shellcheck source=tests/gid.bash
-. "$PROJECT_ROOT/tests/gid.bash"
-# shellcheck source=tests/listen.bash
-. "$PROJECT_ROOT/tests/listen.bash"
-# shellcheck source=tests/paused.bash
-. "$PROJECT_ROOT/tests/paused.bash"
+# shellcheck source=tests/lib/nap.bash
+. "$PROJECT_ROOT/tests/lib/nap.bash"
+# shellcheck source=tests/lib/gid.bash
+. "$PROJECT_ROOT/tests/lib/gid.bash"
+# shellcheck source=tests/lib/listen.bash
+. "$PROJECT_ROOT/tests/lib/listen.bash"
+# shellcheck source=tests/lib/paused.bash
+. "$PROJECT_ROOT/tests/lib/paused.bash"
 BIN=${RDMA_STEPS_BIN:-$PROJECT_ROOT/build/bin}
 DEV=${RDMA_DEV:?RDMA_DEV must name the RDMA device under test; run the suite with make test}
 # A program that has not finished after this many seconds is killed: a hang is a failure.

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """tutorial-parity.py: check that a translation of TUTORIAL.md (TUTORIAL.zh-CN.md) keeps step with the English, section by section.
 
-Usage: tests/tutorial-parity.py ENGLISH.md TRANSLATION.md          check; prints each difference, exits 1 if any
-       tests/tutorial-parity.py --stamp ENGLISH.md TRANSLATION.md  after translating a change: record, under each
+Usage: tests/tools/tutorial-parity.py ENGLISH.md TRANSLATION.md          check; prints each difference, exits 1 if any
+       tests/tools/tutorial-parity.py --stamp ENGLISH.md TRANSLATION.md  after translating a change: record, under each
                                                                    heading, which English text the section translates
 
 The two files must have the same headings, at the same levels, in the same order; heading i of one is the
@@ -10,7 +10,7 @@ counterpart of heading i of the other, and a section is the text from one headin
 of sections the check compares:
   - code blocks: every fenced block byte-identical, in the same order (the demo reads their comments);
   - comment lines (<!-- ... -->), such as the generated-code markers, identical and in order; what stands
-    between the generated markers is left to tests/tutorial-diffs.sh, which writes it into both files;
+    between the generated markers is left to tests/tools/tutorial-diffs.sh, which writes it into both files;
   - inline code: the same set of `code` spans (headings' own spans too);
   - links: the same targets; an #anchor counts as the heading it resolves to, so the translation's anchors
     are those of its own headings;
@@ -164,7 +164,7 @@ SLUGS = {}
 
 
 def slugs(path):
-    """Each heading's anchor, in order, as tests/check-links.sh (GitHub's rules) gives it."""
+    """Each heading's anchor, in order, as tests/tools/check-links.sh (GitHub's rules) gives it."""
     path = str(Path(path).resolve())
     if path not in SLUGS:
         SLUGS[path] = slugs_uncached(path)
@@ -363,11 +363,11 @@ class Checker:
         for i, (en, zh) in enumerate(zip(self.en[1:], self.zh[1:]), 1):
             if zh.stamp is None:
                 self.report(i, 'the translation has no "<!-- source: ... -->" line under this heading: '
-                               f'run tests/tutorial-parity.py --stamp {self.en_path} {self.zh_path} once it is translated')
+                               f'run tests/tools/tutorial-parity.py --stamp {self.en_path} {self.zh_path} once it is translated')
             elif zh.stamp[1] != section_hash(en):
                 self.report(i, f'the English changed since this section was translated (its text now hashes to '
                                f'{section_hash(en)}, the translation was made from {zh.stamp[1]}): '
-                               f'translate the change, then run tests/tutorial-parity.py --stamp {self.en_path} {self.zh_path}')
+                               f'translate the change, then run tests/tools/tutorial-parity.py --stamp {self.en_path} {self.zh_path}')
 
     def run(self):
         if self.check_headings():

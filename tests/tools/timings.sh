@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # timings.sh: print README's table of timings from the last .ci/run (build/test-results/timings.tsv), as Markdown.
 #
-# Usage: tests/timings.sh [TIMINGS_TSV]
+# Usage: tests/tools/timings.sh [TIMINGS_TSV]
 # .ci/run writes one line per part of the run: NAME SECONDS SUMMARY, where
 # SUMMARY is that part's "N passed, N failed, N skipped", and a last line "total SECONDS"
 # (the fresh-machine check runs beside make test, so the parts add up to more).

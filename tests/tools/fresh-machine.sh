@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # fresh-machine.sh: run README's quick start in a minimal Debian 12 root, as a new user would, the first time.
 #
-# Usage: tests/fresh-machine.sh [COMMIT]     (as root; default: HEAD)
+# Usage: tests/tools/fresh-machine.sh [COMMIT]     (as root; default: HEAD)
 #
 # mmdebstrap builds a root that holds only apt, git, make and ca-certificates,
 # the way a container image or a fresh cloud VM starts.  Its apt sources and
@@ -18,7 +18,7 @@
 # afterwards, whatever happened.
 set -uo pipefail
 
-project=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+project=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 commit=$(git -C "$project" rev-parse --verify "${1:-HEAD}^{commit}") || exit 1
 work=$project/build/fresh-machine
 target=$work/root

@@ -1,4 +1,4 @@
-# nap.bash: nap SECONDS, a pause that starts no process; sourced by tests/demo.sh and tests/test_helper.bash.
+# nap.bash: nap SECONDS, a pause that starts no process; sourced by tests/tools/demo.sh and tests/lib/test_helper.bash.
 #
 # A read that times out on a fifo nobody writes to: in the VM, sleep's fork and
 # exec cost more than the pause.  The fifo is made in $NAP_DIR at the first nap.

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # tutorial-diffs.sh: regenerate (or, with --check, verify) the book's generated parts in every chapter, both languages: each step's "what changed" diff, its verbs code, and each chapter's links to the chapters beside it.
 #
-# The chapters are book/chapters.txt's (tests/chapters.sh).  In them:
+# The chapters are book/chapters.txt's (tests/tools/chapters.sh).  In them:
 #   <!-- BEGIN generated diff NN_name -->  and  <!-- END generated diff NN_name -->
 #     hold, in step NN's chapter (steps/NN_name/README.md) from step 02 on, the diff of
 #     main.c from the previous step and the list of the step's own stage files;
@@ -13,7 +13,7 @@
 #     language, each named by the chapter's first heading.
 # The Chinese chapters get the same code with its few words around it in Chinese.
 set -euo pipefail
-cd "$(dirname "${BASH_SOURCE[0]}")/.."
+cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 
 mode=${1:-write}
 blocks=$(mktemp -d)
@@ -167,7 +167,7 @@ check_every_diff() {
 
 check_every_diff
 for lang in en zh-CN; do
-	tests/chapters.sh "$lang" >"$blocks/list.$lang"
+	tests/tools/chapters.sh "$lang" >"$blocks/list.$lang"
 	mapfile -t chapters <"$blocks/list.$lang"
 	for i in "${!chapters[@]}"; do
 		regenerate "${chapters[i]}" "$blocks/list.$lang" "$i"

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # label-coverage.sh: check that every out_* label in steps/ and common/ ran, from the gcov counts of a run of the coverage build.
 #
-# Usage: tests/label-coverage.sh COVERAGE_BUILD RESULTS_DIR
+# Usage: tests/tools/label-coverage.sh COVERAGE_BUILD RESULTS_DIR
 # The run (make test-faults) left its counts under RESULTS_DIR/gcov, at the
 # objects' absolute paths (GCOV_PREFIX): the runs with a fault point under
 # gcov/by-point/POINT, the others under gcov itself.  A label ran when the
@@ -10,7 +10,7 @@
 # each label that never ran, and RESULTS_DIR/labels-by-point.txt, the labels
 # that each fault point reached.
 set -uo pipefail
-root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 cd "$root" || exit 1
 build=${1:?usage: label-coverage.sh COVERAGE_BUILD RESULTS_DIR}
 results=${2:?usage: label-coverage.sh COVERAGE_BUILD RESULTS_DIR}

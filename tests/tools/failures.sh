@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # failures.sh: print each failed test of bats TAP files with its first diagnostic lines, so a log's tail names what failed.
 #
-# Usage: tests/failures.sh TAP_FILE...
+# Usage: tests/tools/failures.sh TAP_FILE...
 # CI keeps only the end of a run's output; .ci/run calls this just before the summary
 # line, so that the excerpt shows which test failed and why, not only how many.
 set -uo pipefail

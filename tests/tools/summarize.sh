@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # summarize.sh: print "N passed, N failed, N skipped" over bats TAP files; fail unless every planned test ran and passed.
 #
-# Usage: tests/summarize.sh TAP_FILE...
+# Usage: tests/tools/summarize.sh TAP_FILE...
 # Each file has its own plan; a file that is missing or empty counts as one failure.
 set -uo pipefail
 [ $# -gt 0 ] || { echo "usage: summarize.sh TAP_FILE..." >&2; exit 2; }

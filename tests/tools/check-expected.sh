@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # check-expected.sh: check that every output line the book shows still appears in what its commands print.
 #
-# Usage: tests/check-expected.sh DEMO_OUTPUT
-# DEMO_OUTPUT is what tests/demo.sh printed while it ran the book's command
+# Usage: tests/tools/check-expected.sh DEMO_OUTPUT
+# DEMO_OUTPUT is what tests/tools/demo.sh printed while it ran the book's command
 # blocks.  The chapters are book/chapters.txt's; one under steps/NN_name/ is step
 # NN's.  The lines shown as output are those of every block under an "Expected
 # output" heading (at any level) and of every block fenced as ```output.  Both
@@ -12,7 +12,7 @@
 # (the tutorial's own notes) and lines with <placeholders> are not output, and
 # are skipped.
 set -uo pipefail
-cd "$(dirname "${BASH_SOURCE[0]}")/.." || exit 1
+cd "$(dirname "${BASH_SOURCE[0]}")/../.." || exit 1
 demo=${1:?usage: check-expected.sh DEMO_OUTPUT}
 [ -r "$demo" ] || { echo "check-expected: cannot read $demo" >&2; exit 2; }
 
@@ -50,4 +50,4 @@ inblock && output && step != "" {
 END {
 	printf "expected-output lines checked: %d, missing: %d\n", checked, missing
 	exit missing > 0
-}' "$demo" $(tests/chapters.sh en)
+}' "$demo" $(tests/tools/chapters.sh en)

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # flake-hunt.sh: run the suite's bats files ROUNDS times in one VM while CPU hogs load the host, and count, per test, the rounds it failed ('make flake-hunt').
 #
-# Usage: tests/flake-hunt.sh [ROUNDS] [BATS_FILE...]    (default: 10 rounds of every tests/*.bats)
-#        tests/flake-hunt.sh --report DIR                (the table again, from the rounds kept in DIR)
+# Usage: tests/tools/flake-hunt.sh [ROUNDS] [BATS_FILE...]    (default: 10 rounds of every tests/*.bats)
+#        tests/tools/flake-hunt.sh --report DIR                (the table again, from the rounds kept in DIR)
 # HOGS (default 1) is the number of busy loops run on the host beside the VM, each
 # a shell spinning on one core, for as long as the rounds run: on a 2-core machine
 # one hog leaves the VM's two vCPUs one core between them, as CI's run beside the
@@ -14,7 +14,7 @@
 # Ten clean rounds only rule out a flake that fails a quarter of the time or more
 # (0.75^10 is about 6%): run more rounds for a test that was ever seen to fail.
 set -uo pipefail
-root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 cd "$root" || exit 1
 out=build/flake-hunt
 
@@ -63,14 +63,14 @@ save_first_failures() {
 }
 
 # In the VM: ROUNDS rounds of the given files' device tests, as make test runs them
-# (tests/run-bats.sh --device); each round's TAP as round-N.tap, what else it kept in round-N/.
+# (tests/tools/run-bats.sh --device); each round's TAP as round-N.tap, what else it kept in round-N/.
 rounds_in_vm() {
 	local rounds=$1 r start base=$RDMA_STEPS_RESULTS
 	shift
 	for r in $(seq 1 "$rounds"); do
 		start=$SECONDS
 		mkdir -p "$base/round-$r"
-		RDMA_STEPS_RESULTS=$base/round-$r tests/run-bats.sh --device "$@" >/dev/null 2>&1
+		RDMA_STEPS_RESULTS=$base/round-$r tests/tools/run-bats.sh --device "$@" >/dev/null 2>&1
 		mv "$base/round-$r/tap" "$base/round-$r.tap"
 		echo "flake-hunt: round $r of $rounds: $(grep -c '^not ok' "$base/round-$r.tap") failed, $((SECONDS - start)) s"
 	done
@@ -100,7 +100,7 @@ for _ in $(seq 1 "$hogs"); do
 done
 echo "flake-hunt: $rounds rounds of $* in one VM, with $hogs busy loop(s) on the host's $(nproc) cores"
 tests/vm/prepare.sh build/vm || exit 1
-RDMA_VM_TIMEOUT=$((rounds * 900)) tests/vm/boot.sh build/vm "$out" tests/flake-hunt.sh --in-vm "$rounds" "$@"
+RDMA_VM_TIMEOUT=$((rounds * 900)) tests/vm/boot.sh build/vm "$out" tests/tools/flake-hunt.sh --in-vm "$rounds" "$@"
 status=$?
 stop_hogs
 trap - EXIT

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # deps.sh: install the Debian packages that the build, the demo and the tests need ('make deps').
 #
-# Usage: tests/deps.sh build|all|valgrind|bench|wire|collective|nodes|browser
+# Usage: tests/tools/deps.sh build|all|valgrind|bench|wire|collective|nodes|browser
 #   build:    what compiling needs (make, make sanitize, make nocuda);
 #   all:      that, plus what the demo, the tests, the VM and the checks need;
 #   valgrind: all, plus valgrind ('make valgrind');
@@ -21,7 +21,7 @@ build_packages=(gcc libc6-dev make pkg-config libibverbs-dev librdmacm-dev)
 # xz-utils: the VM boots the kernel unpacked from Debian's vmlinuz, which is xz-compressed.
 # mount: the VM's init runs this machine's own mount over 9p, and a minimal root lacks it.
 # strace, gnuplot-nox and jq: make bench counts system calls and draws its plot; its test reads the JSON.
-# python3: tests/tutorial-parity.py, which keeps the Chinese edition in step with the English.
+# python3: tests/tools/tutorial-parity.py, which keeps the Chinese edition in step with the English.
 # cmark-gfm: GitHub's own Markdown renderer, for tests/render-check.sh.
 # rdmacm-utils: rping, the rdma_cm peer that step 05's --peer=rping talks to.
 run_packages=(rdma-core ibverbs-providers ibverbs-utils rdmacm-utils perftest iproute2 kmod procps mount
@@ -37,7 +37,7 @@ wire) packages=("${build_packages[@]}" "${run_packages[@]}" tcpdump tshark) ;;
 collective) packages=("${build_packages[@]}" "${run_packages[@]}" openmpi-bin python3-torch) ;;
 nodes) packages=("${build_packages[@]}" "${run_packages[@]}" tcpdump tshark openmpi-bin python3-torch python3-mpi4py) ;;
 browser) packages=("${build_packages[@]}" "${run_packages[@]}" chromium fonts-noto-cjk) ;;
-*) echo "usage: tests/deps.sh build|all|valgrind|bench|wire|collective|nodes|browser" >&2; exit 2 ;;
+*) echo "usage: tests/tools/deps.sh build|all|valgrind|bench|wire|collective|nodes|browser" >&2; exit 2 ;;
 esac
 
 # One dpkg-query for every package: in the test VM, where 'make' runs this too, each process costs about 80 ms.
@@ -51,7 +51,7 @@ for pkg in "${packages[@]}"; do
 done
 
 apt_knows_kernel() {
-	[ "${1:-all}" = build ] || [ -n "$("$(dirname "${BASH_SOURCE[0]}")"/vm/kernel-package.sh)" ]
+	[ "${1:-all}" = build ] || [ -n "$("$(dirname "${BASH_SOURCE[0]}")"/../vm/kernel-package.sh)" ]
 }
 
 if [ ${#missing[@]} -eq 0 ] && apt_knows_kernel "${1:-all}"; then

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """render-check.py: render every Markdown file as GitHub does (cmark-gfm, GitHub's fork of cmark) and fail on what a reader would see broken.
 
-Usage: tests/render-check.py [--html DIR] FILE.md...
+Usage: tests/tools/render-check.py [--html DIR] FILE.md...
 For each file it checks that:
   - it is at most 100 KB (GitHub stops rendering large files; a phone loads the whole page);
   - every heading of the source (outside code blocks) comes out as an <h1>..<h6>, and every table as a <table>;

@@ -1,15 +1,15 @@
 #!/usr/bin/env bash
 # chapters.sh: print the book's chapters in reading order, from book/chapters.txt, for the scripts that read the book.
 #
-# Usage: tests/chapters.sh en      the English chapters, one a line
-#        tests/chapters.sh zh-CN   their Chinese twins (NAME.zh-CN.md beside NAME.md)
-#        tests/chapters.sh pairs   "ENGLISH<TAB>CHINESE", one pair a line
+# Usage: tests/tools/chapters.sh en      the English chapters, one a line
+#        tests/tools/chapters.sh zh-CN   their Chinese twins (NAME.zh-CN.md beside NAME.md)
+#        tests/tools/chapters.sh pairs   "ENGLISH<TAB>CHINESE", one pair a line
 # Paths are relative to the repository root.  A chapter the list names but the
 # tree lacks is an error, named, so that a renamed chapter cannot drop out of the checks.
 set -euo pipefail
-cd "$(dirname "${BASH_SOURCE[0]}")/.."
+cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 list=book/chapters.txt
-what=${1:?usage: tests/chapters.sh en|zh-CN|pairs}
+what=${1:?usage: tests/tools/chapters.sh en|zh-CN|pairs}
 status=0
 while read -r en; do
 	zh=${en%.md}.zh-CN.md

@@ -7,7 +7,7 @@ one line per place, FILE:LINE: what it names, and where that is defined.  common
 and is not itself checked.  An identifier counts when it has an underscore or a capital: a plain
 lowercase word ("barrier", "copy") is English in a comment more often than a name.
 
-Usage: tests/layering.py [ROOT]     (ROOT: the project, by default this script's parent's parent)
+Usage: tests/tools/layering.py [ROOT]     (ROOT: the project, by default the folder two above this script)
 """
 import os
 import re
@@ -109,7 +109,7 @@ def main(argv):
         print(__doc__.strip().splitlines()[-1], file=sys.stderr)
         return 2
     root = os.path.abspath(argv[1] if len(argv) == 2 else
-                           os.path.join(os.path.dirname(__file__), ".."))
+                           os.path.join(os.path.dirname(__file__), "..", ".."))
     found = list(findings(root))
     for line in found:
         print(line)

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # figures-agree.sh: check that every figure a summary (INTERVIEW.md) states, in English or Chinese, is one the book (its English chapters) states too.
 #
-# Usage: tests/figures-agree.sh SUMMARY.md CHAPTER.md...
+# Usage: tests/tools/figures-agree.sh SUMMARY.md CHAPTER.md...
 # A figure is one of:
 #   a number with its unit          0.64 ms, 4.3 s, 800 Gb/s, 1.8 TB/s, 24-bit, 72 GPUs
 #   a hexadecimal value             0x8915

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # check-links.sh: check that every internal link in the given Markdown files resolves: #anchors to headings (GitHub's slug rules, CJK included) and links to local files.
 #
-# Usage: tests/check-links.sh FILE.md...
-#        tests/check-links.sh --slugs FILE.md   (print each heading: its level, anchor and text)
+# Usage: tests/tools/check-links.sh FILE.md...
+#        tests/tools/check-links.sh --slugs FILE.md   (print each heading: its level, anchor and text)
 # A link is internal when its target is not a URL (http:, https:, mailto:):
 #   [text](#anchor)            a heading of the same file
 #   [text](other.md#anchor)    a heading of other.md, relative to the linking file

@@ -25,18 +25,18 @@
 # and ends with "######## all N command blocks ran as the book says ########" or
 # with the commands that did not, each named by its chapter and line.
 set -uo pipefail
-cd "$(dirname "${BASH_SOURCE[0]}")/.." || exit 1
+cd "$(dirname "${BASH_SOURCE[0]}")/../.." || exit 1
 dev=${RDMA_DEV:?RDMA_DEV must name the RDMA device}
 bin=${RDMA_STEPS_BIN:-build/bin}
 readonly COMMAND_TIMEOUT_S=60 LISTEN_WAIT_S=30 PAUSE_WAIT_S=60
 work=$(mktemp -d)
 NAP_DIR=$work
-# shellcheck source=tests/nap.bash
-. tests/nap.bash
-# shellcheck source=tests/listen.bash
-. tests/listen.bash
-# shellcheck source=tests/paused.bash
-. tests/paused.bash
+# shellcheck source=tests/lib/nap.bash
+. tests/lib/nap.bash
+# shellcheck source=tests/lib/listen.bash
+. tests/lib/listen.bash
+# shellcheck source=tests/lib/paused.bash
+. tests/lib/paused.bash
 
 block_step=() block_line=() block_text=()
 # The background commands of the current block, one entry each in parallel arrays.
@@ -66,7 +66,7 @@ parse_book() {
 	                           printf "S\t%s\t%s\n", step, title; step = "" }
 	     /^```sh$/ { inblock = 1; printf "B\t%s line %d\n", FILENAME, FNR; next }
 	     /^```/ { inblock = 0; next }
-	     inblock { printf "L\t%s\n", $0 }' $(tests/chapters.sh en)
+	     inblock { printf "L\t%s\n", $0 }' $(tests/tools/chapters.sh en)
 }
 
 load_blocks() {

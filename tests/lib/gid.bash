@@ -1,4 +1,4 @@
-# gid.bash: the GID table of an RDMA device's port 1, read from sysfs; sourced by tests/test_helper.bash and tests/bench/bench.sh.
+# gid.bash: the GID table of an RDMA device's port 1, read from sysfs; sourced by tests/lib/test_helper.bash and tests/bench/bench.sh.
 
 # "INDEX GID" for every GID in use on port 1 of DEV (one grep: forks are slow in the VM).
 sysfs_gids_in_use() { # DEV

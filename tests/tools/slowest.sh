@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # slowest.sh: print the slowest tests of bats TAP files written with --timing, slowest first.
 #
-# Usage: tests/slowest.sh TAP_FILE...   (COUNT=N sets how many: 5 by default)
+# Usage: tests/tools/slowest.sh TAP_FILE...   (COUNT=N sets how many: 5 by default)
 set -uo pipefail
 count=${COUNT:-5}
 total=0

@@ -1,4 +1,4 @@
-# paused.bash: the pid in a program's "paused : pid N" line (--pause), read without starting a process; sourced by tests/demo.sh and tests/test_helper.bash.
+# paused.bash: the pid in a program's "paused : pid N" line (--pause), read without starting a process; sourced by tests/tools/demo.sh and tests/lib/test_helper.bash.
 
 # Whether FILE has a paused line yet; if so its pid goes in $paused_out.
 read_paused_pid() { # FILE

@@ -1,24 +1,24 @@
 #!/usr/bin/env bash
 # run.sh: run the test suite or the demo where RDMA works: natively on an existing device, else in the soft-RoCE VM.
 #
-# Usage: tests/run.sh [--results DIR] test [BATS_FILE...]
-#        tests/run.sh [--results DIR] demo | bench | train [TRAIN_PY_ARG...]
-#        tests/run.sh shell [NODES]   (an interactive shell in the VM; NODES=2 to 4: that many VMs on one wire)
+# Usage: tests/tools/run.sh [--results DIR] test [BATS_FILE...]
+#        tests/tools/run.sh [--results DIR] demo | bench | train [TRAIN_PY_ARG...]
+#        tests/tools/run.sh shell [NODES]   (an interactive shell in the VM; NODES=2 to 4: that many VMs on one wire)
 # DIR, relative to the project's root, receives the results (default
 # build/test-results, make test's own): a slow check's go to a folder of its own.
 # RDMA_TEST_MODE=native or RDMA_TEST_MODE=vm forces a mode; the default picks
 # native when /sys/class/infiniband lists a device and the VM otherwise.
 set -uo pipefail
 
-root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 cd "$root" || exit 1
 results=$root/build/test-results
 if [ "${1:-}" = --results ]; then
-	results=$root/${2:?tests/run.sh: --results needs a folder}
+	results=$root/${2:?tests/tools/run.sh: --results needs a folder}
 	shift 2
 fi
 vm_dir=$root/build/vm
-what=${1:?usage: tests/run.sh [--results DIR] test [BATS_FILE...] | demo | bench | train | shell [NODES]}
+what=${1:?usage: tests/tools/run.sh [--results DIR] test [BATS_FILE...] | demo | bench | train | shell [NODES]}
 shift
 
 die() { echo "$what: $*" >&2; exit 1; }
@@ -37,8 +37,8 @@ choose_mode() {
 }
 
 case $what in
-test) job=(tests/run-bats.sh "$@") ;; # in the VM: tests/run-bats.sh --device "$@"
-demo) job=(tests/demo.sh) ;;
+test) job=(tests/tools/run-bats.sh "$@") ;; # in the VM: tests/tools/run-bats.sh --device "$@"
+demo) job=(tests/tools/demo.sh) ;;
 bench) job=(tests/bench/bench.sh) ;;
 train) job=(steps/07_allreduce/train/train.sh "$@") ;;
 shell) job=(tests/vm/shell.sh) ;;
@@ -70,10 +70,10 @@ else
 	if [ "$what" = test ]; then
 		# The tests tagged outside-vm run here, where a process costs far less than in
 		# the emulated VM, and while the VM boots; their report follows the VM's.
-		RDMA_DEV=none RDMA_STEPS_RESULTS=$results tests/run-bats.sh --outside-vm "$@" >"$results/outside-vm.out" 2>&1 &
+		RDMA_DEV=none RDMA_STEPS_RESULTS=$results tests/tools/run-bats.sh --outside-vm "$@" >"$results/outside-vm.out" 2>&1 &
 		outside_pid=$!
 		trap 'kill "$outside_pid" 2>/dev/null' EXIT
-		job=(tests/run-bats.sh --device "$@")
+		job=(tests/tools/run-bats.sh --device "$@")
 	fi
 	if [ "$what" = test ] && [ "$(bats --count --filter-tags '!outside-vm' "${@:-tests/}")" = 0 ]; then
 		echo "test: none of these tests needs the VM"
@@ -98,8 +98,8 @@ else
 fi
 echo "$what: finished in $((SECONDS - start)) s ($mode)"
 if [ "$what" = test ]; then
-	tests/slowest.sh "$results"/*tap
-	tests/failures.sh "$results/tap" ${outside_status+"$results/outside-vm.tap"}
-	tests/summarize.sh "$results/tap" ${outside_status+"$results/outside-vm.tap"} || exit 1
+	tests/tools/slowest.sh "$results"/*tap
+	tests/tools/failures.sh "$results/tap" ${outside_status+"$results/outside-vm.tap"}
+	tests/tools/summarize.sh "$results/tap" ${outside_status+"$results/outside-vm.tap"} || exit 1
 fi
 exit "$status"
