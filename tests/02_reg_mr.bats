@@ -6,6 +6,7 @@ setup() {
 }
 
 teardown() {
+	say_where_it_stopped
 	rm -rf "${NOBODY_DIR:-}"
 }
 

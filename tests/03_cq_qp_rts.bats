@@ -58,11 +58,11 @@ setup() {
 	start=$SECONDS
 	run_step 03_cq_qp_rts -d "$DEV" -p "$port" -t 2
 	assert_failure 1
-	assert_output --partial "error: no client connected to TCP port $port within 2 s"
+	assert_output --partial "error: no client connected to TCP port $port within $((2 * TIME_SCALE)) s"
 	run_step 03_cq_qp_rts -d "$DEV" -p "$port" -t 2 127.0.0.1
 	assert_failure 1
-	assert_output --partial "error: could not connect to 127.0.0.1 port $port within 2 s: Connection refused"
-	[ $((SECONDS - start)) -lt 15 ] || fail "two 2-second timeouts took $((SECONDS - start)) s"
+	assert_output --partial "error: could not connect to 127.0.0.1 port $port within $((2 * TIME_SCALE)) s: Connection refused"
+	[ $((SECONDS - start)) -lt $((15 * TIME_SCALE)) ] || fail "two 2-second timeouts took $((SECONDS - start)) s"
 	assert_in_order '^ibv_create_qp ' '^ibv_destroy_qp ' '^ibv_dereg_mr ' '^ibv_close_device '
 	# Ctrl-C while the server waits: the program unwinds through its release lines, not around them.
 	start_step srv 03_cq_qp_rts -d "$DEV" -p "$port" -t 20
@@ -187,21 +187,21 @@ end_fake_peer() {
 	start=$SECONDS
 	start_fake_peer
 	end_fake_peer
-	assert_output --partial 'error: the peer sent nothing for 2 s on the side channel'
+	assert_output --partial "error: the peer sent nothing for $((2 * TIME_SCALE)) s on the side channel"
 	start_fake_peer
 	printf 'RDST\002\003\000\000' >&5
 	end_fake_peer
-	assert_output --partial 'error: the peer sent only 8 bytes of its message, then nothing for 2 s: is it speaking the same exchange format?'
+	assert_output --partial "error: the peer sent only 8 bytes of its message, then nothing for $((2 * TIME_SCALE)) s: is it speaking the same exchange format?"
 	# More than the start: the rest of the message never comes.
 	start_fake_peer
 	printf 'RDST\002\003%014d' 0 >&5
 	end_fake_peer
-	assert_output --partial 'error: the peer sent only 20 bytes of its message, then nothing for 2 s'
+	assert_output --partial "error: the peer sent only 20 bytes of its message, then nothing for $((2 * TIME_SCALE)) s"
 	start_fake_peer
 	exec 5>&-
 	end_fake_peer
 	assert_output --partial 'error: the peer closed the side channel early (did it fail? see its output)'
-	[ $((SECONDS - start)) -lt 30 ] || fail "four 2-second waits took $((SECONDS - start)) s"
+	[ $((SECONDS - start)) -lt $((30 * TIME_SCALE)) ] || fail "four 2-second waits took $((SECONDS - start)) s"
 	# A peer that sends the server's own message back (so RTR succeeds), then 'x' where 'R' belongs.
 	start_fake_peer
 	head -c 96 <&5 >"$BATS_TEST_TMPDIR/own.msg"

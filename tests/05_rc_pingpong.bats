@@ -153,7 +153,7 @@ assert_rc_pingpong_agrees() {
 	start_step srv 05_poll_destroy -d "$DEV" -p "$port" -t 10 --peer=rc_pingpong
 	wait_for_line "$BATS_TEST_TMPDIR/srv.out" '^listening '
 	rc_status=0
-	timeout -k 2 10 ibv_rc_pingpong -d "$DEV" -p "$port" 127.0.0.1 >"$BATS_TEST_TMPDIR/rc.out" 2>&1 || rc_status=$?
+	timeout -k 2 $((10 * TIME_SCALE)) ibv_rc_pingpong -d "$DEV" -p "$port" 127.0.0.1 >"$BATS_TEST_TMPDIR/rc.out" 2>&1 || rc_status=$?
 	[ "$rc_status" -ne 0 ] || fail "ibv_rc_pingpong without -g ran: $(cat "$BATS_TEST_TMPDIR/rc.out")"
 	finish_step srv "$srv_pid"
 	assert_failure 1

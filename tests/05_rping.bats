@@ -18,13 +18,13 @@ assert_rping_pings() {
 	! grep -q 'data mismatch' "$BATS_TEST_TMPDIR/rping.out" || fail "rping -V found a mismatch"
 }
 
-# Waits until rping's server listens (rdma_cm's own view), for at most 4 s.
+# Waits until rping's server listens (rdma_cm's own view), for at most 4 s times TIME_SCALE.
 wait_for_rping_listen() {
-	for _ in $(seq 1 40); do
+	for _ in $(seq 1 $((40 * TIME_SCALE))); do
 		rdma resource show cm_id | grep -q "state LISTEN ps TCP .*comm rping" && return 0
 		nap 0.1
 	done
-	fail "rping's server did not listen within 4 s: $(cat "$BATS_TEST_TMPDIR/rping.out")"
+	fail "rping's server did not listen within $((4 * TIME_SCALE)) s: $(cat "$BATS_TEST_TMPDIR/rping.out")"
 }
 
 @test "05_poll_destroy --peer=rping serves rping -c -V, and is the client of rping -s -V: 5 pings each, every byte checked on both sides, at rping's default size when neither side is given one" {

@@ -73,7 +73,7 @@ setup() {
 	record_baseline
 	SKIP_RANK=2
 	run_ring 3 -t 2
-	assert_all_name 2 "it never came to the rendezvous within 2 s" 9
+	assert_all_name 2 "it never came to the rendezvous within $((2 * TIME_SCALE)) s" 9
 	unset SKIP_RANK
 	RANK_ARGS_2="--datatype int32" run_ring 3 -t 5
 	assert_all_name 2 "it was given other options than rank 0: -o all_reduce --datatype int32 " 15

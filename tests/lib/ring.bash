@@ -49,7 +49,7 @@ assert_ring_success() {
 # the ranks' start and teardown under emulation, on a shared machine), its last error
 # line (the only one, on a rank that did not fail itself) being "error: rank FAILED: CAUSE".
 assert_all_name() {
-	local failed=$1 cause=$2 bound=$3 k errors
+	local failed=$1 cause=$2 bound=$(($3 * TIME_SCALE)) k errors
 	[ "$RING_SECONDS" -le "$bound" ] || fail "the ranks took $RING_SECONDS s to end, more than $bound"
 	for ((k = 0; k < RING_N; k++)); do
 		[ "$k" != "${SKIP_RANK:-}" ] || continue

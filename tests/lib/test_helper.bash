@@ -43,8 +43,42 @@ NAP_DIR=$BATS_TEST_TMPDIR
 . "$PROJECT_ROOT/tests/lib/paused.bash"
 BIN=${RDMA_STEPS_BIN:-$PROJECT_ROOT/build/bin}
 DEV=${RDMA_DEV:?RDMA_DEV must name the RDMA device under test; run the suite with make test}
+# Every time bound of the suite, times TIME_SCALE (a whole number, 1 by default), so that
+# a slower machine raises them all at once: TIME_SCALE=3 make test.  It multiplies the -t N
+# a test gives a step (scale_step_args), STEP_TIMEOUT, wait_for_line's bound and the
+# bounds the tests assert on, written $((N * TIME_SCALE)) where a test states one.
+TIME_SCALE=${TIME_SCALE:-1}
+[[ $TIME_SCALE =~ ^[1-9][0-9]?$ ]] || {
+	echo "TIME_SCALE must be a whole number from 1 to 99, not '$TIME_SCALE'" >&2
+	return 1
+}
 # A program that has not finished after this many seconds is killed: a hang is a failure.
-STEP_TIMEOUT=${STEP_TIMEOUT:-30}
+STEP_TIMEOUT=${STEP_TIMEOUT:-$((30 * TIME_SCALE))}
+
+# The command a failed test stopped in, with its status, on the test's output.  bats names
+# the test file's line, and with functrace off (above) that is the line that called the
+# helper, not the command inside it that failed.  A file with a teardown of its own calls it.
+say_where_it_stopped() {
+	[ -n "${BATS_TEST_COMPLETED:-}" ] || echo "the test stopped in: $BASH_COMMAND (status ${BATS_ERROR_STATUS:-unknown})"
+}
+
+teardown() {
+	say_where_it_stopped
+}
+
+# Sets STEP_ARGS to ARGS..., a step's options, with the seconds after each -t times TIME_SCALE.
+scale_step_args() {
+	STEP_ARGS=()
+	while [ $# -gt 0 ]; do
+		if [ "$1" = -t ] && [ $# -gt 1 ] && [[ $2 =~ ^[0-9]+$ ]]; then
+			STEP_ARGS+=(-t $(($2 * TIME_SCALE)))
+			shift 2
+		else
+			STEP_ARGS+=("$1")
+			shift
+		fi
+	done
+}
 
 # The program for STEP: $BIN/STEP, or STEP itself when it is a path.
 step_program() {
@@ -58,7 +92,8 @@ step_program() {
 run_step() {
 	local step=$1
 	shift
-	run timeout -k 2 "$STEP_TIMEOUT" "$BIN/$step" "$@"
+	scale_step_args "$@"
+	run timeout -k 2 "$STEP_TIMEOUT" "$BIN/$step" "${STEP_ARGS[@]}"
 }
 
 # The kernel's counts of pd, cq, qp, mr and rdma_cm ids on DEV, as "pd=N cq=N qp=N mr=N cm_id=N"
@@ -110,7 +145,8 @@ start_cm_server() {
 run_cm_client() {
 	local step=$1
 	shift
-	run timeout -k 2 "$STEP_TIMEOUT" "$BIN/$step" -p "$CM_PORT" -t 10 --cm "$@" "$CM_ADDR"
+	scale_step_args -p "$CM_PORT" -t 10 --cm "$@" "$CM_ADDR"
+	run timeout -k 2 "$STEP_TIMEOUT" "$BIN/$step" "${STEP_ARGS[@]}"
 }
 
 # Records the kernel's counts of pd, cq, qp and mr, to compare after a run.
@@ -156,7 +192,8 @@ start_step() {
 	# Emptied before the job starts, not by its own redirection, which may come later:
 	# a wait_for_line right after must not find the lines of the last run that used NAME.
 	: >"$out"
-	timeout -k 2 "$STEP_TIMEOUT" "$(step_program "$step")" "$@" >"$out" 2>&1 &
+	scale_step_args "$@"
+	timeout -k 2 "$STEP_TIMEOUT" "$(step_program "$step")" "${STEP_ARGS[@]}" >"$out" 2>&1 &
 	printf -v "${name}_pid" '%s' "$!"
 }
 
@@ -171,15 +208,16 @@ file_has_line() {
 	return 1
 }
 
-# Waits up to SECONDS (default 20, by the clock) for a line matching REGEX in FILE.
+# Waits up to SECONDS (default 20, by the clock) times TIME_SCALE for a line matching REGEX in FILE.
 # A program that has failed (an "error:" line) or finished (its teardown line)
 # prints nothing more, so the wait ends there, at once.
 wait_for_line() {
-	local file=$1 regex=$2 deadline=$((SECONDS + ${3:-20}))
+	local file=$1 regex=$2 bound=$((${3:-20} * TIME_SCALE))
+	local deadline=$((SECONDS + bound))
 	until file_has_line "$file" "$regex"; do
 		! file_has_line "$file" '^(error: |teardown +: )' ||
 			fail "the program stopped before a line matching '$regex' in $file; it holds: $(cat "$file")"
-		[ "$SECONDS" -lt "$deadline" ] || fail "no line matching '$regex' in $file after ${3:-20} s; it holds: $(cat "$file")"
+		[ "$SECONDS" -lt "$deadline" ] || fail "no line matching '$regex' in $file after $bound s; it holds: $(cat "$file")"
 		nap 0.05
 	done
 }
@@ -252,7 +290,8 @@ run_two_sides() {
 	start_step srv "$step" -d "$DEV" -p "$port" -t 20 "${srv_args[@]}"
 	wait_for_line "$BATS_TEST_TMPDIR/srv.out" '^listening '
 	cli_status=0
-	timeout -k 2 "$STEP_TIMEOUT" "$(step_program "$step")" -d "$DEV" -p "$port" -t 20 "${cli_args[@]}" 127.0.0.1 \
+	scale_step_args -d "$DEV" -p "$port" -t 20 "${cli_args[@]}" 127.0.0.1
+	timeout -k 2 "$STEP_TIMEOUT" "$(step_program "$step")" "${STEP_ARGS[@]}" \
 		>"$BATS_TEST_TMPDIR/cli.out" 2>&1 || cli_status=$?
 	srv_status=0
 	wait "$srv_pid" || srv_status=$?

@@ -60,7 +60,7 @@ assert_three_ranks_from() { # LAUNCHER VARIABLES FILE...
 	assert_all_name 5 "rank 5 is past the world size 3 \(ranks are 0 to 2\)" 15
 	SKIP_RANK=0
 	run_ring 2 -t 1
-	assert_all_name 0 "no rendezvous at 127.0.0.1 port $RING_PORT within 1 s \(Connection refused\): is rank 0 running, with the same -p\?" 7
+	assert_all_name 0 "no rendezvous at 127.0.0.1 port $RING_PORT within $((1 * TIME_SCALE)) s \(Connection refused\): is rank 0 running, with the same -p\?" 7
 	unset SKIP_RANK
 	RDMA_STEPS_FAIL_AT=post_send RDMA_STEPS_FAIL_RANK=2 run_ring 3 -t 3 -b 4K --maxbytes 4K -n 1 -w 0
 	assert_all_name 2 "it could not send a credit" 15
@@ -76,7 +76,7 @@ assert_three_ranks_from() { # LAUNCHER VARIABLES FILE...
 	finish_ring_but 2
 	pkill -KILL -P "$r2_pid"
 	wait "$r2_pid" || true
-	[ $((SECONDS - start)) -le 7 ] || fail "the ranks took $((SECONDS - start)) s to end after rank 2 stopped"
+	[ $((SECONDS - start)) -le $((7 * TIME_SCALE)) ] || fail "the ranks took $((SECONDS - start)) s to end after rank 2 stopped"
 	for k in 0 1; do
 		use_output_of "r$k"
 		assert_line --regexp '^error: rank [12]: '

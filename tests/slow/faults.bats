@@ -81,7 +81,7 @@ assert_faults_paired() {
 		start_step srv "$step" -d "$DEV" -p "$port" -t 5 "${extra[@]}"
 		# A server that fails before it listens ends at once; otherwise start the client.
 		listened=0
-		wait_listening "$port" 10 "$srv_pid" || listened=$?
+		wait_listening "$port" $((10 * TIME_SCALE)) "$srv_pid" || listened=$?
 		[ "$listened" -ne 1 ] || fail "$step with the fault at $point: the server neither listened nor ended"
 		start_step cli "$step" -d "$DEV" -p "$port" -t 3 "${extra[@]}" "${FAULT_HOST:-127.0.0.1}"
 		unset RDMA_STEPS_FAIL_AT
@@ -225,8 +225,8 @@ assert_faults_ring() {
 	finish_step srv "$srv_pid"
 	pkill -KILL -P "$cli_pid"
 	assert_failure 1
-	assert_line 'error: no completion within 10000 ms: is the peer running, and did it post what this operation needs?'
-	[ $((SECONDS - start)) -ge 9 ] || fail "the server gave up after $((SECONDS - start)) s, before its 10 s limit"
+	assert_line "error: no completion within $((10000 * TIME_SCALE)) ms: is the peer running, and did it post what this operation needs?"
+	[ $((SECONDS - start)) -ge $((9 * TIME_SCALE)) ] || fail "the server gave up after $((SECONDS - start)) s, before its 10 s limit"
 	assert_line --regexp '^teardown +: every object released$'
 	assert_back_to_baseline
 }
