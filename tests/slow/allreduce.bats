@@ -74,6 +74,10 @@ assert_three_ranks_from() { # LAUNCHER VARIABLES FILE...
 	pkill -STOP -P "$r2_pid"
 	start=$SECONDS
 	finish_ring_but 2
+	# A hang raises no error in RDMA: the stopped rank's two QPs are still in RTS (book/debugging.md).
+	stopped=$(pgrep -P "$r2_pid")
+	run rdma resource show qp
+	[ "$(grep -cE "state RTS .* pid $stopped comm " <<<"$output")" = 2 ] || fail "rank 2 (pid $stopped), stopped, has not two QPs in RTS: $output"
 	pkill -KILL -P "$r2_pid"
 	wait "$r2_pid" || true
 	[ $((SECONDS - start)) -le $((7 * TIME_SCALE)) ] || fail "the ranks took $((SECONDS - start)) s to end after rank 2 stopped"
