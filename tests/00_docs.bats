@@ -117,7 +117,7 @@ interview_english_words() {
 		else { $e += () = /\S+/g } END { print $e + 0, "\n" }' "$INTERVIEW"
 }
 
-@test "INTERVIEW.md: four spoken answers of at most 80 words, at least 10 follow-up chains, each with its Chinese, and about 2,100 English words" {
+@test "INTERVIEW.md: four spoken answers of at most 80 words, at least 10 follow-up chains, each with its Chinese, and about 2,300 English words" {
 	run awk '/^## Four spoken answers/ { on = 1; next } /^## / { on = 0 } on && /^> / { print NF - 1 }' "$INTERVIEW"
 	assert_success
 	[ "${#lines[@]}" = 4 ] || fail "expected 4 spoken answers, found ${#lines[@]}"
@@ -130,7 +130,7 @@ interview_english_words() {
 	assert_success
 	assert_output ""
 	words=$(interview_english_words)
-	[ "$words" -le 2200 ] || fail "INTERVIEW.md has $words English words, more than about 2,100"
+	[ "$words" -le 2400 ] || fail "INTERVIEW.md has $words English words, more than about 2,300"
 }
 
 # prose_count en|zh-CN ideas|all FILE...: the words (en), or the Chinese characters and the English terms kept
