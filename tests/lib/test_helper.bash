@@ -106,18 +106,11 @@ rdma_counts() {
 		END { printf "pd=%s cq=%s qp=%s mr=%s cm_id=%s\n", n["pd"], n["cq"], n["qp"], n["mr"], n["cm_id"] }' <<<"$shown"
 }
 
-# Sets the variable NAME to rdma_counts.  A reading that fails is said on a TAP "# " line
-# and taken once more, and a second failure fails the test, naming both.  The reading is
-# not what a test asserts: once, in a .ci/run beside the fresh-machine check, it failed
-# at a test's start with nothing said, in the pipe rdma_counts then was (cause not found).
+# Sets the variable NAME to rdma_counts, or fails the test with what went wrong.
 read_rdma_counts() { # NAME
-	local counts try said=""
-	for try in 1 2; do
-		counts=$(rdma_counts) && { printf -v "$1" '%s' "$counts"; return 0; }
-		said+="try $try: ${counts:-nothing said}; "
-		echo "# reading the kernel's counts failed, try $try: ${counts:-nothing said}" >&3
-	done
-	fail "the kernel's counts could not be read: $said"
+	local counts
+	counts=$(rdma_counts) || fail "the kernel's counts could not be read: ${counts:-nothing said}"
+	printf -v "$1" '%s' "$counts"
 }
 
 # The IPv4 address of DEV's interface, for rdma_cm (127.0.0.1 is lo's, and no RDMA device is on lo):
