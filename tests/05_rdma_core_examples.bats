@@ -1,5 +1,6 @@
 #!/usr/bin/env bats
-# 05_rdma_core_examples.bats: what book/where-next.md's table says soft-RoCE runs, run: rdma-core's SRQ, UC and UD ping-pongs; and what it says rxe lacks, refused.
+# 05_rdma_core_examples.bats: book/where-next.md's table of the verbs the steps do not run, checked on rxe: rdma-core's SRQ, UC and UD ping-pongs run;
+# ibv_rc_pingpong refuses --odp, --ts and --dm; and tests/verbs_probe.c finds each verb that needs no peer done or refused as the table says.
 
 setup() {
 	load test_helper
@@ -56,4 +57,33 @@ assert_pair_ran() { # PROGRAM ITERS
 		[ "$status" -ne 0 ] || fail "ibv_rc_pingpong $opt succeeded on $DEV: $output"
 		assert_output --partial "$want"
 	done
+}
+
+@test "tests/verbs_probe.c tries each verb of the table that needs no peer: what rxe does, and refuses, is what the table says" {
+	cc -Wall -O1 -o "$BATS_TEST_TMPDIR/verbs_probe" "$PROJECT_ROOT/tests/verbs_probe.c" -libverbs ||
+		fail "tests/verbs_probe.c does not build"
+	record_baseline
+	run timeout -k 2 "$STEP_TIMEOUT" "$BATS_TEST_TMPDIR/verbs_probe" "$DEV"
+	assert_success
+	# What the table says rxe does.
+	local verb
+	for verb in ibv_query_device_ex ibv_create_srq 'ibv_modify_srq (srq_limit)' 'ibv_create_qp (RC on the SRQ)' \
+		'ibv_create_qp (RC)' 'ibv_create_qp (UD)' 'ibv_create_qp (UC)' 'ibv_alloc_mw (type 1)' \
+		'ibv_create_cq_ex (byte_len)' ibv_resize_cq; do
+		assert_line "$verb: ok"
+	done
+	# What it says rxe lacks: each refused with EOPNOTSUPP, the answer of a verb its provider does not have.
+	for verb in ibv_open_xrcd ibv_advise_mr ibv_alloc_dm ibv_alloc_null_mr ibv_rereg_mr \
+		'ibv_create_cq_ex (completion timestamp)' ibv_query_rt_values_ex ibv_modify_cq ibv_alloc_td \
+		ibv_import_device ibv_query_ece ibv_modify_qp_rate_limit; do
+		assert_line "$verb: failed: EOPNOTSUPP (95)"
+	done
+	assert_line 'odp_caps.general_caps: 0'
+	assert_line 'completion_timestamp_mask: 0'
+	assert_line 'max_dm_size: 0'
+	assert_line 'ibv_query_qp_data_in_order (RDMA_WRITE): 0'
+	assert_line 'ibv_is_fork_initialized: IBV_FORK_UNNEEDED'
+	assert_line 'ibv_query_pkey (index 0): ok 0xffff'
+	assert_line --regexp '^ibv_query_pkey \(index 1\): failed: '
+	assert_back_to_baseline
 }
