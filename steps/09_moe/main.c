@@ -1,5 +1,7 @@
 /* main.c: step 09: MoE dispatch and combine over verbs: a variable all-to-all, every rank to every rank, signalled with remote atomics. */
+#include "clock.h"
 #include "control.h"
+#include "device.h"
 #include "fault.h"
 #include "launch.h"
 #include "moe_options.h"
@@ -7,8 +9,13 @@
 #include "phases.h"
 #include "report.h"
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
+
+/* Twice the kernel's 10 ms cache of the device counters (RDMA_HW_STATS_DEFAULT_LIFESPAN). */
+#define COUNTER_LIFESPAN_MS 20
 
 static const char purpose[] =
 	"Step 09: on top of steps 01-05 and step 07's rendezvous and launchers (not its ring),\n"
@@ -99,15 +106,51 @@ static int gather_rows(struct moe_run *r, uint64_t wrong)
 static void show_posts(const struct moe_run *r)
 {
 	const struct a2a_stats *d = &r->stats[PHASE_DISPATCH];
-	const char *s = d->posts == 1 ? "" : "s";	/* N - 1 posts, FETCH_ADDs and signals alike */
+	const char *s = d->posts == 1 ? "" : "s";	/* N - 1 posts, signals alike */
+	uint64_t sent = 0;
 
+	for (int ph = 0; ph < PHASES; ph++)
+		sent += r->stats[ph].atomics + r->stats[ph].imms;
+	if (r->opts->signal == SIGNAL_FADD) {
+		show("posts", "dispatch: %llu ibv_post_send call%s (one per peer; on rxe each is one "
+		     "write() system call), %llu WRITEs and %llu FETCH_ADD%s, %llu B",
+		     (unsigned long long)d->posts, s, (unsigned long long)d->writes,
+		     (unsigned long long)d->atomics, s, (unsigned long long)d->bytes);
+		show("signals", "%d FETCH_ADD%s came to each of our 3 words (layout, dispatch, "
+		     "combine); we sent %llu", r->mesh->world - 1, s, (unsigned long long)sent);
+		return;
+	}
 	show("posts", "dispatch: %llu ibv_post_send call%s (one per peer; on rxe each is one write() "
-	     "system call), %llu WRITEs and %llu FETCH_ADD%s, %llu B", (unsigned long long)d->posts, s,
-	     (unsigned long long)d->writes, (unsigned long long)d->atomics, s,
-	     (unsigned long long)d->bytes);
-	show("signals", "%d FETCH_ADD%s came to each of our 3 words (layout, dispatch, combine); we "
-	     "sent %llu", r->mesh->world - 1, s, (unsigned long long)(r->stats[PHASE_LAYOUT].atomics +
-	     d->atomics + r->stats[PHASE_COMBINE].atomics));
+	     "system call), %llu WRITEs, the last to each peer with immediate, %llu B; %llu "
+	     "ibv_post_recv calls (%d receives a QP were posted before the go-ahead)",
+	     (unsigned long long)d->posts, s, (unsigned long long)d->writes,
+	     (unsigned long long)d->bytes, (unsigned long long)d->recv_posts, A2A_RECV_BATCH);
+	show("signals", "%d WRITE%s with immediate came in each of our 3 exchanges (layout, dispatch, "
+	     "combine): %llu receive completions, each naming its sender, phase and exchange; we "
+	     "sent %llu", r->mesh->world - 1, s, (unsigned long long)r->a2a.signals_in,
+	     (unsigned long long)sent);
+}
+
+/* The port's packets and RNR NAKs over the three phases (per device: every rank on it adds). */
+static void show_counters(const struct moe_run *r, const struct dev_counters *a,
+			  const struct dev_counters *b)
+{
+	const char *name = ibv_get_device_name(r->mesh->dev.ctx->device);
+	bool rnr = b->send_rnr != a->send_rnr || b->rcvd_rnr != a->rcvd_rnr;
+
+	if (!a->ok || !b->ok) {
+		show("device counters", "not readable under /sys/class/infiniband/%s/ports/%u/hw_counters",
+		     name, r->mesh->dev.port);
+		return;
+	}
+	show("device counters", "%s: sent_pkts +%llu, rcvd_pkts +%llu over the three phases (per "
+	     "device: every rank on it adds to them)", name, b->sent_pkts - a->sent_pkts,
+	     b->rcvd_pkts - a->rcvd_pkts);
+	show("RNR NAKs", "sent +%llu, received +%llu: %s", b->send_rnr - a->send_rnr,
+	     b->rcvd_rnr - a->rcvd_rnr, r->opts->signal == SIGNAL_FADD ? "no WR of ours consumes a "
+	     "receive" : rnr ? "a WRITE with immediate came before its receive (another program on "
+	     "this device, or a receive posted too late)" : "every WRITE with immediate found its "
+	     "receive posted");
 }
 
 /* The home rank's check of every token; the number of tokens wrong. */
@@ -126,10 +169,31 @@ static uint64_t check_tokens(const struct moe_run *r)
 	return c.wrong;
 }
 
+/*
+ * The port's counters after the phases.  The kernel answers a read of
+ * hw_counters from its copy for 10 ms after the last refresh
+ * (RDMA_HW_STATS_DEFAULT_LIFESPAN): a run shorter than that would read
+ * BEFORE's figures again, so it waits the rest out first.
+ */
+static void read_counters_after(const struct moe_run *r, const struct timespec *since,
+				struct dev_counters *out)
+{
+	long left = COUNTER_LIFESPAN_MS - ms_since(since);
+	struct timespec t = { .tv_nsec = left * 1000000L };
+
+	if (left > 0)
+		nanosleep(&t, NULL);
+	dev_counters_read(ibv_get_device_name(r->mesh->dev.ctx->device), r->mesh->dev.port, out);
+}
+
 static int run_phases(struct moe_run *r)
 {
+	struct dev_counters before, after;
+	struct timespec start;
 	uint64_t wrong;
 
+	dev_counters_read(ibv_get_device_name(r->mesh->dev.ctx->device), r->mesh->dev.port, &before);
+	clock_start(&start);
 	show_heading("stage 9, layout: every rank's row of counts, all to all");
 	if (run_layout(r))
 		return -1;
@@ -139,8 +203,10 @@ static int run_phases(struct moe_run *r)
 	show_heading("stage 9, combine: the experts' outputs back to each token's home rank");
 	if (run_combine(r))
 		return -1;
+	read_counters_after(r, &start, &after);
 	wrong = check_tokens(r);
 	show_posts(r);
+	show_counters(r, &before, &after);
 	return gather_rows(r, wrong) || wrong ? -1 : 0;
 }
 
@@ -152,9 +218,8 @@ static int run_rank(const struct cli_common *common, const struct moe_opts *opts
 	struct route *routes = calloc((size_t)opts->tokens + 1, sizeof(*routes));
 	struct hello mine = { .rank = l->rank, .world = l->world };
 	const char *failure = NULL;
-	struct moe_run r = { .mesh = mesh, .ctl = ctl, .l = &layout, .opts = opts, .routes = routes,
-			     .timeout_s = common->timeout_s };
-	int rc = -1;
+	struct moe_run r = { .mesh = mesh, .ctl = ctl, .l = &layout, .opts = opts, .routes = routes };
+	int recvs = opts->signal == SIGNAL_IMM ? A2A_RECV_BATCH : 0, rc = -1;
 
 	layout_init(&layout, opts, l->rank, l->world);
 	moe_opts_show(opts, l->world);
@@ -164,10 +229,11 @@ static int run_rank(const struct cli_common *common, const struct moe_opts *opts
 	} else {
 		gate_route(opts, l->rank, l->world, routes);
 	}
-	if (!failure && mesh_open(mesh, common, layout.bytes))
+	if (!failure && mesh_open(mesh, common, layout.bytes, opts->signal))
 		failure = "its set-up failed (see its output)";
 	moe_opts_format(opts, mine.options, sizeof(mine.options));
-	if (mesh_meet(mesh, ctl, l, &mine, failure) || run_phases(&r))
+	a2a_init(&r.a2a, mesh, ctl, &layout, opts->signal, recvs, common->timeout_s);
+	if (mesh_meet(mesh, ctl, l, &mine, failure, recvs) || run_phases(&r))
 		goto free_routes;
 	if (common->pause)
 		pause_until_told("the exchange is done (see 'rdma resource show')");

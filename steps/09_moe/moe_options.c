@@ -1,4 +1,4 @@
-/* moe_options.c: step 09's part of the command line: the tokens, their size, the experts, the gate's top-k and seed, the rank. */
+/* moe_options.c: step 09's part of the command line: the tokens, their size, the experts, the gate's top-k and seed, the signal, the rank. */
 #include "moe_options.h"
 #include "report.h"
 
@@ -26,15 +26,19 @@ const struct cli_option moe_cli_options[] = {
 	{ "topk", CLI_KEY_TOPK, "K", "distinct experts per token (default: 8, DeepSeek-V3's)" },
 	{ "seed", CLI_KEY_SEED, "S", "the gate's and the tokens' seed (default: 1)" },
 	{ "skew", CLI_KEY_SKEW, "PERCENT", "each of a token's experts is one of rank 0's with this chance, while any is left; else any (default: 0, a uniform gate)" },
+	{ "signal", CLI_KEY_SIGNAL, "KIND", "fadd: a remote FETCH_ADD on the peer's word, which it polls; imm: the last WRITE with immediate, a receive completion (default: fadd)" },
 	{ "rank", CLI_KEY_RANK, "R", "this process's rank (default: the launcher's variables)" },
 	{ "world-size", CLI_KEY_WORLD_SIZE, "N", "how many ranks, 1 to 8 (default: the launcher's variables)" },
 	{ "hold", CLI_KEY_HOLD, "RANK:MS", "for tests: rank RANK waits MS ms between dispatch and combine" },
 	{ 0 },
 };
 
+static const char *const signal_names[] = { [SIGNAL_FADD] = "fadd", [SIGNAL_IMM] = "imm" };
+
 int moe_parse_option(int key, const char *arg, void *ctx)
 {
 	struct moe_opts *opts = ctx;
+	int v;
 
 	switch (key) {
 	case CLI_KEY_TOKENS:
@@ -49,6 +53,12 @@ int moe_parse_option(int key, const char *arg, void *ctx)
 		return cli_parse_u32("--seed", arg, &opts->seed);
 	case CLI_KEY_SKEW:
 		return cli_parse_int("--skew", arg, 0, 100, &opts->skew);
+	case CLI_KEY_SIGNAL:
+		v = cli_pick_named("--signal", "signal", arg, signal_names, 0, 2);
+		if (v < 0)
+			return -1;
+		opts->signal = (enum moe_signal)v;
+		return 0;
 	case CLI_KEY_RANK:
 		return cli_parse_int("--rank", arg, 0, MOE_MAX_RANKS - 1, &opts->rank);
 	case CLI_KEY_WORLD_SIZE:
@@ -88,6 +98,13 @@ void moe_opts_show(const struct moe_opts *opts, int world)
 	show("workload", "%d ranks x %d tokens of %zu B (%zu 32-bit words), %d experts a rank (%d "
 	     "in all), top-%d, seed %u", world, opts->tokens, opts->hidden, opts->hidden / 4,
 	     opts->experts, world * opts->experts, opts->topk, opts->seed);
+	if (opts->signal == SIGNAL_FADD)
+		show("signal kind", "fadd (the default): each chain to a peer ends with a FETCH_ADD +1 "
+		     "on the peer's word of the phase; no receive is posted, the peer polls its memory");
+	else
+		show("signal kind", "imm: each chain to a peer ends with a WRITE with immediate naming "
+		     "the exchange, the phase and the sender; every rank posts its receives before the "
+		     "go-ahead and polls its CQs for N - 1 receive completions");
 	if (opts->skew)
 		show("--skew", "%d%%: each of a token's experts is one of rank 0's with that chance: "
 		     "rank 0 is the hot rank, and its inbound links the incast", opts->skew);
@@ -100,5 +117,7 @@ void moe_opts_format(const struct moe_opts *opts, char *buf, size_t len)
 
 	/* Named only when given, so that a uniform gate's text stays what it was. */
 	if (opts->skew && n > 0 && (size_t)n < len)
-		snprintf(buf + n, len - (size_t)n, " --skew %d", opts->skew);
+		n += snprintf(buf + n, len - (size_t)n, " --skew %d", opts->skew);
+	if (opts->signal != SIGNAL_FADD && n > 0 && (size_t)n < len)
+		snprintf(buf + n, len - (size_t)n, " --signal %s", signal_names[opts->signal]);
 }

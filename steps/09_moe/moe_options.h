@@ -1,4 +1,4 @@
-/* moe_options.h: step 09's part of the command line: the tokens, their size, the experts, the gate's top-k and seed, the rank. */
+/* moe_options.h: step 09's part of the command line: the tokens, their size, the experts, the gate's top-k and seed, the signal, the rank. */
 #ifndef RDMA_STEPS_MOE_OPTIONS_H
 #define RDMA_STEPS_MOE_OPTIONS_H
 
@@ -11,6 +11,12 @@
 #define MOE_MAX_RANKS 8
 #define MOE_MAX_TOPK 16
 
+/* How a sender tells a peer that its data is there (--signal). */
+enum moe_signal {
+	SIGNAL_FADD,	/* a remote FETCH_ADD on the peer's word: no receive, the peer polls memory */
+	SIGNAL_IMM,	/* the chain's last WRITE with immediate: a receive consumed, a completion */
+};
+
 struct moe_opts {
 	int tokens;		/* --tokens: T per rank */
 	size_t hidden;		/* --hidden: H bytes per token, a multiple of 4 */
@@ -18,6 +24,7 @@ struct moe_opts {
 	int topk;		/* --topk: K distinct experts per token */
 	uint32_t seed;		/* --seed: the gate's and the tokens' */
 	int skew;		/* --skew: percent of experts drawn from rank 0's, the hot rank */
+	enum moe_signal signal;	/* --signal: fadd or imm */
 	int rank, world;	/* --rank, --world-size; -1: from the launcher's variables */
 	int hold_rank, hold_ms;	/* --hold=RANK:MS: that rank waits MS ms between dispatch and combine */
 };

@@ -18,9 +18,9 @@ struct moe_run {
 	const struct moe_layout *l;
 	const struct moe_opts *opts;
 	const struct route *routes;
-	int timeout_s;
+	struct a2a a2a;
 	struct a2a_stats stats[PHASES];
-	double us[PHASES];	/* from the first post to our word at N - 1 and our signals done */
+	double us[PHASES];	/* from the first post to every peer's signal come and ours done */
 };
 
 /* Our row of counts WRITTEN into every peer's matrix, theirs into ours: then every prefix sum is known. 0 or -1. */
