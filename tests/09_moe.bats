@@ -77,6 +77,39 @@ assert_imm_taken() { # P SEQ PH NAME
 	assert_back_to_baseline
 }
 
+# Rank 0's table rows of PHASE, one a size: their size column.
+row_sizes() { # PHASE
+	sed -nE "s/^ +([0-9]+) +[0-9]+ +uint32 +$1 +.*/\\1/p" <<<"$output"
+}
+
+@test "09_moe sweep (step 07's -b, --maxbytes, -f, -n, -w, -c): 8, 16 and 32 tokens a rank, each row its own layout, warm-up, timed pairs and a checked pair on cleared buffers; with FETCH_ADD and with WRITE with immediate (27 exchanges, the receives topped up); every row's #wrong 0, every token right" {
+	record_baseline
+	for signal in fadd imm; do
+		RING_STEP=09_moe run_ring 3 -t 10 --hidden 256 --experts 4 --topk 4 --seed 7 --signal "$signal" -b 2K --maxbytes 8K -f 2 -n 2 -w 1
+		assert_ring_success
+		use_output_of r0
+		assert_line "# MoE all-to-all over RDMA (verbs): 3 ranks, 8 to 32 tokens of 256 B a rank, top-4 of 12 experts"
+		[ "$(grep -cE '^ +[0-9]+ +[0-9]+ +uint32 +(dispatch|combine) ' <<<"$output")" -eq 6 ] || fail "not 6 rows: $output"
+		[ "$(grep -cE '^ +[1-9][0-9]* +[1-9][0-9]* +uint32 +(dispatch|combine) +[0-9.]+ +[0-9.]+ +[0-9.]+ +0$' <<<"$output")" -eq 6 ] || fail "a row with #wrong not 0: $output"
+		mapfile -t sizes < <(row_sizes dispatch)
+		# A record is 40 B of header (token, K, 4 pairs) and 256 B of payload.
+		for i in 0 1 2; do
+			[ $((sizes[i] % 296)) -eq 0 ] || fail "dispatch size ${sizes[i]} is not whole 296-byte records"
+		done
+		[ "${sizes[0]}" -lt "${sizes[1]}" ] && [ "${sizes[1]}" -lt "${sizes[2]}" ] || fail "dispatch sizes do not grow: ${sizes[*]}"
+		for k in 0 1 2; do
+			use_output_of "r$k"
+			assert_line "sweep               : -b 2048 to --maxbytes 8192 B of tokens a rank, x 2 a row: 8 to 32 tokens of 256 B (--tokens unused); each row a layout, 1 warm-up and 2 timed dispatch and combine pairs, then one on cleared buffers, every token checked"
+			assert_in_order "^check +: right: all 8 of our tokens" "^check +: right: all 16 of our tokens" "^check +: right: all 32 of our tokens"
+			assert_line --regexp '^device counters +: rxe[0-9]*: sent_pkts \+[1-9][0-9]*, rcvd_pkts \+[1-9][0-9]* over the three phases'
+			assert_line --regexp '^RNR NAKs +: sent \+0, received \+0: '
+			refute_line --regexp '^ibv_post_send '
+			assert_line --regexp '^teardown +: every object released$'
+		done
+	done
+	assert_back_to_baseline
+}
+
 @test "09_moe refuses a top-k larger than the experts there are, naming the options" {
 	run_step 09_moe --rank 0 --world-size 2 --experts 4 --topk 9
 	assert_failure 2

@@ -42,6 +42,7 @@ int a2a_begin(struct a2a *a, enum moe_phase ph, struct a2a_stats *st)
 	struct moe_mesh *m = a->m;
 
 	a->ph = ph;
+	a->rounds[ph]++;
 	if (a->signal != SIGNAL_IMM)
 		return 0;
 	for (int p = 0; p < m->world; p++) {
@@ -257,14 +258,20 @@ static int reap_all(struct a2a *a)
 	return 0;
 }
 
-/* How many peers have signalled this exchange: our word (fadd), or the receives taken (imm). */
+/* Our word of the phase (fadd): N - 1 more each exchange of that phase. */
+static uint64_t word_now(const struct a2a *a)
+{
+	return __atomic_load_n((uint64_t *)((char *)a->m->buf.addr + a->l->sig + 8 * (size_t)a->ph),
+			       __ATOMIC_ACQUIRE);
+}
+
+/* How many peers have signalled this exchange: our word's growth (fadd), or the receives taken (imm). */
 static uint64_t signals_now(const struct a2a *a)
 {
 	uint64_t n = 0;
 
 	if (a->signal == SIGNAL_FADD)
-		return __atomic_load_n((uint64_t *)((char *)a->m->buf.addr + a->l->sig +
-						    8 * (size_t)a->ph), __ATOMIC_ACQUIRE);
+		return word_now(a) - (uint64_t)(a->rounds[a->ph] - 1) * (uint64_t)(a->m->world - 1);
 	for (int p = 0; p < a->m->world; p++)
 		n += a->came[0][p] != 0;
 	return n;
@@ -307,9 +314,12 @@ int a2a_wait_signal(struct a2a *a)
 		if (look_around(a, ++spins, &start, -1, now))
 			return -1;
 	}
-	if (a->signal == SIGNAL_FADD)
+	if (a->signal == SIGNAL_FADD && a->rounds[a->ph] == 1)
 		show("signal", "our %s word reads %llu = N - 1: every peer's data is here",
 		     phase_names[a->ph], (unsigned long long)now);
+	else if (a->signal == SIGNAL_FADD)
+		show("signal", "our %s word reads %llu = %u x (N - 1): every peer's data is here",
+		     phase_names[a->ph], (unsigned long long)word_now(a), a->rounds[a->ph]);
 	else
 		show("signal", "%llu WRITEs with immediate of our %s came = N - 1: every peer's data "
 		     "is here", (unsigned long long)now, phase_names[a->ph]);

@@ -34,6 +34,8 @@ struct a2a {
 	int timeout_s;
 	uint32_t seq;				/* the exchange under way, counted from 0 */
 	enum moe_phase ph;			/* its phase */
+	uint32_t rounds[PHASES];		/* exchanges of each phase so far, this one included:
+						 * fadd's word adds N - 1 each time */
 	uint8_t came[2][MOE_MAX_RANKS];		/* imm: phase + 1 of each peer's signal of exchange
 						 * seq, and of seq + 1 (early); 0: none yet */
 	int recv_left[MOE_MAX_RANKS];		/* imm: receives posted on our QP to each peer, not taken */

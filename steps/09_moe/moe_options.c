@@ -17,6 +17,17 @@ void moe_opts_default(struct moe_opts *opts)
 	 */
 	*opts = (struct moe_opts){ .tokens = 128, .hidden = 7168, .experts = 8, .topk = 8,
 				   .seed = 1, .rank = -1, .world = -1, .hold_rank = -1 };
+	nccl_opts_default(&opts->sizes);
+}
+
+int moe_row_tokens(const struct moe_opts *opts, size_t size)
+{
+	return (int)(size / opts->hidden);
+}
+
+int moe_most_tokens(const struct moe_opts *opts)
+{
+	return opts->sizes.sized ? moe_row_tokens(opts, opts->sizes.maxbytes) : opts->tokens;
 }
 
 const struct cli_option moe_cli_options[] = {
@@ -77,6 +88,14 @@ int moe_opts_check(const struct moe_opts *opts, int world)
 			     "so that the check is exact", opts->hidden);
 		return -1;
 	}
+	if (opts->sizes.sized && nccl_opts_check(&opts->sizes))
+		return -1;
+	if (opts->sizes.sized && opts->sizes.maxbytes / opts->hidden > MAX_TOKENS) {
+		report_error("--maxbytes %zu is %zu tokens of %zu B (--hidden) a rank, more than %d",
+			     opts->sizes.maxbytes, opts->sizes.maxbytes / opts->hidden, opts->hidden,
+			     MAX_TOKENS);
+		return -1;
+	}
 	if (world > MOE_MAX_RANKS) {
 		report_error("%d ranks: step 09 connects every pair, and takes at most %d ranks",
 			     world, MOE_MAX_RANKS);
@@ -105,6 +124,13 @@ void moe_opts_show(const struct moe_opts *opts, int world)
 		show("signal kind", "imm: each chain to a peer ends with a WRITE with immediate naming "
 		     "the exchange, the phase and the sender; every rank posts its receives before the "
 		     "go-ahead and polls its CQs for N - 1 receive completions");
+	if (opts->sizes.sized)
+		show("sweep", "-b %zu to --maxbytes %zu B of tokens a rank, x %d a row: %d to %d tokens "
+		     "of %zu B (--tokens unused); each row a layout, %d warm-up and %d timed dispatch "
+		     "and combine pairs%s", opts->sizes.minbytes, opts->sizes.maxbytes,
+		     opts->sizes.stepfactor, moe_row_tokens(opts, opts->sizes.minbytes),
+		     moe_most_tokens(opts), opts->hidden, opts->sizes.warmup, opts->sizes.iters,
+		     opts->sizes.check ? ", then one on cleared buffers, every token checked" : "");
 	if (opts->skew)
 		show("--skew", "%d%%: each of a token's experts is one of rank 0's with that chance: "
 		     "rank 0 is the hot rank, and its inbound links the incast", opts->skew);
@@ -119,5 +145,9 @@ void moe_opts_format(const struct moe_opts *opts, char *buf, size_t len)
 	if (opts->skew && n > 0 && (size_t)n < len)
 		n += snprintf(buf + n, len - (size_t)n, " --skew %d", opts->skew);
 	if (opts->signal != SIGNAL_FADD && n > 0 && (size_t)n < len)
-		snprintf(buf + n, len - (size_t)n, " --signal %s", signal_names[opts->signal]);
+		n += snprintf(buf + n, len - (size_t)n, " --signal %s", signal_names[opts->signal]);
+	if (opts->sizes.sized && n > 0 && (size_t)n + 1 < len) {
+		buf[n++] = ' ';
+		nccl_opts_format(&opts->sizes, buf + n, len - (size_t)n);
+	}
 }

@@ -6,6 +6,7 @@
 #include <stdint.h>
 
 #include "cli.h"
+#include "nccl_options.h"
 
 /* One rxe device holds up to 8 ranks in the tests; the range. */
 #define MOE_MAX_RANKS 8
@@ -27,6 +28,7 @@ struct moe_opts {
 	enum moe_signal signal;	/* --signal: fadd or imm */
 	int rank, world;	/* --rank, --world-size; -1: from the launcher's variables */
 	int hold_rank, hold_ms;	/* --hold=RANK:MS: that rank waits MS ms between dispatch and combine */
+	struct nccl_opts sizes;	/* step 07's nccl-tests options: with -b or --maxbytes, a sweep */
 };
 
 void moe_opts_default(struct moe_opts *opts);
@@ -34,6 +36,12 @@ void moe_opts_default(struct moe_opts *opts);
 extern const struct cli_option moe_cli_options[];
 int moe_parse_option(int key, const char *arg, void *opts);
 #define MOE_STAGE(opts) { moe_cli_options, moe_parse_option, (opts) }
+
+/* The tokens per rank of a row of SIZE bytes: SIZE / --hidden. */
+int moe_row_tokens(const struct moe_opts *opts, size_t size);
+
+/* The most tokens a rank holds: --tokens, or the largest row's. */
+int moe_most_tokens(const struct moe_opts *opts);
 
 /* Checks the options against WORLD ranks; 0, or -1 after saying what does not fit. */
 int moe_opts_check(const struct moe_opts *opts, int world);

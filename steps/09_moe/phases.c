@@ -75,6 +75,10 @@ static struct block tokens_for(const struct moe_run *r, int peer)
 
 int run_dispatch(struct moe_run *r)
 {
+	/* Every result of the last combine is here; the next need our dispatch signal. */
+	if (r->fresh)
+		memset((char *)r->mesh->buf.addr + r->l->comb_in, 0, r->l->bytes - r->l->comb_in);
+	r->fresh = false;
 	layout_pack(r->l, r->opts, r->routes, r->mesh->buf.addr);
 	return exchange(r, PHASE_DISPATCH, tokens_for);
 }
@@ -113,5 +117,8 @@ int run_combine(struct moe_run *r)
 		ctl_fail(r->ctl, r->mesh->rank, "what it received does not match the layout");
 		return -1;
 	}
+	/* Every peer's WRITEs of this dispatch are here; the next need our combine signal. */
+	if (r->fresh)
+		memset((char *)r->mesh->buf.addr + r->l->recv, 0, r->l->comb_out - r->l->recv);
 	return exchange(r, PHASE_COMBINE, results_for);
 }
