@@ -28,6 +28,7 @@ setup() {
 		assert_line --regexp '^ibv_post_send +: dispatch to rank [0-2]: [0-9]+ WRITEs? of [0-9]+ B in all at its offset [0-9]+, unsignalled, then FETCH_ADD \+1 on its dispatch word, signalled: one post$'
 		assert_line --regexp '^posts +: dispatch: 2 ibv_post_send calls \(one per peer; on rxe each is one write\(\) system call\), [1-9][0-9]* WRITEs and 2 FETCH_ADDs, [1-9][0-9]* B$'
 		assert_line "signals             : 2 FETCH_ADDs came to each of our 3 words (layout, dispatch, combine); we sent 6"
+		assert_line --regexp '^system calls +: dispatch: 2 write\(\) by its 2 ibv_post_send calls \(syscw of /proc/self/io, read around each post: rxe.s doorbell\), none by ibv_poll_cq; [0-9]+ sched_yield\(\) in its waits '
 		assert_line --regexp '^device counters +: rxe[0-9]*: sent_pkts \+[1-9][0-9]*, rcvd_pkts \+[1-9][0-9]* over the three phases'
 		assert_line --regexp '^RNR NAKs +: sent \+0, received \+0: no WR of ours consumes a receive$'
 		assert_line "check               : right: all 32 of our tokens, every word the weighted sum of its 4 experts' outputs (CPU reference)"
@@ -68,6 +69,7 @@ assert_imm_taken() { # P SEQ PH NAME
 		refute_line --regexp 'FETCH_ADD'
 		assert_line --regexp '^posts +: dispatch: 2 ibv_post_send calls \(one per peer; on rxe each is one write\(\) system call\), [1-9][0-9]* WRITEs, the last to each peer with immediate, [1-9][0-9]* B; 0 ibv_post_recv calls \(16 receives a QP were posted before the go-ahead\)$'
 		assert_line "signals             : 2 WRITEs with immediate came in each of our 3 exchanges (layout, dispatch, combine): 6 receive completions, each naming its sender, phase and exchange; we sent 6"
+		assert_line --regexp '^system calls +: dispatch: 2 write\(\) by its 2 ibv_post_send calls \(syscw of /proc/self/io, read around each post: rxe.s doorbell\), none by ibv_poll_cq; [0-9]+ sched_yield\(\) in its waits '
 		assert_line --regexp '^access +: local_write,remote_write: peers WRITE counts, tokens and results into it, the last WRITE to us with immediate$'
 		assert_line --regexp '^device counters +: rxe[0-9]*: sent_pkts \+[1-9][0-9]*, rcvd_pkts \+[1-9][0-9]* over the three phases \(per device: every rank on it adds to them\)$'
 		assert_line --regexp '^RNR NAKs +: sent \+0, received \+0: every WRITE with immediate found its receive posted$'
@@ -104,6 +106,7 @@ row_sizes() { # PHASE
 			assert_line --regexp '^device counters +: rxe[0-9]*: sent_pkts \+[1-9][0-9]*, rcvd_pkts \+[1-9][0-9]* over the three phases'
 			assert_line --regexp '^RNR NAKs +: sent \+0, received \+0: '
 			refute_line --regexp '^ibv_post_send '
+			refute_line --regexp '^system calls '
 			assert_line --regexp '^teardown +: every object released$'
 		done
 	done

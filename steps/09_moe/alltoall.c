@@ -4,6 +4,7 @@
 #include "completion.h"
 #include "fault.h"
 #include "post_wr.h"
+#include "procstat.h"
 #include "report.h"
 
 #include <arpa/inet.h>
@@ -42,6 +43,7 @@ int a2a_begin(struct a2a *a, enum moe_phase ph, struct a2a_stats *st)
 	struct moe_mesh *m = a->m;
 
 	a->ph = ph;
+	a->st = st;
 	a->rounds[ph]++;
 	if (a->signal != SIGNAL_IMM)
 		return 0;
@@ -159,6 +161,24 @@ static void show_posted(const struct a2a *a, int peer, int writes, uint64_t dst,
 		     a->m->rank);
 }
 
+/*
+ * The write() system calls of a post, from /proc/self/io's syscw read before
+ * and after it: on rxe, ibv_post_send rings its doorbell with one write() to
+ * the uverbs device.  Reading the file is a read(), not counted there.
+ */
+static long syscw_now(const struct a2a *a)
+{
+	return a->count_syscalls ? proc_io_count("syscw") : -1;
+}
+
+static void count_post(struct a2a_stats *st, long before, long after)
+{
+	if (before < 0 || after < 0)
+		st->post_syscalls = -1;
+	else if (st->post_syscalls >= 0)
+		st->post_syscalls += after - before;
+}
+
 int a2a_post(struct a2a *a, int peer, size_t src, uint64_t dst, size_t len,
 	     struct a2a_stats *st)
 {
@@ -166,13 +186,16 @@ int a2a_post(struct a2a *a, int peer, size_t src, uint64_t dst, size_t len,
 	struct ibv_send_wr wr[QUEUE_DEPTH], *bad;
 	struct ibv_sge sge[QUEUE_DEPTH];
 	int writes = chain_writes(a->m, c, src, dst, len, wr, sge), n, rc;
+	long syscw;
 
 	if (a->signal == SIGNAL_FADD)
 		n = signal_fadd(a, c, peer, writes, wr, sge);
 	else
 		n = writes = signal_imm(a, c, dst, writes, wr);
 	wr[n - 1].next = NULL;
+	syscw = syscw_now(a);
 	rc = fault_at("post_send") ? errno : ibv_post_send(c->qp, wr, &bad);
+	count_post(st, syscw, syscw_now(a));
 	if (rc) {
 		report_verb_error(a->signal == SIGNAL_FADD ? "ibv_post_send (WRITEs, then FETCH_ADD)" :
 				  "ibv_post_send (WRITEs, the last with immediate)", rc);
@@ -311,6 +334,7 @@ int a2a_wait_signal(struct a2a *a)
 		if (a->signal == SIGNAL_IMM && reap_all(a))
 			return -1;
 		sched_yield();
+		a->st->yields++;
 		if (look_around(a, ++spins, &start, -1, now))
 			return -1;
 	}
@@ -348,6 +372,7 @@ int a2a_wait_sent(struct a2a *a)
 		if (first_sending(a) < 0)
 			break;
 		sched_yield();
+		a->st->yields++;
 		if (look_around(a, ++spins, &start, p, 0))
 			return -1;
 	}

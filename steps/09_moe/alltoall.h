@@ -20,9 +20,15 @@
 #define A2A_RECV_BATCH 16
 #define A2A_RECV_LOW 2
 
-/* What a phase posted, for the output: posts (doorbells, a write() each on rxe), WRs, bytes. */
+/*
+ * What a phase posted, for the output: posts (doorbells, a write() each on
+ * rxe), WRs, bytes; the write() system calls the posts made, when counted;
+ * the sched_yield() calls of the waits.
+ */
 struct a2a_stats {
 	uint64_t posts, recv_posts, writes, atomics, imms, bytes;
+	long post_syscalls;	/* -1: not counted (no /proc/self/io, or not asked) */
+	uint64_t yields;
 };
 
 /* The all-to-all's state across exchanges: the mesh, the signal kind, the receives, the signals come. */
@@ -41,6 +47,9 @@ struct a2a {
 	int recv_left[MOE_MAX_RANKS];		/* imm: receives posted on our QP to each peer, not taken */
 	bool sending[MOE_MAX_RANKS];		/* our signalled WR to each peer, not yet completed */
 	uint64_t signals_in;			/* signals taken off our CQs (imm) */
+	struct a2a_stats *st;			/* the phase under way's */
+	bool count_syscalls;			/* read /proc/self/io around each post: the one
+						 * exchange of each phase, not a sweep's timed ones */
 };
 
 /* Before the first exchange: RECVS receives already posted on every QP (mesh_meet). */

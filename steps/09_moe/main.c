@@ -38,6 +38,20 @@ static const char purpose[] =
 	"size of tokens a rank, T = size / --hidden, as nccl-tests' alltoall table; each row\n"
 	"-w and -n dispatch and combine pairs, then one on cleared buffers, every token checked.";
 
+/* Step 05 counts a message's system calls with strace; here the kernel's own count, around each post. */
+static void show_syscalls(const struct a2a_stats *d)
+{
+	if (d->post_syscalls < 0) {
+		show("system calls", "dispatch: not counted (/proc/self/io has no syscw here)");
+		return;
+	}
+	show("system calls", "dispatch: %ld write() by its %llu ibv_post_send calls (syscw of "
+	     "/proc/self/io, read around each post: rxe's doorbell), none by ibv_poll_cq; %llu "
+	     "sched_yield() in its waits (ours, since ranks outnumber the CPUs here: a proxy thread "
+	     "or a GPU kernel would spin)", d->post_syscalls, (unsigned long long)d->posts,
+	     (unsigned long long)d->yields);
+}
+
 static void show_posts(const struct moe_run *r)
 {
 	const struct a2a_stats *d = &r->stats[PHASE_DISPATCH];
@@ -108,6 +122,7 @@ static void read_counters_after(const struct moe_run *r, const struct timespec *
 /* One exchange of each phase, every line shown, then the table's two rows; the tokens wrong, or -1. */
 static int run_once(struct moe_run *r, uint64_t *wrong)
 {
+	r->a2a.count_syscalls = true;
 	show_heading("stage 9, layout: every rank's row of counts, all to all");
 	if (run_layout(r))
 		return -1;
@@ -119,6 +134,7 @@ static int run_once(struct moe_run *r, uint64_t *wrong)
 		return -1;
 	*wrong = check_tokens(r);
 	show_posts(r);
+	show_syscalls(&r->stats[PHASE_DISPATCH]);
 	return 0;
 }
 
