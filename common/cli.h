@@ -61,6 +61,7 @@ enum cli_long_key {
 	CLI_KEY_SEED,
 	CLI_KEY_HOLD,
 	CLI_KEY_SKEW,
+	CLI_KEY_SIGNAL,
 };
 
 /* An option a stage adds.  key is its short letter, or a cli_long_key for long-only options. */

@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# 09_moe.bats: step 09's MoE dispatch and combine: 3 ranks on one rxe, every token checked at home, the signals counted, all freed; an option refused.
+# 09_moe.bats: step 09's MoE dispatch and combine: 3 ranks on one rxe, signalled by FETCH_ADD and by WRITE with immediate, every token checked at home, the signals counted, all freed; an option refused.
 
 bats_require_minimum_version 1.5.0
 
@@ -28,8 +28,87 @@ setup() {
 		assert_line --regexp '^ibv_post_send +: dispatch to rank [0-2]: [0-9]+ WRITEs? of [0-9]+ B in all at its offset [0-9]+, unsignalled, then FETCH_ADD \+1 on its dispatch word, signalled: one post$'
 		assert_line --regexp '^posts +: dispatch: 2 ibv_post_send calls \(one per peer; on rxe each is one write\(\) system call\), [1-9][0-9]* WRITEs and 2 FETCH_ADDs, [1-9][0-9]* B$'
 		assert_line "signals             : 2 FETCH_ADDs came to each of our 3 words (layout, dispatch, combine); we sent 6"
+		assert_line --regexp '^system calls +: dispatch: 2 write\(\) by its 2 ibv_post_send calls \(syscw of /proc/self/io, read around each post: rxe.s doorbell\), none by ibv_poll_cq; [0-9]+ sched_yield\(\) in its waits '
+		assert_line --regexp '^device counters +: rxe[0-9]*: sent_pkts \+[1-9][0-9]*, rcvd_pkts \+[1-9][0-9]* over the three phases'
+		assert_line --regexp '^RNR NAKs +: sent \+0, received \+0: no WR of ours consumes a receive$'
 		assert_line "check               : right: all 32 of our tokens, every word the weighted sum of its 4 experts' outputs (CPU reference)"
 		assert_line --regexp '^teardown +: every object released$'
+	done
+	assert_back_to_baseline
+}
+
+# The line of rank P's signal of exchange SEQ (phase PH, numbered NAME) as rank K took it.
+assert_imm_taken() { # P SEQ PH NAME
+	local imm
+	imm=$(printf '0x%04x%02x%02x' "$2" "$3" "$1")
+	assert_line --regexp "^signal +: rank $1's WRITE with immediate $imm: exchange $2, $4, from rank $1( \\(the next exchange's, early: kept for it\\))?\$"
+}
+
+@test "09_moe --signal imm: 3 ranks, each chain's last WRITE with immediate, receives posted before the go-ahead: N - 1 receive completions per phase, each naming its sender, phase and exchange; every token right, no RNR NAK, all freed" {
+	record_baseline
+	RING_STEP=09_moe run_ring 3 -t 10 --tokens 32 --hidden 256 --experts 4 --topk 4 --seed 7 --signal imm
+	assert_ring_success
+	use_output_of r0
+	assert_line --regexp '^ +[1-9][0-9]* +[1-9][0-9]* +uint32 +dispatch +[0-9.]+ +[0-9.]+ +[0-9.]+ +0$'
+	assert_line --regexp '^ +[1-9][0-9]* +[1-9][0-9]* +uint32 +combine +[0-9.]+ +[0-9.]+ +[0-9.]+ +0$'
+	for k in 0 1 2; do
+		use_output_of "r$k"
+		assert_line --regexp '^signal kind +: imm: each chain to a peer ends with a WRITE with immediate'
+		assert_line "receives            : 16 on each of our 2 QPs, before the go-ahead: a WRITE with immediate that found none would be refused with an RNR NAK and retried"
+		assert_in_order '^receives +: 16 on each' '^== stage 9, layout'
+		phases=(layout dispatch combine)
+		for seq in 0 1 2; do
+			phase=${phases[seq]}
+			assert_line "signal              : 2 WRITEs with immediate of our $phase came = N - 1: every peer's data is here"
+			for p in 0 1 2; do
+				[ "$p" = "$k" ] || assert_imm_taken "$p" "$seq" "$seq" "$phase"
+			done
+			assert_line --regexp "^ibv_post_send +: $phase to rank [0-2]: [0-9]+ WRITEs? of [0-9]+ B in all at its offset [0-9]+, the last with immediate 0x000${seq}0${seq}0$k \\(exchange $seq, $phase, from rank $k\\), signalled: one post\$"
+		done
+		assert_line --regexp '^ibv_poll_cq +: completion: opcode RECV_RDMA_WITH_IMM, status success, [0-9]+ bytes, immediate 0x0001010[0-2]$'
+		refute_line --regexp 'FETCH_ADD'
+		assert_line --regexp '^posts +: dispatch: 2 ibv_post_send calls \(one per peer; on rxe each is one write\(\) system call\), [1-9][0-9]* WRITEs, the last to each peer with immediate, [1-9][0-9]* B; 0 ibv_post_recv calls \(16 receives a QP were posted before the go-ahead\)$'
+		assert_line "signals             : 2 WRITEs with immediate came in each of our 3 exchanges (layout, dispatch, combine): 6 receive completions, each naming its sender, phase and exchange; we sent 6"
+		assert_line --regexp '^system calls +: dispatch: 2 write\(\) by its 2 ibv_post_send calls \(syscw of /proc/self/io, read around each post: rxe.s doorbell\), none by ibv_poll_cq; [0-9]+ sched_yield\(\) in its waits '
+		assert_line --regexp '^access +: local_write,remote_write: peers WRITE counts, tokens and results into it, the last WRITE to us with immediate$'
+		assert_line --regexp '^device counters +: rxe[0-9]*: sent_pkts \+[1-9][0-9]*, rcvd_pkts \+[1-9][0-9]* over the three phases \(per device: every rank on it adds to them\)$'
+		assert_line --regexp '^RNR NAKs +: sent \+0, received \+0: every WRITE with immediate found its receive posted$'
+		assert_line "check               : right: all 32 of our tokens, every word the weighted sum of its 4 experts' outputs (CPU reference)"
+		assert_line --regexp '^teardown +: every object released$'
+	done
+	assert_back_to_baseline
+}
+
+# Rank 0's table rows of PHASE, one a size: their size column.
+row_sizes() { # PHASE
+	sed -nE "s/^ +([0-9]+) +[0-9]+ +uint32 +$1 +.*/\\1/p" <<<"$output"
+}
+
+@test "09_moe sweep (step 07's -b, --maxbytes, -f, -n, -w, -c): 8, 16 and 32 tokens a rank, each row its own layout, warm-up, timed pairs and a checked pair on cleared buffers; with FETCH_ADD and with WRITE with immediate (27 exchanges, the receives topped up); every row's #wrong 0, every token right" {
+	record_baseline
+	for signal in fadd imm; do
+		RING_STEP=09_moe run_ring 3 -t 10 --hidden 256 --experts 4 --topk 4 --seed 7 --signal "$signal" -b 2K --maxbytes 8K -f 2 -n 2 -w 1
+		assert_ring_success
+		use_output_of r0
+		assert_line "# MoE all-to-all over RDMA (verbs): 3 ranks, 8 to 32 tokens of 256 B a rank, top-4 of 12 experts"
+		[ "$(grep -cE '^ +[0-9]+ +[0-9]+ +uint32 +(dispatch|combine) ' <<<"$output")" -eq 6 ] || fail "not 6 rows: $output"
+		[ "$(grep -cE '^ +[1-9][0-9]* +[1-9][0-9]* +uint32 +(dispatch|combine) +[0-9.]+ +[0-9.]+ +[0-9.]+ +0$' <<<"$output")" -eq 6 ] || fail "a row with #wrong not 0: $output"
+		mapfile -t sizes < <(row_sizes dispatch)
+		# A record is 40 B of header (token, K, 4 pairs) and 256 B of payload.
+		for i in 0 1 2; do
+			[ $((sizes[i] % 296)) -eq 0 ] || fail "dispatch size ${sizes[i]} is not whole 296-byte records"
+		done
+		[ "${sizes[0]}" -lt "${sizes[1]}" ] && [ "${sizes[1]}" -lt "${sizes[2]}" ] || fail "dispatch sizes do not grow: ${sizes[*]}"
+		for k in 0 1 2; do
+			use_output_of "r$k"
+			assert_line "sweep               : -b 2048 to --maxbytes 8192 B of tokens a rank, x 2 a row: 8 to 32 tokens of 256 B (--tokens unused); each row a layout, 1 warm-up and 2 timed dispatch and combine pairs, then one on cleared buffers, every token checked"
+			assert_in_order "^check +: right: all 8 of our tokens" "^check +: right: all 16 of our tokens" "^check +: right: all 32 of our tokens"
+			assert_line --regexp '^device counters +: rxe[0-9]*: sent_pkts \+[1-9][0-9]*, rcvd_pkts \+[1-9][0-9]* over the three phases'
+			assert_line --regexp '^RNR NAKs +: sent \+0, received \+0: '
+			refute_line --regexp '^ibv_post_send '
+			refute_line --regexp '^system calls '
+			assert_line --regexp '^teardown +: every object released$'
+		done
 	done
 	assert_back_to_baseline
 }
@@ -40,10 +119,12 @@ setup() {
 	assert_line "error: --topk 9 is more than the 8 experts of 2 ranks x 4 (--experts): a token's top-k experts are distinct; lower --topk or raise --experts"
 }
 
-@test "09_moe failures: other options on rank 1, then rank 1 killed between dispatch and combine: every rank names rank 1 within the bound, all freed" {
+@test "09_moe failures: other options on rank 1, another --signal on rank 2, then rank 1 killed between dispatch and combine: every rank names the rank within the bound, all freed" {
 	record_baseline
 	RANK_ARGS_1="--seed 2" RING_STEP=09_moe run_ring 3 -t 5 --tokens 8 --hidden 64
 	assert_all_name 1 "it was given other options than rank 0: --tokens 8 --hidden 64 --experts 8 --topk 8 --seed 2; rank 0: --tokens 8 --hidden 64 --experts 8 --topk 8 --seed 1" 15
+	RANK_ARGS_2="--signal imm" RING_STEP=09_moe run_ring 3 -t 5 --tokens 8 --hidden 64
+	assert_all_name 2 "it was given other options than rank 0: --tokens 8 --hidden 64 --experts 8 --topk 8 --seed 1 --signal imm; rank 0: --tokens 8 --hidden 64 --experts 8 --topk 8 --seed 1\$" 15
 	RING_STEP=09_moe start_ring 3 -t 5 --tokens 8 --hidden 64 --hold 1:20000
 	wait_for_line "$BATS_TEST_TMPDIR/r1.out" '^hold ' 30
 	kill_rank_and_assert_named 1 11

@@ -61,8 +61,8 @@ static int run_schedules(const struct ring_opts *opts)
 		report_error("--schedule needs --world-size N");
 		return 2;
 	}
-	for (size_t bytes = opts->minbytes; bytes <= opts->maxbytes;
-	     bytes = bytes ? bytes * (size_t)opts->stepfactor : ELEM_SIZE) {
+	for (size_t bytes = opts->sizes.minbytes; bytes <= opts->sizes.maxbytes;
+	     bytes = nccl_next_size(&opts->sizes, bytes, ELEM_SIZE)) {
 		struct ring_layout l = { .count = bytes / ELEM_SIZE, .world = opts->world,
 					 .piece_elems = opts->slot_bytes / ELEM_SIZE,
 					 .coll = opts->coll, .dt = opts->dt };
@@ -131,7 +131,7 @@ static int run_rank(const struct cli_common *common, const struct ring_opts *opt
 	struct sweep s = { .ring = ring, .tcp = tcp, .ctl = ctl, .opts = opts,
 			   .timeout_s = common->timeout_s };
 
-	if (ring_open(ring, common, opts, l, opts->maxbytes > page ? opts->maxbytes : page) ||
+	if (ring_open(ring, common, opts, l, opts->sizes.maxbytes > page ? opts->sizes.maxbytes : page) ||
 	    (opts->transport != TRANSPORT_RDMA &&
 	     tcp_ring_listen(tcp, l->rank, l->world, ring->data.addr, opts->slot_bytes)))
 		failure = "its set-up failed (see its output)";
@@ -151,7 +151,7 @@ static int run_rank(const struct cli_common *common, const struct ring_opts *opt
 int main(int argc, char **argv)
 {
 	struct ring_opts opts;
-	const struct cli_stage stages[] = { RING_STAGE(&opts), { 0 } };
+	const struct cli_stage stages[] = { RING_STAGE(&opts), NCCL_STAGE(&opts.sizes), { 0 } };
 	const struct cli_spec spec = { .program = "07_allreduce", .purpose = purpose,
 				       .connects = true, .pauses = true, .stages = stages };
 	struct cli_common common;

@@ -1,35 +1,26 @@
-/* ring_options.c: stage 7's part of the command line: the collective, nccl-tests' sizes and counts, the ring's slots, the rank. */
+/* ring_options.c: stage 7's part of the command line: the collective, the ring's slots, the rank (nccl-tests' sizes and counts: nccl_options.c). */
 #include "ring_options.h"
 #include "report.h"
 
 #include <stdio.h>
 #include <string.h>
 
-/* Registered once, for the largest size: as much as the biggest MR step 02 allows. */
-#define MAX_BYTES ((size_t)1 << 32)
 #define MAX_SLOT_BYTES ((size_t)16 << 20)
 
 void ring_opts_default(struct ring_opts *opts)
 {
 	*opts = (struct ring_opts){
 		.coll = COLL_ALL_REDUCE, .dt = DT_FLOAT,
-		.minbytes = 1 << 20, .maxbytes = 1 << 20, .stepfactor = 2,
-		.iters = 20, .warmup = 5, .check = 1,
 		.rank = -1, .world = -1,
 		.slots = DEFAULT_SLOTS, .slot_bytes = DEFAULT_SLOT_BYTES,
 		.transport = TRANSPORT_RDMA, .slow_rank = -1, .qp_timeout = QP_TIMEOUT_DEFAULT,
 	};
+	nccl_opts_default(&opts->sizes);
 }
 
 const struct cli_option ring_cli_options[] = {
 	{ "op", 'o', "COLL", "all_reduce, reduce_scatter or all_gather (default: all_reduce)" },
 	{ "datatype", CLI_KEY_DATATYPE, "TYPE", "float or int32; the reduction is sum (default: float)" },
-	{ "minbytes", 'b', "BYTES", "smallest size (default: 1M)" },
-	{ "maxbytes", CLI_KEY_MAXBYTES, "BYTES", "largest size, registered once (default: 1M; nccl-tests' -e)" },
-	{ "stepfactor", 'f', "N", "multiply the size by N each row (default: 2)" },
-	{ "iters", 'n', "N", "timed runs per size (default: 20)" },
-	{ "warmup_iters", 'w', "N", "untimed runs before them (default: 5)" },
-	{ "check", 'c', "0|1", "one more run on fresh data, every element checked (default: 1)" },
 	{ "rank", CLI_KEY_RANK, "R", "this process's rank (default: the launcher's variables)" },
 	{ "world-size", CLI_KEY_WORLD_SIZE, "N", "how many ranks (default: the launcher's variables)" },
 	{ "slots", CLI_KEY_SLOTS, "K", "receive slots per neighbour, credits in flight (default: 8, NCCL_STEPS)" },
@@ -79,18 +70,6 @@ int ring_parse_option(int key, const char *arg, void *ctx)
 			return -1;
 		opts->transport = (enum transport)v;
 		return 0;
-	case 'b':
-		return cli_parse_size("--minbytes", arg, 0, MAX_BYTES, &opts->minbytes);
-	case CLI_KEY_MAXBYTES:
-		return cli_parse_size("--maxbytes", arg, 0, MAX_BYTES, &opts->maxbytes);
-	case 'f':
-		return cli_parse_int("--stepfactor", arg, 2, 1024, &opts->stepfactor);
-	case 'n':
-		return cli_parse_int("--iters", arg, 1, 1000000, &opts->iters);
-	case 'w':
-		return cli_parse_int("--warmup_iters", arg, 0, 1000000, &opts->warmup);
-	case 'c':
-		return cli_parse_int("--check", arg, 0, 1, &opts->check);
 	case CLI_KEY_RANK:
 		return cli_parse_int("--rank", arg, 0, 1 << 20, &opts->rank);
 	case CLI_KEY_WORLD_SIZE:
@@ -112,10 +91,8 @@ int ring_parse_option(int key, const char *arg, void *ctx)
 
 int ring_opts_check(const struct ring_opts *opts)
 {
-	if (opts->minbytes > opts->maxbytes) {
-		report_error("--minbytes %zu is more than --maxbytes %zu", opts->minbytes, opts->maxbytes);
+	if (nccl_opts_check(&opts->sizes))
 		return -1;
-	}
 	if (opts->slot_bytes % ELEM_SIZE) {
 		report_error("--slot-bytes: %zu is not a whole number of %d-byte elements",
 			     opts->slot_bytes, ELEM_SIZE);
@@ -126,9 +103,11 @@ int ring_opts_check(const struct ring_opts *opts)
 
 void ring_opts_format(const struct ring_opts *opts, char *buf, size_t len)
 {
-	snprintf(buf, len, "-o %s --datatype %s -b %zu --maxbytes %zu -f %d -n %d -w %d -c %d "
-		 "--slots %d --slot-bytes %zu --transport %s", collective_name(opts->coll),
-		 datatype_name(opts->dt), opts->minbytes, opts->maxbytes, opts->stepfactor,
-		 opts->iters, opts->warmup, opts->check, opts->slots, opts->slot_bytes,
-		 opts->transport == TRANSPORT_RDMA ? "rdma" : opts->transport == TRANSPORT_TCP ? "tcp" : "both");
+	char sizes[96];
+
+	nccl_opts_format(&opts->sizes, sizes, sizeof(sizes));
+	snprintf(buf, len, "-o %s --datatype %s %s --slots %d --slot-bytes %zu --transport %s",
+		 collective_name(opts->coll), datatype_name(opts->dt), sizes, opts->slots,
+		 opts->slot_bytes, opts->transport == TRANSPORT_RDMA ? "rdma" :
+		 opts->transport == TRANSPORT_TCP ? "tcp" : "both");
 }

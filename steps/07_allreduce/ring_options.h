@@ -1,4 +1,4 @@
-/* ring_options.h: stage 7's part of the command line: the collective, nccl-tests' sizes and counts, the ring's slots, the rank. */
+/* ring_options.h: stage 7's part of the command line: the collective, the ring's slots, the rank (nccl-tests' sizes and counts: nccl_options.h). */
 #ifndef RDMA_STEPS_RING_OPTIONS_H
 #define RDMA_STEPS_RING_OPTIONS_H
 
@@ -6,6 +6,7 @@
 #include <stddef.h>
 
 #include "cli.h"
+#include "nccl_options.h"
 #include "schedule.h"
 
 /*
@@ -26,10 +27,7 @@ enum transport { TRANSPORT_RDMA, TRANSPORT_TCP, TRANSPORT_BOTH };
 struct ring_opts {
 	enum collective coll;	/* -o */
 	enum datatype dt;	/* --datatype */
-	size_t minbytes, maxbytes;	/* -b, --maxbytes */
-	int stepfactor;		/* -f */
-	int iters, warmup;	/* -n, -w */
-	int check;		/* -c */
+	struct nccl_opts sizes;	/* -b, --maxbytes, -f, -n, -w, -c: nccl-tests' table (NCCL_STAGE) */
 	int rank, world;	/* --rank, --world-size; -1: from the launcher's variables */
 	int slots;		/* --slots: K */
 	size_t slot_bytes;	/* --slot-bytes: C */

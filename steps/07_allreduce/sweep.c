@@ -58,7 +58,7 @@ static void print_row(const struct sweep *s, size_t count, double time_us, uint6
 	double algbw = time_us > 0 ? (double)bytes / 1e3 / time_us : 0;
 	char wrong_text[24] = "N/A";
 
-	if (s->opts->check)
+	if (s->opts->sizes.check)
 		snprintf(wrong_text, sizeof(wrong_text), "%llu", (unsigned long long)wrong);
 	printf("%12zu  %12zu  %8s  %6s  %6d  %7.1f  %6.3f  %6.3f  %5s\n", bytes, count,
 	       datatype_name(s->opts->dt), "sum", -1, time_us, algbw,
@@ -86,16 +86,16 @@ static int run_size(const struct sweep *s, enum transport transport, size_t coun
 	fill_input(&l, s->ctl->rank, data);
 	/* Thousands of work requests: their lines would bury the table. */
 	show_quiet(true);
-	if (run_times(s, transport, &l, &p, s->opts->warmup))
+	if (run_times(s, transport, &l, &p, s->opts->sizes.warmup))
 		goto out_free_plan;
 	t0 = now_us();
 	c0 = cpu_us();
-	if (run_times(s, transport, &l, &p, s->opts->iters))
+	if (run_times(s, transport, &l, &p, s->opts->sizes.iters))
 		goto out_free_plan;
-	mine.time_ns = (uint64_t)((now_us() - t0) * 1e3 / s->opts->iters);
-	out->cpu_us[i] = (cpu_us() - c0) / s->opts->iters;
+	mine.time_ns = (uint64_t)((now_us() - t0) * 1e3 / s->opts->sizes.iters);
+	out->cpu_us[i] = (cpu_us() - c0) / s->opts->sizes.iters;
 	mine.bytes = plan_bytes(&p);
-	if (s->opts->check) {
+	if (s->opts->sizes.check) {
 		fill_input(&l, s->ctl->rank, data);
 		if (run_once(s, transport, &l, &p))
 			goto out_free_plan;
@@ -129,16 +129,15 @@ out_free_plan:
 
 int run_sweep(const struct sweep *s, enum transport transport, struct sweep_result *out)
 {
-	size_t bytes = s->opts->minbytes;
+	size_t bytes = s->opts->sizes.minbytes;
 
 	*out = (struct sweep_result){ 0 };
 	if (s->ctl->rank == 0)
 		print_header(s, transport);
-	while (bytes <= s->opts->maxbytes && out->n_sizes < MAX_SIZES) {
+	while (bytes <= s->opts->sizes.maxbytes && out->n_sizes < MAX_SIZES) {
 		if (run_size(s, transport, bytes / ELEM_SIZE, out))
 			return -1;
-		/* From 0, the next size is one element: 0 times anything stays 0. */
-		bytes = bytes ? bytes * (size_t)s->opts->stepfactor : ELEM_SIZE;
+		bytes = nccl_next_size(&s->opts->sizes, bytes, ELEM_SIZE);
 	}
 	return 0;
 }
@@ -179,7 +178,7 @@ void show_bytes_check(const struct sweep *s, const struct sweep_result *res)
 
 void show_result_check(const struct sweep *s, const struct sweep_result *res)
 {
-	if (!s->opts->check)
+	if (!s->opts->sizes.check)
 		show("check", "not run (-c 0)");
 	else if (s->ctl->rank == 0)
 		show("check", "%s: every rank's result checked element by element after a run on "
@@ -188,7 +187,7 @@ void show_result_check(const struct sweep *s, const struct sweep_result *res)
 	else
 		show("check", "%llu elements wrong here (rank 0 prints every rank's total)",
 		     (unsigned long long)res->wrong);
-	if (s->opts->check && res->n_sizes > 0)
+	if (s->opts->sizes.check && res->n_sizes > 0)
 		show("result crc32", "0x%08x: zlib's CRC-32 of this rank's %zu-byte result at the "
 		     "largest size, to match another implementation's to the bit", res->crc32,
 		     res->bytes[res->n_sizes - 1]);

@@ -1,22 +1,75 @@
-/* alltoall.c: step 09's one-sided all-to-all: a chain of WRITEs into a peer's buffer, then a FETCH_ADD on its signal word; the waits. */
+/* alltoall.c: step 09's one-sided all-to-all: a chain of WRITEs into a peer's buffer, then its signal (a FETCH_ADD, or the last WRITE's immediate); the waits. */
 #include "alltoall.h"
 #include "clock.h"
 #include "completion.h"
 #include "fault.h"
+#include "post_wr.h"
+#include "procstat.h"
 #include "report.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
 #include <sched.h>
 #include <time.h>
 
 /* rxe reaches its bandwidth at 64 KiB WRITEs (ib_write_bw), as step 07's slots. */
 #define WRITE_PIECE ((size_t)64 << 10)
-/* Looks at our signal word between two looks at the clock and the control channel. */
+/* Looks at our signals between two looks at the clock and the control channel. */
 #define CLOCK_EVERY 1024
 
 static const char *const phase_names[PHASES] = { "layout", "dispatch", "combine" };
 
-/* The piece size that fits the chain in the send queue, the FETCH_ADD included. */
+const char *a2a_phase_name(enum moe_phase ph)
+{
+	return phase_names[ph];
+}
+
+void a2a_init(struct a2a *a, struct moe_mesh *m, struct ring_ctl *ctl, const struct moe_layout *l,
+	      enum moe_signal signal, int recvs, int timeout_s)
+{
+	*a = (struct a2a){ .m = m, .ctl = ctl, .l = l, .signal = signal, .timeout_s = timeout_s };
+	for (int p = 0; p < m->world; p++)
+		a->recv_left[p] = p == m->rank ? 0 : recvs;
+}
+
+/* The immediate of our signal: the exchange (16 bits), the phase, the sender. */
+static uint32_t imm_of(const struct a2a *a)
+{
+	return (a->seq & 0xffff) << 16 | (uint32_t)a->ph << 8 | (uint32_t)a->m->rank;
+}
+
+int a2a_begin(struct a2a *a, enum moe_phase ph, struct a2a_stats *st)
+{
+	struct moe_mesh *m = a->m;
+
+	a->ph = ph;
+	a->st = st;
+	a->rounds[ph]++;
+	if (a->signal != SIGNAL_IMM)
+		return 0;
+	for (int p = 0; p < m->world; p++) {
+		int more = A2A_RECV_BATCH - a->recv_left[p];
+
+		if (p == m->rank)
+			continue;
+		if (a->came[0][p] && a->came[0][p] != ph + 1) {
+			ctl_fail(a->ctl, p, "its early signal of exchange %u named the %s, ours is the %s",
+				 a->seq, phase_names[a->came[0][p] - 1], phase_names[ph]);
+			return -1;
+		}
+		if (a->recv_left[p] >= A2A_RECV_LOW)
+			continue;
+		if (post_receives(&m->conn[p], &m->buf, 0, more)) {
+			ctl_fail(a->ctl, m->rank, "it could not post its receives for rank %d", p);
+			return -1;
+		}
+		a->recv_left[p] += more;
+		st->recv_posts++;
+	}
+	return 0;
+}
+
+/* The piece size that fits the chain in the send queue, the signal included. */
 static size_t piece_for(size_t len)
 {
 	size_t fit = (len + QUEUE_DEPTH - 2) / (QUEUE_DEPTH - 1);
@@ -48,108 +101,289 @@ static int chain_writes(struct moe_mesh *m, const struct rdma_conn *c, size_t sr
 	return n;
 }
 
-int a2a_post(struct moe_mesh *m, struct ring_ctl *ctl, const struct moe_layout *l, int peer,
-	     size_t src, uint64_t dst, size_t len, enum moe_phase ph, struct a2a_stats *st)
+/*
+ * The signal, after the data on the same QP.  RC executes one QP's WRs in
+ * order, and the responder places a WRITE's data before it executes a later
+ * atomic: so once the peer's word counts us, our bytes are there.  No
+ * IBV_SEND_FENCE: a fence holds a WR until earlier READs and atomics
+ * complete, for a WR that depends on what they bring back; nothing here
+ * reads.  On two QPs no order holds at all.  WR N; returns N + 1.
+ */
+static int signal_fadd(const struct a2a *a, const struct rdma_conn *c, int peer, int n,
+		       struct ibv_send_wr *wr, struct ibv_sge *sge)
 {
-	struct rdma_conn *c = &m->conn[peer];
-	struct ibv_send_wr wr[QUEUE_DEPTH], *bad;
-	struct ibv_sge sge[QUEUE_DEPTH];
-	int n = chain_writes(m, c, src, dst, len, wr, sge), rc;
-
-	/*
-	 * The signal, after the data on the same QP.  RC executes one QP's WRs
-	 * in order, and the responder places a WRITE's data before it executes
-	 * a later atomic: so once the peer's word counts us, our bytes are
-	 * there.  No IBV_SEND_FENCE: a fence holds a WR until earlier READs and
-	 * atomics complete, for a WR that depends on what they bring back;
-	 * nothing here reads.  On two QPs no order holds at all.
-	 */
-	sge[n] = (struct ibv_sge){ .addr = (uintptr_t)m->buf.addr + l->old + 8 * (size_t)peer,
-				   .length = 8, .lkey = m->buf.mr->lkey };
+	sge[n] = (struct ibv_sge){ .addr = (uintptr_t)a->m->buf.addr + a->l->old + 8 * (size_t)peer,
+				   .length = 8, .lkey = a->m->buf.mr->lkey };
 	wr[n] = (struct ibv_send_wr){
 		.wr_id = WR_ID_SEND,
 		.sg_list = &sge[n],
 		.num_sge = 1,
 		.opcode = IBV_WR_ATOMIC_FETCH_AND_ADD,
 		.send_flags = IBV_SEND_SIGNALED,
-		.wr.atomic = { .remote_addr = c->remote.addr + l->sig + 8 * (uint64_t)ph,
+		.wr.atomic = { .remote_addr = c->remote.addr + a->l->sig + 8 * (uint64_t)a->ph,
 			       .compare_add = 1, .rkey = c->remote.rkey },
 	};
+	return n + 1;
+}
+
+/*
+ * The signal as the last WRITE's immediate: the peer's receive completes
+ * only once that WRITE's data is placed, and RC placed every WRITE before it
+ * on this QP first.  With no data, a zero-byte WRITE with immediate (no SGE)
+ * carries it alone.  Returns the chain's length.
+ */
+static int signal_imm(const struct a2a *a, const struct rdma_conn *c, uint64_t dst, int n,
+		      struct ibv_send_wr *wr)
+{
+	if (n == 0)
+		wr[n++] = (struct ibv_send_wr){
+			.wr_id = WR_ID_SEND,
+			.wr.rdma = { .remote_addr = c->remote.addr + dst, .rkey = c->remote.rkey },
+		};
+	wr[n - 1].opcode = IBV_WR_RDMA_WRITE_WITH_IMM;
+	wr[n - 1].imm_data = htonl(imm_of(a));
+	wr[n - 1].send_flags = IBV_SEND_SIGNALED;
+	return n;
+}
+
+static void show_posted(const struct a2a *a, int peer, int writes, uint64_t dst, size_t len)
+{
+	const char *ph = phase_names[a->ph], *s = writes == 1 ? "" : "s";
+
+	if (a->signal == SIGNAL_FADD)
+		show("ibv_post_send", "%s to rank %d: %d WRITE%s of %zu B in all at its offset %llu, "
+		     "unsignalled, then FETCH_ADD +1 on its %s word, signalled: one post", ph, peer,
+		     writes, s, len, (unsigned long long)dst, ph);
+	else
+		show("ibv_post_send", "%s to rank %d: %d WRITE%s of %zu B in all at its offset %llu, "
+		     "the last with immediate 0x%08x (exchange %u, %s, from rank %d), signalled: one "
+		     "post", ph, peer, writes, s, len, (unsigned long long)dst, imm_of(a), a->seq, ph,
+		     a->m->rank);
+}
+
+/*
+ * The write() system calls of a post, from /proc/self/io's syscw read before
+ * and after it: on rxe, ibv_post_send rings its doorbell with one write() to
+ * the uverbs device.  Reading the file is a read(), not counted there.
+ */
+static long syscw_now(const struct a2a *a)
+{
+	return a->count_syscalls ? proc_io_count("syscw") : -1;
+}
+
+static void count_post(struct a2a_stats *st, long before, long after)
+{
+	if (before < 0 || after < 0)
+		st->post_syscalls = -1;
+	else if (st->post_syscalls >= 0)
+		st->post_syscalls += after - before;
+}
+
+int a2a_post(struct a2a *a, int peer, size_t src, uint64_t dst, size_t len,
+	     struct a2a_stats *st)
+{
+	struct rdma_conn *c = &a->m->conn[peer];
+	struct ibv_send_wr wr[QUEUE_DEPTH], *bad;
+	struct ibv_sge sge[QUEUE_DEPTH];
+	int writes = chain_writes(a->m, c, src, dst, len, wr, sge), n, rc;
+	long syscw;
+
+	if (a->signal == SIGNAL_FADD)
+		n = signal_fadd(a, c, peer, writes, wr, sge);
+	else
+		n = writes = signal_imm(a, c, dst, writes, wr);
+	wr[n - 1].next = NULL;
+	syscw = syscw_now(a);
 	rc = fault_at("post_send") ? errno : ibv_post_send(c->qp, wr, &bad);
+	count_post(st, syscw, syscw_now(a));
 	if (rc) {
-		report_verb_error("ibv_post_send (WRITEs, then FETCH_ADD)", rc);
-		ctl_fail(ctl, m->rank, "it could not post its %s to rank %d", phase_names[ph], peer);
+		report_verb_error(a->signal == SIGNAL_FADD ? "ibv_post_send (WRITEs, then FETCH_ADD)" :
+				  "ibv_post_send (WRITEs, the last with immediate)", rc);
+		ctl_fail(a->ctl, a->m->rank, "it could not post its %s to rank %d", phase_names[a->ph],
+			 peer);
 		return -1;
 	}
-	show("ibv_post_send", "%s to rank %d: %d WRITE%s of %zu B in all at its offset %llu, "
-	     "unsignalled, then FETCH_ADD +1 on its %s word, signalled: one post", phase_names[ph],
-	     peer, n, n == 1 ? "" : "s", len, (unsigned long long)dst, phase_names[ph]);
+	show_posted(a, peer, writes, dst, len);
+	a->sending[peer] = true;
 	st->posts++;
-	st->writes += (uint64_t)n;
-	st->atomics++;
+	st->writes += (uint64_t)writes;
+	st->atomics += a->signal == SIGNAL_FADD;
+	st->imms += a->signal == SIGNAL_IMM;
 	st->bytes += len;
 	return 0;
 }
 
-int a2a_wait_sent(struct moe_mesh *m, struct ring_ctl *ctl, const struct moe_layout *l,
-		  int timeout_s)
+/* A receive completion: PEER's WRITE with immediate, which must name PEER, a phase and this exchange or the next. */
+static int take_signal(struct a2a *a, int peer, const struct ibv_wc *wc)
 {
-	for (int p = 0; p < m->world; p++) {
-		struct ibv_wc wc;
-		int rc;
+	uint32_t imm = ntohl(wc->imm_data), from = imm & 0xff, ph = imm >> 8 & 0xff, seq = imm >> 16;
+	int slot = seq == (a->seq & 0xffff) ? 0 : seq == ((a->seq + 1) & 0xffff) ? 1 : -1;
 
-		if (p == m->rank)
-			continue;
-		rc = wait_completion(&m->conn[p], &wc, timeout_s * 1000);
-		if (rc < 0) {
-			ctl_fail(ctl, m->rank, "it could not poll its CQ to rank %d", p);
-			return -1;
-		}
-		if (rc > 0) {
-			ctl_fail(ctl, p, "our FETCH_ADD to it did not complete within %d s", timeout_s);
-			return -1;
-		}
+	if (!(wc->wc_flags & IBV_WC_WITH_IMM) || from != (uint32_t)peer || ph >= PHASES || slot < 0 ||
+	    (slot == 0 && ph != a->ph) || a->came[slot][peer]) {
+		ctl_fail(a->ctl, peer, "its WRITE with immediate 0x%08x (exchange %u, phase %u, rank "
+			 "%u) is no signal we wait for: we are at exchange %u, the %s", imm, seq, ph,
+			 from, a->seq, phase_names[a->ph]);
+		return -1;
+	}
+	a->came[slot][peer] = (uint8_t)(ph + 1);
+	a->recv_left[peer]--;
+	a->signals_in++;
+	show("signal", "rank %d's WRITE with immediate 0x%08x: exchange %u, %s, from rank %u%s",
+	     peer, imm, seq, phase_names[ph], from, slot ? " (the next exchange's, early: kept for it)" :
+	     "");
+	return 0;
+}
+
+/* A send completion: our signal to PEER is done, and every WRITE before it. */
+static void take_sent(struct a2a *a, int peer)
+{
+	a->sending[peer] = false;
+	if (a->signal == SIGNAL_FADD)
+		show("completion", "rank %d: FETCH_ADD done, the old value of its word was %llu", peer,
+		     (unsigned long long)*(uint64_t *)((char *)a->m->buf.addr + a->l->old +
+						       8 * (size_t)peer));
+	else
+		show("completion", "rank %d: our WRITE with immediate acknowledged, and every WRITE "
+		     "before it", peer);
+}
+
+/* Takes what our CQ to PEER holds now: our signal's completion, and (imm) the peer's signals. 0 or -1. */
+static int reap_peer(struct a2a *a, int peer)
+{
+	struct ibv_wc wc[4];
+	int n = ibv_poll_cq(a->m->conn[peer].cq, 4, wc);
+
+	if (n < 0) {
+		ctl_fail(a->ctl, a->m->rank, "it could not poll its CQ to rank %d", peer);
+		return -1;
+	}
+	for (int i = 0; i < n; i++) {
 		/* Stage 4's check: a failed status (or the fault point "completion") is named there. */
-		if (check_good_completion(&wc)) {
-			ctl_fail_neighbour(ctl, p, "our WRs to it did not complete (see the line above): "
-					   "its QP is gone or unreachable");
+		if (check_good_completion(&wc[i])) {
+			ctl_fail_neighbour(a->ctl, peer, "our WRs to it did not complete (see the line "
+					   "above): its QP is gone or unreachable");
 			return -1;
 		}
-		show("completion", "rank %d: FETCH_ADD done, the old value of its word was %llu", p,
-		     (unsigned long long)*(uint64_t *)((char *)m->buf.addr + l->old + 8 * (size_t)p));
+		if (!(wc[i].opcode & IBV_WC_RECV))
+			take_sent(a, peer);
+		else if (take_signal(a, peer, &wc[i]))
+			return -1;
 	}
 	return 0;
 }
 
-static uint64_t signal_read(const struct moe_mesh *m, const struct moe_layout *l, enum moe_phase ph)
+static int reap_all(struct a2a *a)
 {
-	return __atomic_load_n((uint64_t *)((char *)m->buf.addr + l->sig + 8 * (size_t)ph),
+	for (int p = 0; p < a->m->world; p++)
+		if (p != a->m->rank && reap_peer(a, p))
+			return -1;
+	return 0;
+}
+
+/* Our word of the phase (fadd): N - 1 more each exchange of that phase. */
+static uint64_t word_now(const struct a2a *a)
+{
+	return __atomic_load_n((uint64_t *)((char *)a->m->buf.addr + a->l->sig + 8 * (size_t)a->ph),
 			       __ATOMIC_ACQUIRE);
 }
 
-int a2a_wait_signal(struct moe_mesh *m, struct ring_ctl *ctl, const struct moe_layout *l,
-		    enum moe_phase ph, int timeout_s)
+/* How many peers have signalled this exchange: our word's growth (fadd), or the receives taken (imm). */
+static uint64_t signals_now(const struct a2a *a)
 {
-	uint64_t want = (uint64_t)(m->world - 1), now;
+	uint64_t n = 0;
+
+	if (a->signal == SIGNAL_FADD)
+		return word_now(a) - (uint64_t)(a->rounds[a->ph] - 1) * (uint64_t)(a->m->world - 1);
+	for (int p = 0; p < a->m->world; p++)
+		n += a->came[0][p] != 0;
+	return n;
+}
+
+/* Every CLOCK_EVERY looks: another rank's failure, or -t passed (WHAT then says what is missing). */
+static int look_around(struct a2a *a, unsigned spins, const struct timespec *start, int peer,
+		       uint64_t now)
+{
+	uint64_t want = (uint64_t)(a->m->world - 1);
+
+	if (spins % CLOCK_EVERY)
+		return 0;
+	if (ctl_check(a->ctl))
+		return -1;
+	if (ms_since(start) <= a->timeout_s * 1000L)
+		return 0;
+	if (peer < 0)
+		ctl_fail(a->ctl, a->m->rank, "only %llu of %llu peers signalled its %s within %d s",
+			 (unsigned long long)now, (unsigned long long)want, phase_names[a->ph],
+			 a->timeout_s);
+	else
+		ctl_fail(a->ctl, peer, "our %s to it did not complete within %d s", a->signal ==
+			 SIGNAL_FADD ? "FETCH_ADD" : "WRITE with immediate", a->timeout_s);
+	return -1;
+}
+
+int a2a_wait_signal(struct a2a *a)
+{
+	uint64_t want = (uint64_t)(a->m->world - 1), now;
 	struct timespec start;
 	unsigned spins = 0;
 
 	clock_start(&start);
 	/* More ranks than CPUs under emulation: yield, so that rxe and the others run. */
-	while ((now = signal_read(m, l, ph)) < want) {
+	while ((now = signals_now(a)) < want) {
+		if (a->signal == SIGNAL_IMM && reap_all(a))
+			return -1;
 		sched_yield();
-		if (++spins % CLOCK_EVERY)
-			continue;
-		if (ctl_check(ctl))
+		a->st->yields++;
+		if (look_around(a, ++spins, &start, -1, now))
 			return -1;
-		if (ms_since(&start) > timeout_s * 1000L) {
-			ctl_fail(ctl, m->rank, "only %llu of %llu peers signalled its %s within %d s",
-				 (unsigned long long)now, (unsigned long long)want, phase_names[ph],
-				 timeout_s);
-			return -1;
-		}
 	}
-	show("signal", "our %s word reads %llu = N - 1: every peer's data is here", phase_names[ph],
-	     (unsigned long long)now);
+	if (a->signal == SIGNAL_FADD && a->rounds[a->ph] == 1)
+		show("signal", "our %s word reads %llu = N - 1: every peer's data is here",
+		     phase_names[a->ph], (unsigned long long)now);
+	else if (a->signal == SIGNAL_FADD)
+		show("signal", "our %s word reads %llu = %u x (N - 1): every peer's data is here",
+		     phase_names[a->ph], (unsigned long long)word_now(a), a->rounds[a->ph]);
+	else
+		show("signal", "%llu WRITEs with immediate of our %s came = N - 1: every peer's data "
+		     "is here", (unsigned long long)now, phase_names[a->ph]);
 	return 0;
+}
+
+/* The first peer whose signal from us has not completed, or -1. */
+static int first_sending(const struct a2a *a)
+{
+	for (int p = 0; p < a->m->world; p++)
+		if (a->sending[p])
+			return p;
+	return -1;
+}
+
+int a2a_wait_sent(struct a2a *a)
+{
+	struct timespec start;
+	unsigned spins = 0;
+	int p;
+
+	clock_start(&start);
+	while ((p = first_sending(a)) >= 0) {
+		if (reap_all(a))
+			return -1;
+		if (first_sending(a) < 0)
+			break;
+		sched_yield();
+		a->st->yields++;
+		if (look_around(a, ++spins, &start, p, 0))
+			return -1;
+	}
+	return 0;
+}
+
+void a2a_end(struct a2a *a)
+{
+	for (int p = 0; p < a->m->world; p++) {
+		a->came[0][p] = a->came[1][p];
+		a->came[1][p] = 0;
+	}
+	a->seq++;
 }

@@ -1,6 +1,7 @@
 /* mesh.c: step 09's verbs objects: one device, one registered buffer, one RC QP (and CQ) per peer, N - 1 a rank. */
 #include "mesh.h"
 #include "pairs.h"
+#include "post_wr.h"
 #include "report.h"
 
 #include <stdio.h>
@@ -12,7 +13,8 @@ void mesh_init(struct moe_mesh *m, const struct launch *l)
 		m->conn[p].sock = -1;
 }
 
-int mesh_open(struct moe_mesh *m, const struct cli_common *common, size_t bytes)
+int mesh_open(struct moe_mesh *m, const struct cli_common *common, size_t bytes,
+	      enum moe_signal signal)
 {
 	struct reg_mr_opts mr = { .size = bytes };
 	struct conn_opts conn = { 0 };
@@ -21,8 +23,14 @@ int mesh_open(struct moe_mesh *m, const struct cli_common *common, size_t bytes)
 	if (open_device_pd(common, &m->dev))
 		return -1;
 	show_heading("stage 2: register one buffer for every phase");
-	reg_mr_grant(&mr, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC,
-		     "peers WRITE counts, tokens and results into it, and FETCH_ADD its signal words");
+	/* Least privilege: remote atomics only when the signal is one. */
+	if (signal == SIGNAL_FADD)
+		reg_mr_grant(&mr, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+			     IBV_ACCESS_REMOTE_ATOMIC, "peers WRITE counts, tokens and results into "
+			     "it, and FETCH_ADD its signal words");
+	else
+		reg_mr_grant(&mr, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE, "peers WRITE "
+			     "counts, tokens and results into it, the last WRITE to us with immediate");
 	if (register_buffer(&m->dev, &mr, &m->buf))
 		return -1;
 	if (m->world == 1)
@@ -53,8 +61,24 @@ static int connect_peers(struct moe_mesh *m, const struct peer_info *theirs)
 	return 0;
 }
 
+/*
+ * RECVS zero-byte receives on each QP, for the peers' WRITEs with immediate:
+ * before the go-ahead, since a WRITE with immediate that finds no receive
+ * is refused with an RNR NAK and retried after min_rnr_timer (rnr_retry 7:
+ * forever), which stalls its QP.  A QP takes receives from INIT on.
+ */
+static int post_signal_receives(struct moe_mesh *m, int recvs)
+{
+	for (int p = 0; p < m->world; p++)
+		if (p != m->rank && post_receives(&m->conn[p], &m->buf, 0, recvs))
+			return -1;
+	show("receives", "%d on each of our %d QPs, before the go-ahead: a WRITE with immediate "
+	     "that found none would be refused with an RNR NAK and retried", recvs, m->world - 1);
+	return 0;
+}
+
 int mesh_meet(struct moe_mesh *m, struct ring_ctl *ctl, const struct launch *l,
-	      struct hello *mine, const char *failure)
+	      struct hello *mine, const char *failure, int recvs)
 {
 	struct peer_info ours[MOE_MAX_RANKS] = { 0 }, theirs[MOE_MAX_RANKS] = { 0 };
 	struct rank_result none = { 0 }, all[MAX_WORLD];
@@ -77,7 +101,11 @@ int mesh_meet(struct moe_mesh *m, struct ring_ctl *ctl, const struct launch *l,
 		ctl_fail(ctl, m->rank, "its QPs did not reach RTS (see its output)");
 		return -1;
 	}
-	/* Every QP of every rank is in RTS before the first WRITE. */
+	if (recvs && m->world > 1 && post_signal_receives(m, recvs)) {
+		ctl_fail(ctl, m->rank, "it could not post its receives (see its output)");
+		return -1;
+	}
+	/* Every QP of every rank is in RTS, its receives posted, before the first WRITE. */
 	return ctl_gather(ctl, &none, all);
 }
 

@@ -22,20 +22,22 @@ struct moe_mesh {
 void mesh_init(struct moe_mesh *m, const struct launch *l);
 
 /*
- * Stages 1 to 3: the device and PD, BYTES registered for local writes,
- * remote WRITEs and remote atomics, and a CQ and an RC QP in INIT per peer.
- * 0 or -1; either way the caller ends with mesh_close.
+ * Stages 1 to 3: the device and PD, BYTES registered for local writes and
+ * remote WRITEs (and remote atomics, for SIGNAL_FADD), and a CQ and an RC
+ * QP in INIT per peer.  0 or -1; either way the caller ends with mesh_close.
  */
-int mesh_open(struct moe_mesh *m, const struct cli_common *common, size_t bytes);
+int mesh_open(struct moe_mesh *m, const struct cli_common *common, size_t bytes,
+	      enum moe_signal signal);
 
 /*
  * Meets the other ranks: step 07's rendezvous (MINE's options checked, our
  * QPs to the ring's neighbours in it), or FAILURE instead; then every QP
- * through rank 0 (pairs.h), each QP to RTS, and every rank in RTS before
- * any WRITE.  0, or -1 after every rank was told.
+ * through rank 0 (pairs.h), each QP to RTS with RECVS zero-byte receives
+ * posted on it, and every rank in RTS, its receives posted, before any
+ * WRITE.  0, or -1 after every rank was told.
  */
 int mesh_meet(struct moe_mesh *m, struct ring_ctl *ctl, const struct launch *l,
-	      struct hello *mine, const char *failure);
+	      struct hello *mine, const char *failure, int recvs);
 
 /* Releases stages 3, 2 and 1; returns how many releases failed. */
 int mesh_close(struct moe_mesh *m);

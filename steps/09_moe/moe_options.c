@@ -1,4 +1,4 @@
-/* moe_options.c: step 09's part of the command line: the tokens, their size, the experts, the gate's top-k and seed, the rank. */
+/* moe_options.c: step 09's part of the command line: the tokens, their size, the experts, the gate's top-k and seed, the signal, the rank. */
 #include "moe_options.h"
 #include "report.h"
 
@@ -17,6 +17,17 @@ void moe_opts_default(struct moe_opts *opts)
 	 */
 	*opts = (struct moe_opts){ .tokens = 128, .hidden = 7168, .experts = 8, .topk = 8,
 				   .seed = 1, .rank = -1, .world = -1, .hold_rank = -1 };
+	nccl_opts_default(&opts->sizes);
+}
+
+int moe_row_tokens(const struct moe_opts *opts, size_t size)
+{
+	return (int)(size / opts->hidden);
+}
+
+int moe_most_tokens(const struct moe_opts *opts)
+{
+	return opts->sizes.sized ? moe_row_tokens(opts, opts->sizes.maxbytes) : opts->tokens;
 }
 
 const struct cli_option moe_cli_options[] = {
@@ -26,15 +37,19 @@ const struct cli_option moe_cli_options[] = {
 	{ "topk", CLI_KEY_TOPK, "K", "distinct experts per token (default: 8, DeepSeek-V3's)" },
 	{ "seed", CLI_KEY_SEED, "S", "the gate's and the tokens' seed (default: 1)" },
 	{ "skew", CLI_KEY_SKEW, "PERCENT", "each of a token's experts is one of rank 0's with this chance, while any is left; else any (default: 0, a uniform gate)" },
+	{ "signal", CLI_KEY_SIGNAL, "KIND", "fadd: a remote FETCH_ADD on the peer's word, which it polls; imm: the last WRITE with immediate, a receive completion (default: fadd)" },
 	{ "rank", CLI_KEY_RANK, "R", "this process's rank (default: the launcher's variables)" },
 	{ "world-size", CLI_KEY_WORLD_SIZE, "N", "how many ranks, 1 to 8 (default: the launcher's variables)" },
 	{ "hold", CLI_KEY_HOLD, "RANK:MS", "for tests: rank RANK waits MS ms between dispatch and combine" },
 	{ 0 },
 };
 
+static const char *const signal_names[] = { [SIGNAL_FADD] = "fadd", [SIGNAL_IMM] = "imm" };
+
 int moe_parse_option(int key, const char *arg, void *ctx)
 {
 	struct moe_opts *opts = ctx;
+	int v;
 
 	switch (key) {
 	case CLI_KEY_TOKENS:
@@ -49,6 +64,12 @@ int moe_parse_option(int key, const char *arg, void *ctx)
 		return cli_parse_u32("--seed", arg, &opts->seed);
 	case CLI_KEY_SKEW:
 		return cli_parse_int("--skew", arg, 0, 100, &opts->skew);
+	case CLI_KEY_SIGNAL:
+		v = cli_pick_named("--signal", "signal", arg, signal_names, 0, 2);
+		if (v < 0)
+			return -1;
+		opts->signal = (enum moe_signal)v;
+		return 0;
 	case CLI_KEY_RANK:
 		return cli_parse_int("--rank", arg, 0, MOE_MAX_RANKS - 1, &opts->rank);
 	case CLI_KEY_WORLD_SIZE:
@@ -65,6 +86,14 @@ int moe_opts_check(const struct moe_opts *opts, int world)
 	if (opts->hidden % 4) {
 		report_error("--hidden %zu is not a multiple of 4: a token is carried as 32-bit words, "
 			     "so that the check is exact", opts->hidden);
+		return -1;
+	}
+	if (opts->sizes.sized && nccl_opts_check(&opts->sizes))
+		return -1;
+	if (opts->sizes.sized && opts->sizes.maxbytes / opts->hidden > MAX_TOKENS) {
+		report_error("--maxbytes %zu is %zu tokens of %zu B (--hidden) a rank, more than %d",
+			     opts->sizes.maxbytes, opts->sizes.maxbytes / opts->hidden, opts->hidden,
+			     MAX_TOKENS);
 		return -1;
 	}
 	if (world > MOE_MAX_RANKS) {
@@ -88,6 +117,20 @@ void moe_opts_show(const struct moe_opts *opts, int world)
 	show("workload", "%d ranks x %d tokens of %zu B (%zu 32-bit words), %d experts a rank (%d "
 	     "in all), top-%d, seed %u", world, opts->tokens, opts->hidden, opts->hidden / 4,
 	     opts->experts, world * opts->experts, opts->topk, opts->seed);
+	if (opts->signal == SIGNAL_FADD)
+		show("signal kind", "fadd (the default): each chain to a peer ends with a FETCH_ADD +1 "
+		     "on the peer's word of the phase; no receive is posted, the peer polls its memory");
+	else
+		show("signal kind", "imm: each chain to a peer ends with a WRITE with immediate naming "
+		     "the exchange, the phase and the sender; every rank posts its receives before the "
+		     "go-ahead and polls its CQs for N - 1 receive completions");
+	if (opts->sizes.sized)
+		show("sweep", "-b %zu to --maxbytes %zu B of tokens a rank, x %d a row: %d to %d tokens "
+		     "of %zu B (--tokens unused); each row a layout, %d warm-up and %d timed dispatch "
+		     "and combine pairs%s", opts->sizes.minbytes, opts->sizes.maxbytes,
+		     opts->sizes.stepfactor, moe_row_tokens(opts, opts->sizes.minbytes),
+		     moe_most_tokens(opts), opts->hidden, opts->sizes.warmup, opts->sizes.iters,
+		     opts->sizes.check ? ", then one on cleared buffers, every token checked" : "");
 	if (opts->skew)
 		show("--skew", "%d%%: each of a token's experts is one of rank 0's with that chance: "
 		     "rank 0 is the hot rank, and its inbound links the incast", opts->skew);
@@ -100,5 +143,11 @@ void moe_opts_format(const struct moe_opts *opts, char *buf, size_t len)
 
 	/* Named only when given, so that a uniform gate's text stays what it was. */
 	if (opts->skew && n > 0 && (size_t)n < len)
-		snprintf(buf + n, len - (size_t)n, " --skew %d", opts->skew);
+		n += snprintf(buf + n, len - (size_t)n, " --skew %d", opts->skew);
+	if (opts->signal != SIGNAL_FADD && n > 0 && (size_t)n < len)
+		n += snprintf(buf + n, len - (size_t)n, " --signal %s", signal_names[opts->signal]);
+	if (opts->sizes.sized && n > 0 && (size_t)n + 1 < len) {
+		buf[n++] = ' ';
+		nccl_opts_format(&opts->sizes, buf + n, len - (size_t)n);
+	}
 }

@@ -1,4 +1,4 @@
-/* moe_options.h: step 09's part of the command line: the tokens, their size, the experts, the gate's top-k and seed, the rank. */
+/* moe_options.h: step 09's part of the command line: the tokens, their size, the experts, the gate's top-k and seed, the signal, the rank. */
 #ifndef RDMA_STEPS_MOE_OPTIONS_H
 #define RDMA_STEPS_MOE_OPTIONS_H
 
@@ -6,10 +6,17 @@
 #include <stdint.h>
 
 #include "cli.h"
+#include "nccl_options.h"
 
 /* One rxe device holds up to 8 ranks in the tests; the range. */
 #define MOE_MAX_RANKS 8
 #define MOE_MAX_TOPK 16
+
+/* How a sender tells a peer that its data is there (--signal). */
+enum moe_signal {
+	SIGNAL_FADD,	/* a remote FETCH_ADD on the peer's word: no receive, the peer polls memory */
+	SIGNAL_IMM,	/* the chain's last WRITE with immediate: a receive consumed, a completion */
+};
 
 struct moe_opts {
 	int tokens;		/* --tokens: T per rank */
@@ -18,8 +25,10 @@ struct moe_opts {
 	int topk;		/* --topk: K distinct experts per token */
 	uint32_t seed;		/* --seed: the gate's and the tokens' */
 	int skew;		/* --skew: percent of experts drawn from rank 0's, the hot rank */
+	enum moe_signal signal;	/* --signal: fadd or imm */
 	int rank, world;	/* --rank, --world-size; -1: from the launcher's variables */
 	int hold_rank, hold_ms;	/* --hold=RANK:MS: that rank waits MS ms between dispatch and combine */
+	struct nccl_opts sizes;	/* step 07's nccl-tests options: with -b or --maxbytes, a sweep */
 };
 
 void moe_opts_default(struct moe_opts *opts);
@@ -27,6 +36,12 @@ void moe_opts_default(struct moe_opts *opts);
 extern const struct cli_option moe_cli_options[];
 int moe_parse_option(int key, const char *arg, void *opts);
 #define MOE_STAGE(opts) { moe_cli_options, moe_parse_option, (opts) }
+
+/* The tokens per rank of a row of SIZE bytes: SIZE / --hidden. */
+int moe_row_tokens(const struct moe_opts *opts, size_t size);
+
+/* The most tokens a rank holds: --tokens, or the largest row's. */
+int moe_most_tokens(const struct moe_opts *opts);
 
 /* Checks the options against WORLD ranks; 0, or -1 after saying what does not fit. */
 int moe_opts_check(const struct moe_opts *opts, int world);

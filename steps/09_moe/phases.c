@@ -7,7 +7,7 @@
 #include <string.h>
 #include <time.h>
 
-/* One block to every rank (our own copied, not posted), then our word at N - 1 and our FETCH_ADDs done. */
+/* One block to every rank (our own copied, not posted), then every peer's signal come and ours done. */
 struct block {
 	size_t src;
 	uint64_t dst;
@@ -21,6 +21,8 @@ static int exchange(struct moe_run *r, enum moe_phase ph, block_of *block)
 	struct moe_mesh *m = r->mesh;
 	double start = now_us();
 
+	if (a2a_begin(&r->a2a, ph, &r->stats[ph]))
+		return -1;
 	for (int i = 1; i <= m->world; i++) {
 		/* From the next rank on, so that rank 0 is not every rank's first target. */
 		int p = (m->rank + i) % m->world;
@@ -28,12 +30,12 @@ static int exchange(struct moe_run *r, enum moe_phase ph, block_of *block)
 
 		if (p == m->rank)
 			memcpy((char *)m->buf.addr + b.dst, (char *)m->buf.addr + b.src, b.len);
-		else if (a2a_post(m, r->ctl, r->l, p, b.src, b.dst, b.len, ph, &r->stats[ph]))
+		else if (a2a_post(&r->a2a, p, b.src, b.dst, b.len, &r->stats[ph]))
 			return -1;
 	}
-	if (a2a_wait_signal(m, r->ctl, r->l, ph, r->timeout_s) ||
-	    a2a_wait_sent(m, r->ctl, r->l, r->timeout_s))
+	if (a2a_wait_signal(&r->a2a) || a2a_wait_sent(&r->a2a))
 		return -1;
+	a2a_end(&r->a2a);
 	r->us[ph] = now_us() - start;
 	return 0;
 }
@@ -73,6 +75,10 @@ static struct block tokens_for(const struct moe_run *r, int peer)
 
 int run_dispatch(struct moe_run *r)
 {
+	/* Every result of the last combine is here; the next need our dispatch signal. */
+	if (r->fresh)
+		memset((char *)r->mesh->buf.addr + r->l->comb_in, 0, r->l->bytes - r->l->comb_in);
+	r->fresh = false;
 	layout_pack(r->l, r->opts, r->routes, r->mesh->buf.addr);
 	return exchange(r, PHASE_DISPATCH, tokens_for);
 }
@@ -111,5 +117,8 @@ int run_combine(struct moe_run *r)
 		ctl_fail(r->ctl, r->mesh->rank, "what it received does not match the layout");
 		return -1;
 	}
+	/* Every peer's WRITEs of this dispatch are here; the next need our combine signal. */
+	if (r->fresh)
+		memset((char *)r->mesh->buf.addr + r->l->recv, 0, r->l->comb_out - r->l->recv);
 	return exchange(r, PHASE_COMBINE, results_for);
 }

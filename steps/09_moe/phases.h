@@ -2,6 +2,7 @@
 #ifndef RDMA_STEPS_PHASES_H
 #define RDMA_STEPS_PHASES_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "alltoall.h"
@@ -17,19 +18,30 @@ struct moe_run {
 	struct ring_ctl *ctl;
 	const struct moe_layout *l;
 	const struct moe_opts *opts;
-	const struct route *routes;
-	int timeout_s;
+	struct route *routes;
+	bool fresh;		/* the next pair lands in cleared buffers, for the check */
+	struct a2a a2a;
 	struct a2a_stats stats[PHASES];
-	double us[PHASES];	/* from the first post to our word at N - 1 and our signals done */
+	double us[PHASES];	/* from the first post to every peer's signal come and ours done */
 };
 
 /* Our row of counts WRITTEN into every peer's matrix, theirs into ours: then every prefix sum is known. 0 or -1. */
 int run_layout(struct moe_run *r);
 
-/* Each token once to each rank that holds one of its experts, at the prefix sums; 0 or -1. */
+/*
+ * Each token once to each rank that holds one of its experts, at the prefix
+ * sums.  With r->fresh, first clears where the results come back: we have
+ * taken every result of the last combine, and no peer can WRITE the next
+ * before our signal of this dispatch.  0 or -1.
+ */
 int run_dispatch(struct moe_run *r);
 
-/* Our experts on what came, and each result WRITTEN back to its token's home rank; 0 or -1. */
+/*
+ * Our experts on what came, and each result WRITTEN back to its token's home
+ * rank.  With r->fresh, first clears where the next dispatch lands: every
+ * peer's WRITE of this one is here, and none can WRITE the next before our
+ * signal of this combine.  0 or -1.
+ */
 int run_combine(struct moe_run *r);
 
 #endif

@@ -192,11 +192,13 @@ assert_faults_ring() {
 	assert_success
 }
 
-@test "fault points of 09_moe (two ranks, both with the fault): no receive is posted, so every point but post_recv" {
+@test "fault points of 09_moe (two ranks, both with the fault): every point; post_recv with --signal imm, the only signal that posts receives" {
 	load ../lib/ring
 	RING_STEP=09_moe RING_FAULT_ARGS="--tokens 8 --hidden 64 --experts 2 --topk 2" \
 		assert_faults_ring "${OPEN_PD[@]}" "${REG_MR[@]}" "${CREATE_QP[@]}" post_send completion \
 		"${DESTROY_QP[@]}" "${DEREG_MR[@]}" "${CLOSE_PD[@]}"
+	RING_STEP=09_moe RING_FAULT_ARGS="--tokens 8 --hidden 64 --experts 2 --topk 2 --signal imm" \
+		assert_faults_ring post_recv post_send completion
 }
 
 @test "the side channel's own failures: a port already in use, and no server to connect to" {

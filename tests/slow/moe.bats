@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# moe.bats: step 09 beyond make test: 8 ranks on one rxe, and a skewed gate whose incast on the hot rank the per-rank lines show ('make test-moe').
+# moe.bats: step 09 beyond make test: 8 ranks on one rxe with either signal, and a skewed gate whose incast on the hot rank the per-rank lines show ('make test-moe').
 
 bats_require_minimum_version 1.5.0
 
@@ -15,6 +15,22 @@ setup() {
 	for ((k = 0; k < 8; k++)); do
 		use_output_of "r$k"
 		assert_line --regexp '^QPs +: 7 here, 56 in the job: N x \(N - 1\) for N = 8$'
+		assert_line "check               : right: all 16 of our tokens, every word the weighted sum of its 4 experts' outputs (CPU reference)"
+	done
+	assert_back_to_baseline
+}
+
+@test "moe: 8 ranks with --signal imm: 7 receive completions per phase on every rank, each naming its sender; every token right, no RNR NAK, all freed" {
+	record_baseline
+	RING_STEP=09_moe run_ring 8 -t 30 --tokens 16 --hidden 256 --experts 2 --topk 4 --signal imm
+	assert_ring_success
+	for ((k = 0; k < 8; k++)); do
+		use_output_of "r$k"
+		for phase in layout dispatch combine; do
+			assert_line "signal              : 7 WRITEs with immediate of our $phase came = N - 1: every peer's data is here"
+		done
+		assert_line "signals             : 7 WRITEs with immediate came in each of our 3 exchanges (layout, dispatch, combine): 21 receive completions, each naming its sender, phase and exchange; we sent 21"
+		assert_line --regexp '^RNR NAKs +: sent \+0, received \+0: every WRITE with immediate found its receive posted$'
 		assert_line "check               : right: all 16 of our tokens, every word the weighted sum of its 4 experts' outputs (CPU reference)"
 	done
 	assert_back_to_baseline

@@ -85,7 +85,7 @@ struct ring_comm *ring_comm_join(const char *device, int port, int timeout_s,
 	rc->ring = (struct rdma_ring){ .to_next.sock = -1, .from_prev.sock = -1 };
 	ring_opts_default(&rc->opts);
 	/* The staging size is compared at the rendezvous: every rank must bring the same. */
-	rc->opts.minbytes = rc->opts.maxbytes = staging_bytes;
+	rc->opts.sizes.minbytes = rc->opts.sizes.maxbytes = staging_bytes;
 	if (staging_bytes < rc->opts.slot_bytes || staging_bytes % ELEM_SIZE) {
 		report_error("ring_comm_join: a staging buffer of %zu bytes: give at least one slot "
 			     "(%zu bytes), in whole 4-byte elements", staging_bytes, rc->opts.slot_bytes);
@@ -134,7 +134,7 @@ static int run_staged(struct ring_comm *rc, size_t count, enum datatype dt)
 
 int ring_comm_allreduce(struct ring_comm *rc, void *buf, size_t count, int dtype)
 {
-	size_t per_run = rc->opts.maxbytes / ELEM_SIZE;
+	size_t per_run = rc->opts.sizes.maxbytes / ELEM_SIZE;
 	char *bytes = buf;
 
 	if (rc->failed) {
