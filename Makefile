@@ -238,7 +238,7 @@ lint: deps ## Check the shell scripts with shellcheck
 	shellcheck -x .ci/run tests/tools/*.sh tests/bench/*.sh tests/bench/nodes/*.sh tests/exercise/*.sh tests/vm/*.sh tests/vm/initramfs-init tests/wire/*.sh tests/nodes/*.sh steps/07_allreduce/train/*.sh
 
 .PHONY: diagrams
-diagrams: deps ## Re-render the SVGs in diagrams/ from their .dot sources (needs graphviz)
+diagrams: deps ## Re-render the SVGs in diagrams/ from their .dot sources, English and Chinese (needs graphviz and fonts-wqy-microhei)
 	@for dot in diagrams/*.dot; do \
 		svg=$${dot%.dot}.svg; \
 		dot -Tsvg -o "$$svg.tmp" "$$dot" && mv "$$svg.tmp" "$$svg" || { rm -f "$$svg.tmp"; exit 1; }; \

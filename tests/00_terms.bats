@@ -7,7 +7,7 @@ setup() {
 	load lib/test_helper
 }
 
-@test "the Chinese book and INTERVIEW.md's Chinese use the book's term for each idea of book/terms.zh-CN.tsv, never the refused one" {
+@test "the Chinese book, the Chinese figures' sources and INTERVIEW.md's Chinese use the book's term for each idea of book/terms.zh-CN.tsv, never the refused one" {
 	run "$PROJECT_ROOT/tests/tools/terms.py"
 	assert_success
 	assert_output ""

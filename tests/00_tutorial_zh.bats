@@ -97,6 +97,40 @@ copy_editions() {
 	assert_output --regexp 'section "RDMA verbs, step by step > 1. What RDMA is and why it beats TCP" .*the English changed since this section was translated'
 }
 
+@test "tutorial-parity.py: each edition shows its own figure: the English figure in a Chinese chapter, another figure's twin, or the Chinese figure in an English chapter fails in its section, named" {
+	copy_editions
+	ch=steps/03_cq_qp_rts/README
+	cp $ch.zh-CN.md original.md
+	cp $ch.md original-en.md
+	# As committed, the Chinese chapter shows the Chinese twin of the English chapter's figure: no difference.
+	grep -qF '](../../diagrams/qp_state_machine.zh-CN.svg)' $ch.zh-CN.md || fail "$ch.zh-CN.md does not show diagrams/qp_state_machine.zh-CN.svg"
+	run "$PARITY" $ch.md $ch.zh-CN.md
+	assert_success
+
+	# The Chinese chapter showing the English figure.
+	sed -i 's|diagrams/qp_state_machine\.zh-CN\.svg)|diagrams/qp_state_machine.svg)|' $ch.zh-CN.md
+	cmp -s original.md $ch.zh-CN.md && fail "the figure to change is not in $ch.zh-CN.md"
+	run "$PARITY" $ch.md $ch.zh-CN.md
+	assert_failure
+	assert_output --regexp "section \"Step 03: [^\"]+\" \\($ch.md line [0-9]+, $ch.zh-CN.md line [0-9]+\\): links to in the translation but not in the English: diagrams/qp_state_machine.svg \\(the English figure: show its twin diagrams/qp_state_machine.zh-CN.svg here\\)"
+
+	# The Chinese chapter showing another figure's twin.
+	cp original.md $ch.zh-CN.md
+	sed -i 's|diagrams/qp_state_machine\.zh-CN\.svg)|diagrams/object_graph.zh-CN.svg)|' $ch.zh-CN.md
+	run "$PARITY" $ch.md $ch.zh-CN.md
+	assert_failure
+	assert_output --partial 'links to in the English but not in the translation: diagrams/qp_state_machine.svg'
+	assert_output --partial 'links to in the translation but not in the English: diagrams/object_graph.svg'
+
+	# The English chapter showing the Chinese figure.
+	cp original.md $ch.zh-CN.md
+	sed -i 's|diagrams/qp_state_machine\.svg)|diagrams/qp_state_machine.zh-CN.svg)|' $ch.md
+	cmp -s original-en.md $ch.md && fail "the figure to change is not in $ch.md"
+	run "$PARITY" $ch.md $ch.zh-CN.md
+	assert_failure
+	assert_output --partial 'links to in the English but not in the translation: diagrams/qp_state_machine.zh-CN.svg (the Chinese figure: show diagrams/qp_state_machine.svg here)'
+}
+
 @test "the Chinese chapters: the generated diffs and quoted code are the step sources', with the words around them in Chinese" {
 	run "$PROJECT_ROOT/tests/tools/tutorial-diffs.sh" --check
 	assert_success

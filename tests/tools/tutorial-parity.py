@@ -13,7 +13,10 @@ of sections the check compares:
     between the generated markers is left to tests/tools/tutorial-diffs.sh, which writes it into both files;
   - inline code: the same set of `code` spans (headings' own spans too);
   - links: the same targets; an #anchor counts as the heading it resolves to, so the translation's anchors
-    are those of its own headings;
+    are those of its own headings; a link to a chapter's translation (NAME.zh-CN.md) counts as one to the chapter;
+  - figures (images): the same ones, each in its own language: where the English shows diagrams/NAME.svg the
+    translation shows its twin diagrams/NAME.zh-CN.svg, and the English figure there, if it has a twin, is named
+    as a difference, as is a translated figure in the English;
   - tables: the same rows and columns, and the same `code` spans in each cell;
   - figures in the prose, both ways: numbers with their units (40 bytes = 40 字节 = 40 B), hexadecimal
     values, and formula-like tokens (2(N-1)/N, ConnectX-7);
@@ -36,6 +39,10 @@ LINK = re.compile(r'!?\[((?:[^\[\]]|\[[^\]]*\])*)\]\(([^()\s]*(?:\([^()\s]*\)[^(
 HTML_TAG = re.compile(r'</?[A-Za-z][^>]*>')
 # A chapter and its translation name each other's twins: a link to either counts as one target.
 TWIN = re.compile(r'\.zh-CN\.md$')
+# A figure and its translation: diagrams/NAME.svg is the English, diagrams/NAME.zh-CN.svg its twin.  Each edition
+# shows its own: the twin in the translation counts as the English figure in the English.
+FIGURE = re.compile(r'\.(svg|png|jpe?g|gif)$', re.I)
+FIGURE_TWIN = re.compile(r'\.zh-CN(\.(svg|png|jpe?g|gif))$', re.I)
 
 # Units: what a number may carry, and the one spelling each counts as.  Longest first within a regex.
 UNIT_ALIASES = {
@@ -171,15 +178,33 @@ def slugs(path):
     return SLUGS[path]
 
 
-def other_file_target(target, from_path):
+def shown_path(path):
+    try:
+        return path.relative_to(Path.cwd().resolve())
+    except ValueError:
+        return path
+
+
+def figure_target(resolved, translation):
+    """A figure, as the English figure it stands for; a figure in the other edition's language is named apart."""
+    m = FIGURE_TWIN.search(resolved.name)
+    if m:
+        english = shown_path(resolved.with_name(FIGURE_TWIN.sub(r'\1', resolved.name)))
+        return f'{english}' if translation else f'{shown_path(resolved)} (the Chinese figure: show {english} here)'
+    twin = resolved.with_name(FIGURE.sub(r'.zh-CN.\1', resolved.name))
+    if translation and twin.is_file():
+        return f'{shown_path(resolved)} (the English figure: show its twin {shown_path(twin)} here)'
+    return f'{shown_path(resolved)}'
+
+
+def other_file_target(target, from_path, translation=False):
     """A link to another file, as the English it stands for: the twin's path, and its anchor as the heading's place."""
     path, _, anchor = target.partition('#')
     resolved = (Path(from_path).parent / path).resolve()
+    if FIGURE.search(resolved.name) and not anchor:
+        return figure_target(resolved, translation)
     english = resolved.with_name(TWIN.sub('.md', resolved.name))
-    try:
-        shown = english.relative_to(Path.cwd().resolve())
-    except ValueError:
-        shown = english
+    shown = shown_path(english)
     if not anchor or resolved.suffix != '.md' or not resolved.is_file():
         return f'{shown}' + (f'#{anchor}' if anchor else '')
     anchors = slugs(resolved)
@@ -305,7 +330,7 @@ class Checker:
                 elif re.match(r'^[a-z][a-z0-9+.-]*:', t, re.I):
                     targets.add(t)
                 else:
-                    targets.add(other_file_target(t, section_path))
+                    targets.add(other_file_target(t, section_path, translation=other is not None))
         return targets
 
     def compare_sets(self, i, what, en, zh):
