@@ -197,7 +197,7 @@ static int run_phases(struct moe_run *r)
 }
 
 /* Rank 0, with --transport both: RDMA's time over TCP's, row by row, phase by phase. */
-static void show_ratio(const struct moe_run *r, const struct moe_times *rdma,
+static void show_transport_ratio(const struct moe_run *r, const struct moe_times *rdma,
 		       const struct moe_times *tcp)
 {
 	if (r->ctl->rank != 0)
@@ -240,7 +240,7 @@ static int run_transports(struct moe_run *r)
 			return -1;
 	}
 	if (want == TRANSPORT_BOTH)
-		show_ratio(r, &rdma, &tcp);
+		show_transport_ratio(r, &rdma, &tcp);
 	return 0;
 }
 

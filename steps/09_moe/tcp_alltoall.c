@@ -57,7 +57,8 @@ static int set_nonblocking(int fd)
 static int dial_lower(struct tcp_a2a *t, const struct endpoint *all)
 {
 	for (int p = 0; p < t->rank; p++) {
-		int32_t me = t->rank, gai_err;
+		int32_t me = t->rank;
+		int gai_err;
 
 		t->fd[p] = sock_dial(all[p].addr, all[p].port, t->timeout_s, &gai_err);
 		if (t->fd[p] < 0 || send(t->fd[p], &me, sizeof(me), MSG_NOSIGNAL) != sizeof(me)) {
