@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# 09_moe.bats: step 09's MoE dispatch and combine: 3 ranks on one rxe, signalled by FETCH_ADD and by WRITE with immediate, every token checked at home, the signals counted, all freed; an option refused.
+# 09_moe.bats: step 09's MoE dispatch and combine: 3 ranks on one rxe, signalled by FETCH_ADD and by WRITE with immediate, and over TCP beside it, every token checked at home, the signals counted, all freed; an option refused.
 
 bats_require_minimum_version 1.5.0
 
@@ -28,7 +28,8 @@ setup() {
 		assert_line --regexp '^ibv_post_send +: dispatch to rank [0-2]: [0-9]+ WRITEs? of [0-9]+ B in all at its offset [0-9]+, unsignalled, then FETCH_ADD \+1 on its dispatch word, signalled: one post$'
 		assert_line --regexp '^posts +: dispatch: 2 ibv_post_send calls \(one per peer; on rxe each is one write\(\) system call\), [1-9][0-9]* WRITEs and 2 FETCH_ADDs, [1-9][0-9]* B$'
 		assert_line "signals             : 2 FETCH_ADDs came to each of our 3 words (layout, dispatch, combine); we sent 6"
-		assert_line --regexp '^system calls +: dispatch: 2 write\(\) by its 2 ibv_post_send calls \(syscw of /proc/self/io, read around each post: rxe.s doorbell\), none by ibv_poll_cq; [0-9]+ sched_yield\(\) in its waits '
+		assert_line --regexp "^system calls +: dispatch: 2 write\\(\\) by its 2 ibv_post_send calls \\(syscw of /proc/self/io, read around each post: rxe.s doorbell\\), none by ibv_poll_cq; [0-9]+ $(wait_call 3)\\(\\) in its waits "
+		assert_waits_line 3
 		assert_line --regexp '^device counters +: rxe[0-9]*: sent_pkts \+[1-9][0-9]*, rcvd_pkts \+[1-9][0-9]* over the three phases'
 		assert_line --regexp '^RNR NAKs +: sent \+0, received \+0: no WR of ours consumes a receive$'
 		assert_line "check               : right: all 32 of our tokens, every word the weighted sum of its 4 experts' outputs (CPU reference)"
@@ -69,7 +70,8 @@ assert_imm_taken() { # P SEQ PH NAME
 		refute_line --regexp 'FETCH_ADD'
 		assert_line --regexp '^posts +: dispatch: 2 ibv_post_send calls \(one per peer; on rxe each is one write\(\) system call\), [1-9][0-9]* WRITEs, the last to each peer with immediate, [1-9][0-9]* B; 0 ibv_post_recv calls \(16 receives a QP were posted before the go-ahead\)$'
 		assert_line "signals             : 2 WRITEs with immediate came in each of our 3 exchanges (layout, dispatch, combine): 6 receive completions, each naming its sender, phase and exchange; we sent 6"
-		assert_line --regexp '^system calls +: dispatch: 2 write\(\) by its 2 ibv_post_send calls \(syscw of /proc/self/io, read around each post: rxe.s doorbell\), none by ibv_poll_cq; [0-9]+ sched_yield\(\) in its waits '
+		assert_line --regexp "^system calls +: dispatch: 2 write\\(\\) by its 2 ibv_post_send calls \\(syscw of /proc/self/io, read around each post: rxe.s doorbell\\), none by ibv_poll_cq; [0-9]+ $(wait_call 3)\\(\\) in its waits "
+		assert_waits_line 3
 		assert_line --regexp '^access +: local_write,remote_write: peers WRITE counts, tokens and results into it, the last WRITE to us with immediate$'
 		assert_line --regexp '^device counters +: rxe[0-9]*: sent_pkts \+[1-9][0-9]*, rcvd_pkts \+[1-9][0-9]* over the three phases \(per device: every rank on it adds to them\)$'
 		assert_line --regexp '^RNR NAKs +: sent \+0, received \+0: every WRITE with immediate found its receive posted$'
@@ -109,6 +111,32 @@ row_sizes() { # PHASE
 			refute_line --regexp '^system calls '
 			assert_line --regexp '^teardown +: every object released$'
 		done
+	done
+	assert_back_to_baseline
+}
+
+@test "09_moe --transport both: the same dispatch and combine over verbs, then over a TCP socket per pair of ranks: every token checked both ways, both tables, RDMA's time over TCP's, all freed" {
+	record_baseline
+	RING_STEP=09_moe run_ring 3 -t 10 --tokens 32 --hidden 256 --experts 4 --topk 4 --seed 7 --transport both
+	assert_ring_success
+	use_output_of r0
+	assert_line "# MoE all-to-all over RDMA (verbs): 3 ranks, 32 tokens of 256 B a rank, top-4 of 12 experts"
+	assert_line "# MoE all-to-all over TCP: 3 ranks, 32 tokens of 256 B a rank, top-4 of 12 experts"
+	assert_in_order '^# MoE all-to-all over RDMA' '^# MoE all-to-all over TCP' '^rdma/tcp '
+	[ "$(grep -cE '^ +[1-9][0-9]* +[1-9][0-9]* +uint32 +(dispatch|combine) +[0-9.]+ +[0-9.]+ +[0-9.]+ +0$' <<<"$output")" -eq 4 ] || fail "not 4 rows with #wrong 0: $output"
+	# The same gate and layout: both tables' dispatch rows have the same size.
+	mapfile -t sizes < <(sed -nE 's/^ +([0-9]+) +[0-9]+ +uint32 +dispatch .*/\1/p' <<<"$output")
+	[ "${#sizes[@]}" -eq 2 ] && [ "${sizes[0]}" = "${sizes[1]}" ] || fail "dispatch sizes differ: ${sizes[*]}"
+	assert_line --regexp "^rdma/tcp ${sizes[0]} B +: dispatch [0-9.]+ / [0-9.]+ us = [0-9]+\.[0-9]{2}; combine [0-9.]+ / [0-9.]+ us = [0-9]+\.[0-9]{2}\$"
+	for k in 0 1 2; do
+		use_output_of "r$k"
+		assert_line --regexp "^tcp mesh +: connected: 2 sockets here, 3 in the job, one per pair: we dialled the $k lower ranks, the $((2 - k)) higher ones dialled us\$"
+		[ "$(grep -c "^check               : right: all 32 of our tokens, every word the weighted sum of its 4 experts' outputs (CPU reference)\$" <<<"$output")" -eq 2 ] || fail "rank $k did not check its tokens both ways: $output"
+		assert_in_order '^check +: right: all 32' '^== stage 9 over TCP, layout' '^== stage 9 over TCP, dispatch' '^== stage 9 over TCP, combine' '^check +: right: all 32'
+		assert_line --regexp '^tcp +: dispatch: [1-9][0-9]* B sent to our 2 peers, [1-9][0-9]* B came, in [1-9][0-9]* send\(\), [1-9][0-9]* recv\(\) and [1-9][0-9]* poll\(\) calls$'
+		assert_line --regexp '^system calls +: dispatch over TCP: [1-9][0-9]* send\(\) and [1-9][0-9]* recv\(\) for [1-9][0-9]* B out and [1-9][0-9]* B in, [1-9][0-9]* poll\(\): '
+		assert_line --regexp '^posts +: dispatch: 2 ibv_post_send calls '
+		assert_line --regexp '^teardown +: every object released$'
 	done
 	assert_back_to_baseline
 }

@@ -51,7 +51,7 @@ static void encode(const struct ctl_msg *m, uint8_t out[CTL_MSG_LEN])
 static bool known_type(uint8_t t)
 {
 	return t == CTL_HELLO || t == CTL_NEIGHBOURS || t == CTL_ABORT || t == CTL_RESULT ||
-	       t == CTL_GO || t == CTL_PAIR;
+	       t == CTL_GO || t == CTL_PAIR || t == CTL_PORT;
 }
 
 /* Checks and decodes a message; returns 0, or -1 after saying which field is bad. */

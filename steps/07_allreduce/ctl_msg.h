@@ -15,6 +15,7 @@ enum ctl_type {
 	CTL_RESULT = 'R',	/* a rank to rank 0: one size done, its time, wrong elements and bytes */
 	CTL_GO = 'G',		/* rank 0 to every rank: every rank is done, go on */
 	CTL_PAIR = 'P',		/* through rank 0: the QP rank RANK made for rank PEER alone */
+	CTL_PORT = 'T',		/* through rank 0: rank RANK's TCP listener, PORT at TEXT */
 };
 
 /* What each rank reports at the end of one size: gathered by rank 0, then every rank goes on. */

@@ -3,19 +3,21 @@
 #include "report.h"
 #include "sock.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 
-/* One message from FD: a pair from rank FROM (any rank, when FROM is -1); 0 or -1 once said. */
-static int take_pair(struct ring_ctl *c, int fd, int from, struct ctl_msg *m)
+/* One message from FD, from rank FROM (any rank, when FROM is -1), while WHAT is handed on; 0 or -1 once said. */
+static int take_msg(struct ring_ctl *c, int fd, int from, const char *what, struct ctl_msg *m)
 {
 	int who = c->rank == 0 ? from : 0;
 	int rc = ctl_msg_recv(fd, m, c->timeout_s * 1000L);
 
 	if (rc) {
-		ctl_fail(c, who, "%s", rc == SOCK_CLOSED ? "its connection to rank 0 closed while the "
-			 "QPs were handed on (killed, or it failed: see its output)" :
-			 rc == SOCK_TIMEOUT ? "it sent no QP within -t seconds" :
-			 "it sent a message that is not ours (see the line above)");
+		ctl_fail(c, who, "%s while %s were handed on%s", rc == SOCK_CLOSED ?
+			 "its connection to rank 0 closed" : rc == SOCK_TIMEOUT ?
+			 "it sent nothing within -t seconds" : "it sent a message that is not ours",
+			 what, rc == SOCK_CLOSED ? " (killed, or it failed: see its output)" :
+			 rc == SOCK_TIMEOUT ? "" : " (see the line above)");
 		return -1;
 	}
 	if (m->type == CTL_ABORT) {
@@ -26,20 +28,34 @@ static int take_pair(struct ring_ctl *c, int fd, int from, struct ctl_msg *m)
 			ctl_announce(c, m->failed, m->text);
 		return -1;
 	}
+	return 0;
+}
+
+/* One pair from FD: the QP rank FROM (any, when -1) made for one peer; 0 or -1 once said. */
+static int take_pair(struct ring_ctl *c, int fd, int from, struct ctl_msg *m)
+{
+	if (take_msg(c, fd, from, "the QPs", m))
+		return -1;
 	if (m->type != CTL_PAIR || m->peer < 0 || m->peer >= c->world ||
 	    (from >= 0 && m->rank != from) || m->rank == m->peer) {
-		ctl_fail(c, who, "it sent a message out of turn while the QPs were handed on");
+		ctl_fail(c, c->rank == 0 ? from : 0, "it sent a message out of turn while the QPs "
+			 "were handed on");
 		return -1;
 	}
 	return 0;
 }
 
-static int send_pair(struct ring_ctl *c, int fd, int to, const struct ctl_msg *m)
+static int send_msg(struct ring_ctl *c, int fd, int to, const char *what, const struct ctl_msg *m)
 {
 	if (ctl_msg_send(fd, m, c->timeout_s) == 0)
 		return 0;
-	ctl_fail(c, to, "its connection to rank 0 closed while the QPs were handed on");
+	ctl_fail(c, to, "its connection to rank 0 closed while %s were handed on", what);
 	return -1;
+}
+
+static int send_pair(struct ring_ctl *c, int fd, int to, const struct ctl_msg *m)
+{
+	return send_msg(c, fd, to, "the QPs", m);
 }
 
 /* Rank 0: every rank's world - 1 QPs in, each handed on to the rank it was made for. */
@@ -105,4 +121,71 @@ int ctl_exchange_pairs(struct ring_ctl *c, const struct peer_info *mine, struct 
 	if (c->world == 1)
 		return 0;
 	return c->rank == 0 ? route_pairs(c, mine, theirs) : trade_pairs(c, mine, theirs);
+}
+
+/* One rank's port from FD: from rank FROM (any, when -1); 0 or -1 once said. */
+static int take_port(struct ring_ctl *c, int fd, int from, struct ctl_msg *m)
+{
+	if (take_msg(c, fd, from, "the TCP ports", m))
+		return -1;
+	if (m->type != CTL_PORT || m->rank < 0 || m->rank >= c->world || m->rank == c->rank ||
+	    (from >= 0 && m->rank != from)) {
+		ctl_fail(c, c->rank == 0 ? from : 0, "it sent a message out of turn while the TCP "
+			 "ports were handed on");
+		return -1;
+	}
+	return 0;
+}
+
+/* Rank 0: every rank's port in, with the address its connection came from; every other rank's out to each. */
+static int route_ports(struct ring_ctl *c, int port, struct endpoint *all)
+{
+	all[0].port = port;
+	for (int r = 1; r < c->world; r++) {
+		struct ctl_msg m;
+
+		if (take_port(c, c->fds[r], r, &m))
+			return -1;
+		all[r].port = m.port;
+		peer_address(c->fds[r], all[r].addr, sizeof(all[r].addr));
+	}
+	for (int to = 1; to < c->world; to++)
+		for (int r = 0; r < c->world; r++) {
+			struct ctl_msg m = { .type = CTL_PORT, .rank = r, .world = c->world,
+					     .port = all[r].port };
+
+			/* Rank 0's address is the one the rank reached it at: "" here. */
+			if (r != 0)
+				snprintf(m.text, sizeof(m.text), "%s", all[r].addr);
+			if (r != to && send_msg(c, c->fds[to], to, "the TCP ports", &m))
+				return -1;
+		}
+	return 0;
+}
+
+/* A rank: its port out to rank 0, then the world - 1 others back. */
+static int trade_ports(struct ring_ctl *c, const char *host, int port, struct endpoint *all)
+{
+	struct ctl_msg mine = { .type = CTL_PORT, .rank = c->rank, .world = c->world, .port = port };
+
+	all[c->rank].port = port;
+	if (send_msg(c, c->fd, 0, "the TCP ports", &mine))
+		return -1;
+	for (int i = 0; i < c->world - 1; i++) {
+		struct ctl_msg m;
+
+		if (take_port(c, c->fd, -1, &m))
+			return -1;
+		all[m.rank].port = m.port;
+		snprintf(all[m.rank].addr, sizeof(all[m.rank].addr), "%.*s", ADDR_TEXT_LEN - 1,
+			 m.rank == 0 ? host : m.text);
+	}
+	return 0;
+}
+
+int ctl_exchange_ports(struct ring_ctl *c, const char *host, int port, struct endpoint *all)
+{
+	if (c->world == 1)
+		return 0;
+	return c->rank == 0 ? route_ports(c, port, all) : trade_ports(c, host, port, all);
 }

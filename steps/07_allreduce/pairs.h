@@ -4,6 +4,7 @@
 
 #include "control.h"
 #include "exchange.h"
+#include "rendezvous.h"
 
 /*
  * After the rendezvous, for a program that connects every rank to every
@@ -14,5 +15,20 @@
  * or -1 after every rank that can be told was told who failed.
  */
 int ctl_exchange_pairs(struct ring_ctl *c, const struct peer_info *mine, struct peer_info *theirs);
+
+/* A rank's TCP listener, as the other ranks reach it. */
+struct endpoint {
+	char addr[ADDR_TEXT_LEN];
+	int port;
+};
+
+/*
+ * The part per rank, for a mesh of sockets: each rank sends rank 0 the TCP
+ * PORT it listens on, and rank 0 hands every rank every other rank's port
+ * and the address its control connection came from, into ALL[rank].  Rank
+ * 0's own address is HOST, the one this rank reached it at.  0, or -1 after
+ * every rank that can be told was told who failed.
+ */
+int ctl_exchange_ports(struct ring_ctl *c, const char *host, int port, struct endpoint *all);
 
 #endif

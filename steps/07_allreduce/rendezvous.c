@@ -16,8 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
-/* The peer of a connection, as text, for messages and for the TCP ring's address. */
-static void peer_address(int fd, char *buf, size_t len)
+void peer_address(int fd, char *buf, size_t len)
 {
 	struct sockaddr_storage a;
 	socklen_t alen = sizeof(a);

@@ -42,6 +42,9 @@ struct neighbours {
 	int next_tcp_port;
 };
 
+/* The peer of a connection FD, as text: the address a rank's TCP listener is reached at. */
+void peer_address(int fd, char *buf, size_t len);
+
 /*
  * Rank 0 gathers every rank's hello and checks that each rank comes once,
  * within the world size, with the same world size and options; then answers

@@ -7,6 +7,9 @@
 
 #define MAX_SLOT_BYTES ((size_t)16 << 20)
 
+const char *const transport_names[3] = { [TRANSPORT_RDMA] = "rdma", [TRANSPORT_TCP] = "tcp",
+					 [TRANSPORT_BOTH] = "both" };
+
 void ring_opts_default(struct ring_opts *opts)
 {
 	*opts = (struct ring_opts){
@@ -50,7 +53,6 @@ int ring_parse_option(int key, const char *arg, void *ctx)
 {
 	static const char *const colls[] = { "all_reduce", "reduce_scatter", "all_gather" };
 	static const char *const types[] = { "float", "int32" };
-	static const char *const transports[] = { "rdma", "tcp", "both" };
 	struct ring_opts *opts = ctx;
 	int v;
 
@@ -66,7 +68,7 @@ int ring_parse_option(int key, const char *arg, void *ctx)
 		opts->dt = (enum datatype)v;
 		return 0;
 	case CLI_KEY_TRANSPORT:
-		if (parse_pick("--transport", arg, transports, 3, "rdma, tcp or both", &v))
+		if (parse_pick("--transport", arg, transport_names, 3, "rdma, tcp or both", &v))
 			return -1;
 		opts->transport = (enum transport)v;
 		return 0;
@@ -108,6 +110,5 @@ void ring_opts_format(const struct ring_opts *opts, char *buf, size_t len)
 	nccl_opts_format(&opts->sizes, sizes, sizeof(sizes));
 	snprintf(buf, len, "-o %s --datatype %s %s --slots %d --slot-bytes %zu --transport %s",
 		 collective_name(opts->coll), datatype_name(opts->dt), sizes, opts->slots,
-		 opts->slot_bytes, opts->transport == TRANSPORT_RDMA ? "rdma" :
-		 opts->transport == TRANSPORT_TCP ? "tcp" : "both");
+		 opts->slot_bytes, transport_names[opts->transport]);
 }

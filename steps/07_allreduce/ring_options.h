@@ -24,6 +24,9 @@
 
 enum transport { TRANSPORT_RDMA, TRANSPORT_TCP, TRANSPORT_BOTH };
 
+/* --transport's words, as both steps that take it name them: rdma, tcp, both. */
+extern const char *const transport_names[3];
+
 struct ring_opts {
 	enum collective coll;	/* -o */
 	enum datatype dt;	/* --datatype */

@@ -11,11 +11,15 @@
 #include <errno.h>
 #include <sched.h>
 #include <time.h>
+#include <unistd.h>
 
 /* rxe reaches its bandwidth at 64 KiB WRITEs (ib_write_bw), as step 07's slots. */
 #define WRITE_PIECE ((size_t)64 << 10)
 /* Looks at our signals between two looks at the clock and the control channel. */
 #define CLOCK_EVERY 1024
+/* A crowded wait's first nap, and its longest: the wait doubles it up to there. */
+#define NAP_FIRST_NS 1000L
+#define NAP_MOST_NS 1000000L
 
 static const char *const phase_names[PHASES] = { "layout", "dispatch", "combine" };
 
@@ -27,9 +31,20 @@ const char *a2a_phase_name(enum moe_phase ph)
 void a2a_init(struct a2a *a, struct moe_mesh *m, struct ring_ctl *ctl, const struct moe_layout *l,
 	      enum moe_signal signal, int recvs, int timeout_s)
 {
-	*a = (struct a2a){ .m = m, .ctl = ctl, .l = l, .signal = signal, .timeout_s = timeout_s };
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+
+	*a = (struct a2a){ .m = m, .ctl = ctl, .l = l, .signal = signal, .timeout_s = timeout_s,
+			   .crowded = cpus > 0 && m->world > cpus };
 	for (int p = 0; p < m->world; p++)
 		a->recv_left[p] = p == m->rank ? 0 : recvs;
+	if (a->crowded)
+		show("waits", "%d ranks on %ld online CPUs (every rank counted as on this node): the "
+		     "ranks outnumber the CPUs, so a waiting rank sleeps between looks (nanosleep, 1 us "
+		     "doubling to 1 ms) instead of yielding, which would hand the CPU to another "
+		     "waiting rank and leave rxe's kernel work behind them", m->world, cpus);
+	else
+		show("waits", "%d ranks on %ld online CPUs: a waiting rank yields between looks "
+		     "(sched_yield), as a proxy thread on a core of its own would spin", m->world, cpus);
 }
 
 /* The immediate of our signal: the exchange (16 bits), the phase, the sender. */
@@ -300,19 +315,53 @@ static uint64_t signals_now(const struct a2a *a)
 	return n;
 }
 
-/* Every CLOCK_EVERY looks: another rank's failure, or -t passed (WHAT then says what is missing). */
+/*
+ * The first peer whose signal of this exchange has not come, or -1 when
+ * that cannot be known: a receive completion names its sender (imm), a
+ * FETCH_ADD's word only counts (fadd).
+ */
+static int first_silent(const struct a2a *a)
+{
+	for (int p = 0; a->signal == SIGNAL_IMM && p < a->m->world; p++)
+		if (p != a->m->rank && !a->came[0][p])
+			return p;
+	return -1;
+}
+
+/* Between two looks: a yield, or, when the ranks outnumber the CPUs, a nap that doubles up to 1 ms. */
+static void give_cpu(struct a2a *a, long *nap_ns)
+{
+	struct timespec t = { .tv_nsec = *nap_ns };
+
+	if (!a->crowded) {
+		sched_yield();
+		a->st->yields++;
+		return;
+	}
+	nanosleep(&t, NULL);
+	a->st->naps++;
+	*nap_ns = *nap_ns * 2 > NAP_MOST_NS ? NAP_MOST_NS : *nap_ns * 2;
+}
+
+/* Every CLOCK_EVERY looks (every look when they sleep): another rank's failure, or -t passed (WHAT then says what is missing). */
 static int look_around(struct a2a *a, unsigned spins, const struct timespec *start, int peer,
 		       uint64_t now)
 {
 	uint64_t want = (uint64_t)(a->m->world - 1);
+	int silent;
 
-	if (spins % CLOCK_EVERY)
+	if (!a->crowded && spins % CLOCK_EVERY)
 		return 0;
 	if (ctl_check(a->ctl))
 		return -1;
 	if (ms_since(start) <= a->timeout_s * 1000L)
 		return 0;
-	if (peer < 0)
+	silent = peer < 0 ? first_silent(a) : -1;
+	if (silent >= 0)
+		ctl_fail(a->ctl, silent, "its %s signal did not come within %d s (%llu of %llu peers "
+			 "signalled): alive or not, it did not send it", phase_names[a->ph],
+			 a->timeout_s, (unsigned long long)now, (unsigned long long)want);
+	else if (peer < 0)
 		ctl_fail(a->ctl, a->m->rank, "only %llu of %llu peers signalled its %s within %d s",
 			 (unsigned long long)now, (unsigned long long)want, phase_names[a->ph],
 			 a->timeout_s);
@@ -325,16 +374,16 @@ static int look_around(struct a2a *a, unsigned spins, const struct timespec *sta
 int a2a_wait_signal(struct a2a *a)
 {
 	uint64_t want = (uint64_t)(a->m->world - 1), now;
+	long nap_ns = NAP_FIRST_NS;
 	struct timespec start;
 	unsigned spins = 0;
 
 	clock_start(&start);
-	/* More ranks than CPUs under emulation: yield, so that rxe and the others run. */
+	/* Under emulation rxe's work runs on the ranks' CPUs: give ours away between looks. */
 	while ((now = signals_now(a)) < want) {
 		if (a->signal == SIGNAL_IMM && reap_all(a))
 			return -1;
-		sched_yield();
-		a->st->yields++;
+		give_cpu(a, &nap_ns);
 		if (look_around(a, ++spins, &start, -1, now))
 			return -1;
 	}
@@ -361,6 +410,7 @@ static int first_sending(const struct a2a *a)
 
 int a2a_wait_sent(struct a2a *a)
 {
+	long nap_ns = NAP_FIRST_NS;
 	struct timespec start;
 	unsigned spins = 0;
 	int p;
@@ -371,8 +421,7 @@ int a2a_wait_sent(struct a2a *a)
 			return -1;
 		if (first_sending(a) < 0)
 			break;
-		sched_yield();
-		a->st->yields++;
+		give_cpu(a, &nap_ns);
 		if (look_around(a, ++spins, &start, p, 0))
 			return -1;
 	}

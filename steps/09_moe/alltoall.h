@@ -28,7 +28,7 @@
 struct a2a_stats {
 	uint64_t posts, recv_posts, writes, atomics, imms, bytes;
 	long post_syscalls;	/* -1: not counted (no /proc/self/io, or not asked) */
-	uint64_t yields;
+	uint64_t yields, naps;	/* sched_yield(), or nanosleep() when the ranks outnumber the CPUs */
 };
 
 /* The all-to-all's state across exchanges: the mesh, the signal kind, the receives, the signals come. */
@@ -50,9 +50,14 @@ struct a2a {
 	struct a2a_stats *st;			/* the phase under way's */
 	bool count_syscalls;			/* read /proc/self/io around each post: the one
 						 * exchange of each phase, not a sweep's timed ones */
+	bool crowded;				/* more ranks than online CPUs: the waits sleep */
 };
 
-/* Before the first exchange: RECVS receives already posted on every QP (mesh_meet). */
+/*
+ * Before the first exchange: RECVS receives already posted on every QP
+ * (mesh_meet).  Says how the waits will give the CPU away: by yielding, or,
+ * when the ranks outnumber the online CPUs, by sleeping.
+ */
 void a2a_init(struct a2a *a, struct moe_mesh *m, struct ring_ctl *ctl, const struct moe_layout *l,
 	      enum moe_signal signal, int recvs, int timeout_s);
 
@@ -74,7 +79,8 @@ int a2a_post(struct a2a *a, int peer, size_t src, uint64_t dst, size_t len,
  * Waits, up to -t, until every peer's signal of this exchange has come:
  * our word of the phase reads N - 1 (fadd: our own memory), or N - 1
  * receive completions name it (imm: our CQs).  Either way every WRITE
- * before the signal has landed.  Yields the CPU between looks.  0, or -1
+ * before the signal has landed.  Yields the CPU between looks, or sleeps,
+ * 1 us doubling to 1 ms, when the ranks outnumber the CPUs.  0, or -1
  * after ctl_fail.
  */
 int a2a_wait_signal(struct a2a *a);

@@ -9,10 +9,12 @@
 #include "pause.h"
 #include "phases.h"
 #include "report.h"
+#include "tcp_alltoall.h"
 
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 /* Twice the kernel's 10 ms cache of the device counters (RDMA_HW_STATS_DEFAULT_LIFESPAN). */
@@ -36,10 +38,12 @@ static const char purpose[] =
 	"--signal imm signals with the chain's last WRITE with immediate instead. With -b or\n"
 	"--maxbytes (step 07's nccl-tests options, with -f, -n, -w and -c), a sweep: a row per\n"
 	"size of tokens a rank, T = size / --hidden, as nccl-tests' alltoall table; each row\n"
-	"-w and -n dispatch and combine pairs, then one on cleared buffers, every token checked.";
+	"-w and -n dispatch and combine pairs, then one on cleared buffers, every token checked.\n"
+	"--transport tcp or both (step 07's): the same exchange over a TCP socket per pair of\n"
+	"ranks, checked alike; both prints both tables and RDMA's time over TCP's.";
 
 /* Step 05 counts a message's system calls with strace; here the kernel's own count, around each post. */
-static void show_syscalls(const struct a2a_stats *d)
+static void show_syscalls(const struct a2a *a, const struct a2a_stats *d)
 {
 	if (d->post_syscalls < 0) {
 		show("system calls", "dispatch: not counted (/proc/self/io has no syscw here)");
@@ -47,9 +51,11 @@ static void show_syscalls(const struct a2a_stats *d)
 	}
 	show("system calls", "dispatch: %ld write() by its %llu ibv_post_send calls (syscw of "
 	     "/proc/self/io, read around each post: rxe's doorbell), none by ibv_poll_cq; %llu "
-	     "sched_yield() in its waits (ours, since ranks outnumber the CPUs here: a proxy thread "
-	     "or a GPU kernel would spin)", d->post_syscalls, (unsigned long long)d->posts,
-	     (unsigned long long)d->yields);
+	     "%s in its waits (ours, %s: a proxy thread or a GPU kernel would spin)",
+	     d->post_syscalls, (unsigned long long)d->posts,
+	     (unsigned long long)(a->crowded ? d->naps : d->yields),
+	     a->crowded ? "nanosleep()" : "sched_yield()", a->crowded ? "since the ranks outnumber "
+	     "the CPUs here (the waits line)" : "to let rxe's kernel work run");
 }
 
 static void show_posts(const struct moe_run *r)
@@ -119,28 +125,53 @@ static void read_counters_after(const struct moe_run *r, const struct timespec *
 	dev_counters_read(ibv_get_device_name(r->mesh->dev.ctx->device), r->mesh->dev.port, out);
 }
 
+/* Over TCP, a dispatch's system calls: a copy into the kernel and one out of it for every byte. */
+static void show_tcp_syscalls(const struct moe_run *r)
+{
+	const struct tcp_stats *st = &r->tcp_stats[PHASE_DISPATCH];
+
+	show("system calls", "dispatch over TCP: %llu send() and %llu recv() for %llu B out and "
+	     "%llu B in, %llu poll(): each byte copied into the kernel by send() and out of it by "
+	     "the peer's recv(); over verbs, %llu posts and no copy by the CPU",
+	     (unsigned long long)st->sends, (unsigned long long)st->recvs,
+	     (unsigned long long)st->bytes_out, (unsigned long long)st->bytes_in,
+	     (unsigned long long)st->polls, (unsigned long long)(r->mesh->world - 1));
+}
+
 /* One exchange of each phase, every line shown, then the table's two rows; the tokens wrong, or -1. */
 static int run_once(struct moe_run *r, uint64_t *wrong)
 {
+	bool tcp = r->transport == TRANSPORT_TCP;
+
 	r->a2a.count_syscalls = true;
-	show_heading("stage 9, layout: every rank's row of counts, all to all");
+	show_heading(tcp ? "stage 9 over TCP, layout: every rank's row of counts, all to all" :
+		     "stage 9, layout: every rank's row of counts, all to all");
 	if (run_layout(r))
 		return -1;
-	show_heading("stage 9, dispatch: each token to every rank that holds one of its experts");
+	show_heading(tcp ? "stage 9 over TCP, dispatch: each token to every rank that holds one of "
+		     "its experts" : "stage 9, dispatch: each token to every rank that holds one of "
+		     "its experts");
 	if (run_dispatch(r))
 		return -1;
-	show_heading("stage 9, combine: the experts' outputs back to each token's home rank");
+	show_heading(tcp ? "stage 9 over TCP, combine: the experts' outputs back to each token's "
+		     "home rank" : "stage 9, combine: the experts' outputs back to each token's home "
+		     "rank");
 	if (run_combine(r))
 		return -1;
 	*wrong = check_tokens(r);
+	if (tcp) {
+		show_tcp_syscalls(r);
+		return 0;
+	}
 	show_posts(r);
-	show_syscalls(&r->stats[PHASE_DISPATCH]);
+	show_syscalls(&r->a2a, &r->stats[PHASE_DISPATCH]);
 	return 0;
 }
 
+/* The run, or the sweep, then the table; the port's counters around it over verbs. */
 static int run_phases(struct moe_run *r)
 {
-	bool sweep = r->opts->sizes.sized;
+	bool sweep = r->opts->sizes.sized, rdma = r->transport == TRANSPORT_RDMA;
 	struct dev_counters before, after;
 	struct timespec start;
 	uint64_t wrong;
@@ -148,30 +179,85 @@ static int run_phases(struct moe_run *r)
 	dev_counters_read(ibv_get_device_name(r->mesh->dev.ctx->device), r->mesh->dev.port, &before);
 	clock_start(&start);
 	if (sweep) {
-		show_heading("stage 9, the sweep: a row per size, quiet while it runs");
+		show_heading(rdma ? "stage 9, the sweep: a row per size, quiet while it runs" :
+			     "stage 9 over TCP, the sweep: a row per size, quiet while it runs");
 		if (sweep_sizes(r, &wrong))
 			return -1;
 	} else if (run_once(r, &wrong)) {
 		return -1;
 	}
-	read_counters_after(r, &start, &after);
-	show_counters(r, &before, &after);
+	if (rdma) {
+		read_counters_after(r, &start, &after);
+		show_counters(r, &before, &after);
+	}
 	if (sweep)
 		return wrong ? -1 : 0;
 	table_header(r);
 	return table_rows(r, wrong, true) || wrong ? -1 : 0;
 }
 
+/* Rank 0, with --transport both: RDMA's time over TCP's, row by row, phase by phase. */
+static void show_transport_ratio(const struct moe_run *r, const struct moe_times *rdma,
+		       const struct moe_times *tcp)
+{
+	if (r->ctl->rank != 0)
+		return;
+	for (int i = 0; i < rdma->rows && i < tcp->rows; i++) {
+		char key[40];
+
+		snprintf(key, sizeof(key), "rdma/tcp %llu B", (unsigned long long)rdma->bytes[i]);
+		show(key, "dispatch %.1f / %.1f us = %.2f; combine %.1f / %.1f us = %.2f",
+		     rdma->us[i][PHASE_DISPATCH], tcp->us[i][PHASE_DISPATCH],
+		     tcp->us[i][PHASE_DISPATCH] > 0 ? rdma->us[i][PHASE_DISPATCH] /
+		     tcp->us[i][PHASE_DISPATCH] : 0, rdma->us[i][PHASE_COMBINE],
+		     tcp->us[i][PHASE_COMBINE], tcp->us[i][PHASE_COMBINE] > 0 ?
+		     rdma->us[i][PHASE_COMBINE] / tcp->us[i][PHASE_COMBINE] : 0);
+	}
+}
+
+/*
+ * Every table the transports ask for.  Between RDMA's and TCP's, every
+ * part past the signal words is cleared, so that TCP's check finds nothing
+ * RDMA left: the table's gather had every rank done, no WRITE in flight.
+ */
+static int run_transports(struct moe_run *r)
+{
+	struct moe_times rdma = { 0 }, tcp = { 0 };
+	enum transport want = r->opts->transport;
+
+	if (want != TRANSPORT_TCP) {
+		r->transport = TRANSPORT_RDMA;
+		r->times = &rdma;
+		if (run_phases(r))
+			return -1;
+	}
+	if (want != TRANSPORT_RDMA) {
+		memset((char *)r->mesh->buf.addr + r->l->counts, 0, r->l->bytes - r->l->counts);
+		memset(r->stats, 0, sizeof(r->stats));
+		r->transport = TRANSPORT_TCP;
+		r->times = &tcp;
+		if (run_phases(r))
+			return -1;
+	}
+	if (want == TRANSPORT_BOTH)
+		show_transport_ratio(r, &rdma, &tcp);
+	return 0;
+}
+
 /* Sets up the mesh, meets the other ranks, runs the three phases; 0 or -1. */
 static int run_rank(const struct cli_common *common, const struct moe_opts *opts,
-		    const struct launch *l, struct moe_mesh *mesh, struct ring_ctl *ctl)
+		    const struct launch *l, struct moe_mesh *mesh, struct tcp_a2a *tcp,
+		    struct ring_ctl *ctl)
 {
+	struct endpoint ends[MOE_MAX_RANKS] = { 0 };
+	bool tcp_too = opts->transport != TRANSPORT_RDMA;
 	struct moe_opts most = *opts;
 	struct moe_layout layout;
 	struct route *routes = calloc((size_t)moe_most_tokens(opts) + 1, sizeof(*routes));
 	struct hello mine = { .rank = l->rank, .world = l->world };
 	const char *failure = NULL;
-	struct moe_run r = { .mesh = mesh, .ctl = ctl, .l = &layout, .opts = opts, .routes = routes };
+	struct moe_run r = { .mesh = mesh, .tcp = tcp, .ctl = ctl, .l = &layout, .opts = opts,
+			     .routes = routes };
 	int recvs = opts->signal == SIGNAL_IMM ? A2A_RECV_BATCH : 0, rc = -1;
 
 	/* The buffer holds the largest row's layout; a sweep's rows lay theirs out in it. */
@@ -186,9 +272,16 @@ static int run_rank(const struct cli_common *common, const struct moe_opts *opts
 	}
 	if (!failure && mesh_open(mesh, common, layout.bytes, opts->signal))
 		failure = "its set-up failed (see its output)";
+	if (!failure && tcp_too && tcp_a2a_listen(tcp, ctl, mesh->buf.addr, common->timeout_s))
+		failure = "its set-up failed (see its output)";
 	moe_opts_format(opts, mine.options, sizeof(mine.options));
 	a2a_init(&r.a2a, mesh, ctl, &layout, opts->signal, recvs, common->timeout_s);
-	if (mesh_meet(mesh, ctl, l, &mine, failure, recvs) || run_phases(&r))
+	if (mesh_meet(mesh, ctl, l, &mine, failure, recvs))
+		goto free_routes;
+	if (tcp_too && (ctl_exchange_ports(ctl, l->host, tcp_a2a_port(tcp), ends) ||
+			tcp_a2a_connect(tcp, ends)))
+		goto free_routes;
+	if (run_transports(&r))
 		goto free_routes;
 	if (common->pause)
 		pause_until_told("the exchange is done (see 'rdma resource show')");
@@ -207,6 +300,7 @@ int main(int argc, char **argv)
 	struct cli_common common;
 	struct launch l;
 	struct moe_mesh mesh;
+	struct tcp_a2a tcp;
 	struct ring_ctl ctl;
 	int usage, status = EXIT_FAILURE, failures;
 
@@ -218,10 +312,12 @@ int main(int argc, char **argv)
 		return 2;
 	ctl_init(&ctl, &l, common.timeout_s);
 	mesh_init(&mesh, &l);
-	if (run_rank(&common, &opts, &l, &mesh, &ctl) == 0)
+	tcp_a2a_init(&tcp);
+	if (run_rank(&common, &opts, &l, &mesh, &tcp, &ctl) == 0)
 		status = EXIT_SUCCESS;
 
 	show_heading("teardown: every rank releases what it made, in reverse order");
+	tcp_a2a_close(&tcp);
 	failures = mesh_close(&mesh);
 	ctl_close(&ctl);
 	show("teardown", "%s", failures ? "some releases failed (see above)" : "every object released");

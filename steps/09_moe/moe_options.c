@@ -38,6 +38,7 @@ const struct cli_option moe_cli_options[] = {
 	{ "seed", CLI_KEY_SEED, "S", "the gate's and the tokens' seed (default: 1)" },
 	{ "skew", CLI_KEY_SKEW, "PERCENT", "each of a token's experts is one of rank 0's with this chance, while any is left; else any (default: 0, a uniform gate)" },
 	{ "signal", CLI_KEY_SIGNAL, "KIND", "fadd: a remote FETCH_ADD on the peer's word, which it polls; imm: the last WRITE with immediate, a receive completion (default: fadd)" },
+	{ "transport", CLI_KEY_TRANSPORT, "T", "rdma, tcp or both, side by side, as step 07 (default: rdma)" },
 	{ "rank", CLI_KEY_RANK, "R", "this process's rank (default: the launcher's variables)" },
 	{ "world-size", CLI_KEY_WORLD_SIZE, "N", "how many ranks, 1 to 8 (default: the launcher's variables)" },
 	{ "hold", CLI_KEY_HOLD, "RANK:MS", "for tests: rank RANK waits MS ms between dispatch and combine" },
@@ -69,6 +70,12 @@ int moe_parse_option(int key, const char *arg, void *ctx)
 		if (v < 0)
 			return -1;
 		opts->signal = (enum moe_signal)v;
+		return 0;
+	case CLI_KEY_TRANSPORT:
+		v = cli_pick_named("--transport", "transport", arg, transport_names, 0, 3);
+		if (v < 0)
+			return -1;
+		opts->transport = (enum transport)v;
 		return 0;
 	case CLI_KEY_RANK:
 		return cli_parse_int("--rank", arg, 0, MOE_MAX_RANKS - 1, &opts->rank);
@@ -146,6 +153,9 @@ void moe_opts_format(const struct moe_opts *opts, char *buf, size_t len)
 		n += snprintf(buf + n, len - (size_t)n, " --skew %d", opts->skew);
 	if (opts->signal != SIGNAL_FADD && n > 0 && (size_t)n < len)
 		n += snprintf(buf + n, len - (size_t)n, " --signal %s", signal_names[opts->signal]);
+	if (opts->transport != TRANSPORT_RDMA && n > 0 && (size_t)n < len)
+		n += snprintf(buf + n, len - (size_t)n, " --transport %s",
+			      transport_names[opts->transport]);
 	if (opts->sizes.sized && n > 0 && (size_t)n + 1 < len) {
 		buf[n++] = ' ';
 		nccl_opts_format(&opts->sizes, buf + n, len - (size_t)n);

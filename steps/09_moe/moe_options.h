@@ -7,6 +7,7 @@
 
 #include "cli.h"
 #include "nccl_options.h"
+#include "ring_options.h"
 
 /* One rxe device holds up to 8 ranks in the tests; the range. */
 #define MOE_MAX_RANKS 8
@@ -26,6 +27,7 @@ struct moe_opts {
 	uint32_t seed;		/* --seed: the gate's and the tokens' */
 	int skew;		/* --skew: percent of experts drawn from rank 0's, the hot rank */
 	enum moe_signal signal;	/* --signal: fadd or imm */
+	enum transport transport;	/* --transport: rdma, tcp or both (step 07's words) */
 	int rank, world;	/* --rank, --world-size; -1: from the launcher's variables */
 	int hold_rank, hold_ms;	/* --hold=RANK:MS: that rank waits MS ms between dispatch and combine */
 	struct nccl_opts sizes;	/* step 07's nccl-tests options: with -b or --maxbytes, a sweep */

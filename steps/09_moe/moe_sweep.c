@@ -5,8 +5,9 @@
 
 #include <stdio.h>
 
-/* The row of one phase, as nccl-tests' alltoall prints it: size is what each rank sends. */
-static void print_row(const char *phase, const struct rank_result *all, int world, bool checked)
+/* The row of one phase, as nccl-tests' alltoall prints it: size is what each rank sends; its time, in us. */
+static double print_row(const char *phase, const struct rank_result *all, int world, bool checked,
+			uint64_t *size)
 {
 	uint64_t bytes = 0, time_ns = 0, wrong = 0;
 	char wrong_text[24] = "N/A";
@@ -24,6 +25,8 @@ static void print_row(const char *phase, const struct rank_result *all, int worl
 	       (unsigned long long)bytes / 4, "uint32", phase, (double)time_ns / 1e3, algbw,
 	       algbw * (world - 1) / world, wrong_text);
 	fflush(stdout);
+	*size = bytes;
+	return (double)time_ns / 1e3;
 }
 
 void table_header(const struct moe_run *r)
@@ -38,8 +41,9 @@ void table_header(const struct moe_run *r)
 			 moe_most_tokens(o));
 	else
 		snprintf(tokens, sizeof(tokens), "%d tokens", o->tokens);
-	printf("#\n# MoE all-to-all over RDMA (verbs): %d ranks, %s of %zu B a rank, top-%d of %d "
-	       "experts\n#\n", r->ctl->world, tokens, o->hidden, o->topk, r->ctl->world * o->experts);
+	printf("#\n# MoE all-to-all over %s: %d ranks, %s of %zu B a rank, top-%d of %d "
+	       "experts\n#\n", r->transport == TRANSPORT_TCP ? "TCP" : "RDMA (verbs)",
+	       r->ctl->world, tokens, o->hidden, o->topk, r->ctl->world * o->experts);
 	printf("#       size         count      type     phase       time   algbw   busbw #wrong\n");
 	printf("#        (B)    (elements)                           (us)  (GB/s)  (GB/s)       \n");
 	fflush(stdout);
@@ -71,6 +75,10 @@ int table_rows(struct moe_run *r, uint64_t wrong, bool per_rank)
 	static const char *const names[] = { [PHASE_DISPATCH] = "dispatch", [PHASE_COMBINE] = "combine" };
 	struct rank_result all[2][MAX_WORLD];
 	bool checked = !r->opts->sizes.sized || r->opts->sizes.check;
+	struct moe_times *t = r->times;
+	int row = t && t->rows < MOE_MAX_ROWS ? t->rows++ : -1;
+	double us;
+	uint64_t size;
 
 	for (int ph = PHASE_DISPATCH; ph <= PHASE_COMBINE; ph++) {
 		struct rank_result mine = { .time_ns = (uint64_t)(r->us[ph] * 1e3),
@@ -82,8 +90,13 @@ int table_rows(struct moe_run *r, uint64_t wrong, bool per_rank)
 	}
 	if (r->ctl->rank != 0)
 		return 0;
-	for (int ph = PHASE_DISPATCH; ph <= PHASE_COMBINE; ph++)
-		print_row(names[ph], all[ph - PHASE_DISPATCH], r->ctl->world, checked);
+	for (int ph = PHASE_DISPATCH; ph <= PHASE_COMBINE; ph++) {
+		us = print_row(names[ph], all[ph - PHASE_DISPATCH], r->ctl->world, checked, &size);
+		if (row >= 0)
+			t->us[row][ph] = us;
+		if (row >= 0 && ph == PHASE_DISPATCH)
+			t->bytes[row] = size;
+	}
 	if (per_rank)
 		show_per_rank(r, all[0]);
 	return 0;

@@ -7,26 +7,26 @@
 #include <string.h>
 #include <time.h>
 
-/* One block to every rank (our own copied, not posted), then every peer's signal come and ours done. */
+/* What rank FROM sends rank TO in a phase: SRC in FROM's buffer, LEN bytes, to DST in TO's. */
 struct block {
 	size_t src;
 	uint64_t dst;
 	size_t len;
 };
 
-typedef struct block block_of(const struct moe_run *r, int peer);
+typedef struct block block_of(const struct moe_run *r, int from, int to);
 
-static int exchange(struct moe_run *r, enum moe_phase ph, block_of *block)
+/* Over verbs: one block to every rank (our own copied, not posted), then every peer's signal come and ours done. */
+static int exchange_rdma(struct moe_run *r, enum moe_phase ph, block_of *block)
 {
 	struct moe_mesh *m = r->mesh;
-	double start = now_us();
 
 	if (a2a_begin(&r->a2a, ph, &r->stats[ph]))
 		return -1;
 	for (int i = 1; i <= m->world; i++) {
 		/* From the next rank on, so that rank 0 is not every rank's first target. */
 		int p = (m->rank + i) % m->world;
-		struct block b = block(r, p);
+		struct block b = block(r, m->rank, p);
 
 		if (p == m->rank)
 			memcpy((char *)m->buf.addr + b.dst, (char *)m->buf.addr + b.src, b.len);
@@ -36,16 +36,53 @@ static int exchange(struct moe_run *r, enum moe_phase ph, block_of *block)
 	if (a2a_wait_signal(&r->a2a) || a2a_wait_sent(&r->a2a))
 		return -1;
 	a2a_end(&r->a2a);
-	r->us[ph] = now_us() - start;
 	return 0;
 }
 
-/* Layout: our row of the matrix, to the same row of every peer's. */
-static struct block count_row(const struct moe_run *r, int peer)
+/* Over TCP: the same blocks, each peer's sent and its block to us read, every socket at once. */
+static int exchange_tcp(struct moe_run *r, enum moe_phase ph, block_of *block)
 {
-	size_t row = r->l->counts + 8 * (size_t)r->l->rank * r->l->world;
+	struct moe_mesh *m = r->mesh;
+	struct tcp_move moves[MOE_MAX_RANKS] = { 0 };
+	struct tcp_stats *st = &r->tcp_stats[ph];
 
-	(void)peer;
+	*st = (struct tcp_stats){ 0 };
+	for (int p = 0; p < m->world; p++) {
+		struct block out = block(r, m->rank, p), in = block(r, p, m->rank);
+
+		if (p == m->rank)
+			memcpy((char *)m->buf.addr + out.dst, (char *)m->buf.addr + out.src, out.len);
+		else
+			moves[p] = (struct tcp_move){ .out = out.src, .out_len = out.len,
+						      .in = in.dst, .in_len = in.len };
+		if (p != m->rank)
+			r->stats[ph].bytes += out.len;
+	}
+	if (tcp_a2a_exchange(r->tcp, moves, st))
+		return -1;
+	show("tcp", "%s: %llu B sent to our %d peers, %llu B came, in %llu send(), %llu recv() and "
+	     "%llu poll() calls", a2a_phase_name(ph), (unsigned long long)st->bytes_out,
+	     m->world - 1, (unsigned long long)st->bytes_in, (unsigned long long)st->sends,
+	     (unsigned long long)st->recvs, (unsigned long long)st->polls);
+	return 0;
+}
+
+static int exchange(struct moe_run *r, enum moe_phase ph, block_of *block)
+{
+	double start = now_us();
+	int rc = r->transport == TRANSPORT_TCP ? exchange_tcp(r, ph, block) :
+		 exchange_rdma(r, ph, block);
+
+	r->us[ph] = now_us() - start;
+	return rc;
+}
+
+/* Layout: FROM's row of the matrix, to the same row of every peer's. */
+static struct block count_row(const struct moe_run *r, int from, int to)
+{
+	size_t row = r->l->counts + 8 * (size_t)from * r->l->world;
+
+	(void)to;
 	return (struct block){ .src = row, .dst = row, .len = 8 * (size_t)r->l->world };
 }
 
@@ -60,16 +97,16 @@ int run_layout(struct moe_run *r)
 	return 0;
 }
 
-/* Dispatch: our records for PEER, at the prefix sum of its column. */
-static struct block tokens_for(const struct moe_run *r, int peer)
+/* Dispatch: FROM's records for TO, at the prefix sum of TO's column. */
+static struct block tokens_for(const struct moe_run *r, int from, int to)
 {
 	const struct moe_layout *l = r->l;
 	const uint64_t *mx = layout_matrix(l, r->mesh->buf.addr);
 
 	return (struct block){
-		.src = l->send + layout_send_index(l, mx, l->rank, peer) * l->rec,
-		.dst = l->recv + layout_recv_index(l, mx, l->rank, peer) * l->rec,
-		.len = mx[(size_t)l->rank * l->world + peer] * l->rec,
+		.src = l->send + layout_send_index(l, mx, from, to) * l->rec,
+		.dst = l->recv + layout_recv_index(l, mx, from, to) * l->rec,
+		.len = mx[(size_t)from * l->world + to] * l->rec,
 	};
 }
 
@@ -83,16 +120,16 @@ int run_dispatch(struct moe_run *r)
 	return exchange(r, PHASE_DISPATCH, tokens_for);
 }
 
-/* Combine: the results of PEER's tokens, back where PEER's own prefix sum put them when it sent. */
-static struct block results_for(const struct moe_run *r, int peer)
+/* Combine: FROM's results of TO's tokens, back where TO's own prefix sum put them when it sent. */
+static struct block results_for(const struct moe_run *r, int from, int to)
 {
 	const struct moe_layout *l = r->l;
 	const uint64_t *mx = layout_matrix(l, r->mesh->buf.addr);
 
 	return (struct block){
-		.src = l->comb_out + layout_recv_index(l, mx, peer, l->rank) * l->crec,
-		.dst = l->comb_in + layout_send_index(l, mx, peer, l->rank) * l->crec,
-		.len = mx[(size_t)peer * l->world + l->rank] * l->crec,
+		.src = l->comb_out + layout_recv_index(l, mx, to, from) * l->crec,
+		.dst = l->comb_in + layout_send_index(l, mx, to, from) * l->crec,
+		.len = mx[(size_t)to * l->world + from] * l->crec,
 	};
 }
 

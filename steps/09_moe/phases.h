@@ -11,10 +11,21 @@
 #include "gate.h"
 #include "layout.h"
 #include "mesh.h"
+#include "tcp_alltoall.h"
+
+/* Rank 0's table, kept for the RDMA/TCP ratio: each row's size and its phases' times. */
+#define MOE_MAX_ROWS 40
+struct moe_times {
+	int rows;
+	uint64_t bytes[MOE_MAX_ROWS];
+	double us[MOE_MAX_ROWS][PHASES];
+};
 
 /* One run's context: the mesh, the control channel, the layout, the options, our routes. */
 struct moe_run {
 	struct moe_mesh *mesh;
+	struct tcp_a2a *tcp;
+	enum transport transport;	/* this run's: TRANSPORT_RDMA or TRANSPORT_TCP */
 	struct ring_ctl *ctl;
 	const struct moe_layout *l;
 	const struct moe_opts *opts;
@@ -22,7 +33,9 @@ struct moe_run {
 	bool fresh;		/* the next pair lands in cleared buffers, for the check */
 	struct a2a a2a;
 	struct a2a_stats stats[PHASES];
+	struct tcp_stats tcp_stats[PHASES];
 	double us[PHASES];	/* from the first post to every peer's signal come and ours done */
+	struct moe_times *times;	/* rank 0: the rows printed, when kept */
 };
 
 /* Our row of counts WRITTEN into every peer's matrix, theirs into ours: then every prefix sum is known. 0 or -1. */

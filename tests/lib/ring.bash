@@ -1,4 +1,4 @@
-# ring.bash: start N ranks of step 07 (or of a later step launched as it, RING_STEP) on one device, wait for them, and check that every rank names a failed one; loaded by tests/07_allreduce.bats, tests/09_moe.bats and tests/slow/allreduce.bats.
+# ring.bash: start N ranks of step 07 (or of a later step launched as it, RING_STEP) on one device, wait for them, and check that every rank names a failed one; loaded by tests/07_allreduce.bats, tests/09_moe.bats, tests/slow/allreduce.bats and tests/slow/moe.bats; step 09's waits line too.
 
 # Starts N ranks of RING_STEP (default 07_allreduce) on a fresh port, ARGS... given to
 # each, as r0 ... r(N-1), each against 127.0.0.1.  RANK_ARGS_k, when set, adds its words
@@ -82,4 +82,18 @@ finish_ring_but() {
 		pid=r${k}_pid
 		wait "${!pid}" || true
 	done
+}
+
+# Step 09: what a rank's waits call between looks with N ranks here: nanosleep when they outnumber the CPUs.
+wait_call() { # N
+	if [ "$1" -gt "$(nproc)" ]; then echo nanosleep; else echo sched_yield; fi
+}
+
+# Step 09: the line that says how a rank of N waits, and why.
+assert_waits_line() { # N
+	if [ "$1" -gt "$(nproc)" ]; then
+		assert_line "waits               : $1 ranks on $(nproc) online CPUs (every rank counted as on this node): the ranks outnumber the CPUs, so a waiting rank sleeps between looks (nanosleep, 1 us doubling to 1 ms) instead of yielding, which would hand the CPU to another waiting rank and leave rxe's kernel work behind them"
+	else
+		assert_line "waits               : $1 ranks on $(nproc) online CPUs: a waiting rank yields between looks (sched_yield), as a proxy thread on a core of its own would spin"
+	fi
 }

@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# moe.bats: step 09 beyond make test: 8 ranks on one rxe with either signal, and a skewed gate whose incast on the hot rank the per-rank lines show ('make test-moe').
+# moe.bats: step 09 beyond make test: 8 ranks on one rxe with either signal (sleeping between looks, since they outnumber the CPUs), a skewed gate whose incast on the hot rank the per-rank lines show, and a rank that stays alive but never signals ('make test-moe').
 
 bats_require_minimum_version 1.5.0
 
@@ -15,6 +15,9 @@ setup() {
 	for ((k = 0; k < 8; k++)); do
 		use_output_of "r$k"
 		assert_line --regexp '^QPs +: 7 here, 56 in the job: N x \(N - 1\) for N = 8$'
+		# 8 ranks in the test VM's 2 vCPUs: they sleep between looks, and say so.
+		assert_waits_line 8
+		assert_line --regexp "^system calls +: dispatch: 7 write\\(\\) by its 7 ibv_post_send calls \\(syscw of /proc/self/io, read around each post: rxe.s doorbell\\), none by ibv_poll_cq; [0-9]+ $(wait_call 8)\\(\\) in its waits "
 		assert_line "check               : right: all 16 of our tokens, every word the weighted sum of its 4 experts' outputs (CPU reference)"
 	done
 	assert_back_to_baseline
@@ -69,4 +72,25 @@ received() { # D
 		[ "$n" -lt 150 ] || fail "without --skew, rank $d received $n records"
 	done
 	assert_back_to_baseline
+}
+
+# Starts 3 ranks with rank 1 held before combine for a minute, ARGS... added; waits for ranks
+# 0 and 2, then kills rank 1, and checks that ranks 0 and 2 named rank 1 (CAUSE) within -t
+# of the hold and 5 s more for their teardown.
+assert_held_rank_named() { # CAUSE ARGS...
+	local cause=$1
+	shift
+	RING_STEP=09_moe start_ring 3 -t 2 --tokens 8 --hidden 64 --hold 1:60000 "$@"
+	wait_for_line "$BATS_TEST_TMPDIR/r1.out" '^hold ' 60
+	RING_START=$SECONDS
+	SKIP_RANK=1 finish_ring
+	pkill -KILL -P "$r1_pid"
+	wait "$r1_pid" || true
+	SKIP_RANK=1 assert_all_name 1 "$cause" $((2 + 5))
+}
+
+@test "moe: a rank that stays alive but never signals its combine (--hold 1:60000): with --signal imm ranks 0 and 2 name rank 1, whose receive completion never came, within -t; over TCP (--transport tcp), rank 1, whose bytes never came; all freed" {
+	record_baseline
+	assert_held_rank_named "its combine signal did not come within 2 s \\(1 of 2 peers signalled\\): alive or not, it did not send it\$" --signal imm
+	assert_held_rank_named "nothing moved on its TCP connection for 2 s: 0 of [0-9]+ B came from it\$" --transport tcp
 }
