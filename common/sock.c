@@ -6,6 +6,7 @@
 #include "wait.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <arpa/inet.h>
 #include <netdb.h>
 #include <netinet/in.h>
@@ -83,6 +84,13 @@ int sock_local_port(int fd)
 		return -1;
 	return ntohs(addr.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&addr)->sin6_port
 						: ((struct sockaddr_in *)&addr)->sin_port);
+}
+
+int sock_set_nonblocking(int fd)
+{
+	int flags = fcntl(fd, F_GETFL);
+
+	return flags < 0 ? -1 : fcntl(fd, F_SETFL, flags | O_NONBLOCK);
 }
 
 static int listen_on(int port)

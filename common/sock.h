@@ -20,6 +20,9 @@ int sock_listen(int port, int backlog);
 /* The TCP port socket FD is bound to, or -1. */
 int sock_local_port(int fd);
 
+/* Makes FD's reads and writes return at once (O_NONBLOCK); 0, or -1 with errno set. */
+int sock_set_nonblocking(int fd);
+
 /*
  * sock_connect without its lines: the socket, or -1 with errno set (ETIMEDOUT
  * when nothing listened in time) or *GAI_ERR set when HOST does not resolve.

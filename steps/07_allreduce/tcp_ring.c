@@ -6,7 +6,6 @@
 #include "wait.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,13 +39,6 @@ int tcp_ring_port(const struct tcp_ring *t)
 	return t->listen_fd < 0 ? 0 : sock_local_port(t->listen_fd);
 }
 
-static int set_nonblocking(int fd)
-{
-	int flags = fcntl(fd, F_GETFL);
-
-	return flags < 0 ? -1 : fcntl(fd, F_SETFL, flags | O_NONBLOCK);
-}
-
 int tcp_ring_connect(struct tcp_ring *t, const struct neighbours *nb, struct ring_ctl *ctl,
 		     int timeout_s)
 {
@@ -68,7 +60,7 @@ int tcp_ring_connect(struct tcp_ring *t, const struct neighbours *nb, struct rin
 		ctl_fail(ctl, prev, "it did not connect to our TCP ring port within %d s", timeout_s);
 		return -1;
 	}
-	if (set_nonblocking(t->next_fd) || set_nonblocking(t->prev_fd)) {
+	if (sock_set_nonblocking(t->next_fd) || sock_set_nonblocking(t->prev_fd)) {
 		ctl_fail(ctl, t->rank, "fcntl O_NONBLOCK failed: %s", strerror(errno));
 		return -1;
 	}

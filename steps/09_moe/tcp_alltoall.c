@@ -6,7 +6,6 @@
 #include "wait.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <poll.h>
 #include <stdbool.h>
 #include <string.h>
@@ -44,13 +43,6 @@ int tcp_a2a_listen(struct tcp_a2a *t, struct ring_ctl *ctl, void *base, int time
 int tcp_a2a_port(const struct tcp_a2a *t)
 {
 	return t->listen_fd < 0 ? 0 : sock_local_port(t->listen_fd);
-}
-
-static int set_nonblocking(int fd)
-{
-	int flags = fcntl(fd, F_GETFL);
-
-	return flags < 0 ? -1 : fcntl(fd, F_SETFL, flags | O_NONBLOCK);
 }
 
 /* To each lower rank: a connection, and our rank as its first 4 bytes. */
@@ -113,7 +105,7 @@ int tcp_a2a_connect(struct tcp_a2a *t, const struct endpoint *all)
 	if (dial_lower(t, all) || accept_higher(t))
 		return -1;
 	for (int p = 0; p < t->world; p++)
-		if (p != t->rank && set_nonblocking(t->fd[p])) {
+		if (p != t->rank && sock_set_nonblocking(t->fd[p])) {
 			ctl_fail(t->ctl, t->rank, "fcntl O_NONBLOCK failed: %s", strerror(errno));
 			return -1;
 		}
