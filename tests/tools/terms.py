@@ -4,7 +4,8 @@
 Usage: tests/tools/terms.py [FILE...]   (default: tests/tools/chapters.sh zh-CN, diagrams/*.zh-CN.dot and INTERVIEW.md)
 Prints "FILE:LINE: 'REFUSED': the book says 'TERM' (IDEA)" for each use; exits 1 if any.
 In INTERVIEW.md only its Chinese is read: lines with a Han character, and of its
-tables the third column.  Fenced code blocks and `inline code` are skipped.
+tables the third column.  Fenced code blocks, `inline code` and the generated blocks
+(<!-- BEGIN generated --> to <!-- END generated -->, made from the code's own English) are skipped.
 """
 import re
 import subprocess
@@ -28,12 +29,16 @@ def load_terms():
 def chinese_lines(path):
     """(number, text) of the lines to check: outside fences, inline code removed."""
     interview = path.name == "INTERVIEW.md"
-    fence = False
+    fence = generated = False
     for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        if line.startswith("<!-- BEGIN generated"):
+            generated = True
+        elif line.startswith("<!-- END generated"):
+            generated = False
         if line.startswith("```"):
             fence = not fence
             continue
-        if fence:
+        if fence or generated:
             continue
         if interview:
             if not HAN.search(line):
