@@ -27,8 +27,8 @@ setup() {
 	assert_line --regexp '^kv_push_q2 65536 +[0-9.]+ MB/s +[0-9.]+ MB/s +ib_write_bw +[0-9]+\.[0-9]+x  [0-9.]+-[0-9.]+x  too few runs$'
 	# UCX ran, or each of its two tests says why it gave no figure.
 	assert_line --regexp '^UCX [0-9.]+-[0-9]+ \(NIXL.s default backend\), ucx_perftest over rc_verbs'
-	assert_line --regexp '^  ucp_get +([0-9.]+ MB/s|no figure in 20 s: .+|failed \([0-9]+\): .+)$'
-	assert_line --regexp '^  ucp_put_bw +([0-9.]+ MB/s|no figure in 20 s: .+|failed \([0-9]+\): .+)$'
+	assert_line --regexp '^  ucp_get +([0-9.]+ MB/s|no figure in 6 s: .+|failed \([0-9]+\): .+)$'
+	assert_line --regexp '^  ucp_put_bw +([0-9.]+ MB/s|no figure in 6 s: .+|failed \([0-9]+\): .+)$'
 	refute_line --regexp ' 0\.00x '
 	# The counts: send_lat 2 counted twice, each side of each tool, every object present, the
 	# sleeps in columns of their own, the work and the cost of a sleep each within 2% over the
