@@ -1,5 +1,6 @@
 /* tcp_alltoall.c: step 09's same all-to-all over TCP: a socket per pair of ranks, each block sent and received whole, non-blocking. */
 #include "tcp_alltoall.h"
+#include "byteorder.h"
 #include "clock.h"
 #include "report.h"
 #include "sock.h"
@@ -45,15 +46,16 @@ int tcp_a2a_port(const struct tcp_a2a *t)
 	return t->listen_fd < 0 ? 0 : sock_local_port(t->listen_fd);
 }
 
-/* To each lower rank: a connection, and our rank as its first 4 bytes. */
+/* To each lower rank: a connection, and our rank as its first 4 bytes (big-endian). */
 static int dial_lower(struct tcp_a2a *t, const struct endpoint *all)
 {
 	for (int p = 0; p < t->rank; p++) {
-		int32_t me = t->rank;
+		uint8_t me[4];
 		int gai_err;
 
+		put_be32(me, (uint32_t)t->rank);
 		t->fd[p] = sock_dial(all[p].addr, all[p].port, t->timeout_s, &gai_err);
-		if (t->fd[p] < 0 || send(t->fd[p], &me, sizeof(me), MSG_NOSIGNAL) != sizeof(me)) {
+		if (t->fd[p] < 0 || send(t->fd[p], me, sizeof(me), MSG_NOSIGNAL) != sizeof(me)) {
 			ctl_fail(t->ctl, p, "its TCP port %s:%d took no connection within %d s",
 				 all[p].addr, all[p].port, t->timeout_s);
 			return -1;
@@ -77,14 +79,16 @@ static int accept_higher(struct tcp_a2a *t)
 	struct timespec deadline = deadline_in(t->timeout_s);
 
 	for (int i = t->rank + 1; i < t->world; i++) {
+		uint8_t hello[4];
 		int32_t who = -1;
 		int fd = -1;
 
 		if (wait_fd(t->listen_fd, POLLIN, &deadline, "TCP mesh port") == WAIT_READY)
 			fd = accept(t->listen_fd, NULL, NULL);
-		if (fd >= 0 && (wait_fd(fd, POLLIN, &deadline, "TCP mesh port") != WAIT_READY ||
-				recv(fd, &who, sizeof(who), MSG_WAITALL) != sizeof(who) ||
-				who <= t->rank || who >= t->world || t->fd[who] >= 0)) {
+		if (fd >= 0 && wait_fd(fd, POLLIN, &deadline, "TCP mesh port") == WAIT_READY &&
+		    recv(fd, hello, sizeof(hello), MSG_WAITALL) == sizeof(hello))
+			who = (int32_t)get_be32(hello);
+		if (fd >= 0 && (who <= t->rank || who >= t->world || t->fd[who] >= 0)) {
 			sock_close(fd);
 			fd = -1;
 		}
