@@ -126,7 +126,8 @@ void moe_opts_show(const struct moe_opts *opts, int world)
 	     opts->experts, world * opts->experts, opts->topk, opts->seed);
 	if (opts->signal == SIGNAL_FADD)
 		show("signal kind", "fadd (the default): each chain to a peer ends with a FETCH_ADD +1 "
-		     "on the peer's word of the phase; no receive is posted, the peer polls its memory");
+		     "on the peer's word of the phase for the sender (a word per sender); no receive "
+		     "is posted, the peer polls its N - 1 words");
 	else
 		show("signal kind", "imm: each chain to a peer ends with a WRITE with immediate naming "
 		     "the exchange, the phase and the sender; every rank posts its receives before the "
