@@ -348,10 +348,9 @@ static void give_cpu(struct a2a *a, long *nap_ns)
  * Every CLOCK_EVERY looks (every look when they sleep): another rank's
  * failure, or -t passed.  Then PEER, whose completion we wait for, is named;
  * or, waiting for signals (PEER -1), the first peer whose signal has not
- * come, with NOW, the peers that had at the last look.
+ * come, and how many have.
  */
-static int look_around(struct a2a *a, unsigned spins, const struct timespec *start, int peer,
-		       uint64_t now)
+static int look_around(struct a2a *a, unsigned spins, const struct timespec *start, int peer)
 {
 	uint64_t want = (uint64_t)(a->m->world - 1);
 	int silent;
@@ -373,7 +372,7 @@ static int look_around(struct a2a *a, unsigned spins, const struct timespec *sta
 		return 0;
 	ctl_fail(a->ctl, silent, "its %s signal did not come within %d s (%llu of %llu peers "
 		 "signalled): alive or not, it did not send it", phase_names[a->ph], a->timeout_s,
-		 (unsigned long long)now, (unsigned long long)want);
+		 (unsigned long long)signals_now(a), (unsigned long long)want);
 	return -1;
 }
 
@@ -390,7 +389,7 @@ int a2a_wait_signal(struct a2a *a)
 		if (a->signal == SIGNAL_IMM && reap_all(a))
 			return -1;
 		give_cpu(a, &nap_ns);
-		if (look_around(a, ++spins, &start, -1, now))
+		if (look_around(a, ++spins, &start, -1))
 			return -1;
 	}
 	if (a->signal == SIGNAL_FADD) {
@@ -428,7 +427,7 @@ int a2a_wait_sent(struct a2a *a)
 		if (first_sending(a) < 0)
 			break;
 		give_cpu(a, &nap_ns);
-		if (look_around(a, ++spins, &start, p, 0))
+		if (look_around(a, ++spins, &start, p))
 			return -1;
 	}
 	return 0;
