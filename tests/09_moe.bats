@@ -8,7 +8,7 @@ setup() {
 	load lib/ring
 }
 
-@test "09_moe: 3 ranks dispatch 32 tokens each to their top-4 of 12 experts and combine them back: the layout, one post per peer, N - 1 signals per phase, every token right, all freed" {
+@test "09_moe: 3 ranks dispatch 32 tokens each to their top-4 of 12 experts and combine them back: the layout, one post per peer, N - 1 signals per phase, each on its sender's own word, every token right, all freed" {
 	record_baseline
 	RING_STEP=09_moe run_ring 3 -t 10 --tokens 32 --hidden 256 --experts 4 --topk 4 --seed 7
 	assert_ring_success
@@ -23,11 +23,16 @@ setup() {
 		assert_line --regexp '^QPs +: 2 here, 6 in the job: N x \(N - 1\) for N = 3$'
 		assert_line --regexp '^layout in +: records [0-9]+ from 0 at 0, [0-9]+ from 1 at [0-9]+, [0-9]+ from 2 at [0-9]+ '
 		for phase in layout dispatch combine; do
-			assert_line "signal              : our $phase word reads 2 = N - 1: every peer's data is here"
+			assert_line "signal              : our 2 $phase words (one per sender) each read 1: every peer's data is here"
 		done
-		assert_line --regexp '^ibv_post_send +: dispatch to rank [0-2]: [0-9]+ WRITEs? of [0-9]+ B in all at its offset [0-9]+, unsignalled, then FETCH_ADD \+1 on its dispatch word, signalled: one post$'
+		assert_line "signal kind         : fadd (the default): each chain to a peer ends with a FETCH_ADD +1 on the peer's word of the phase for the sender (a word per sender); no receive is posted, the peer polls its N - 1 words"
+		assert_line --regexp "^ibv_post_send +: dispatch to rank [0-2]: [0-9]+ WRITEs? of [0-9]+ B in all at its offset [0-9]+, unsignalled, then FETCH_ADD \\+1 on its dispatch word for rank $k, signalled: one post\$"
+		# Our word at each peer is ours alone: one exchange of a phase finds it at 0.
+		for p in 0 1 2; do
+			[ "$p" = "$k" ] || assert_line "completion          : rank $p: FETCH_ADD done, the old value of our word there was 0"
+		done
 		assert_line --regexp '^posts +: dispatch: 2 ibv_post_send calls \(one per peer; on rxe each is one write\(\) system call\), [1-9][0-9]* WRITEs and 2 FETCH_ADDs, [1-9][0-9]* B$'
-		assert_line "signals             : 2 FETCH_ADDs came to each of our 3 words (layout, dispatch, combine); we sent 6"
+		assert_line "signals             : 2 FETCH_ADDs came in each of our 3 exchanges (layout, dispatch, combine): 6 words, one per sender and phase, each read 1; we sent 6"
 		assert_line --regexp "^system calls +: dispatch: 2 write\\(\\) by its 2 ibv_post_send calls \\(syscw of /proc/self/io, read around each post: rxe.s doorbell\\), none by ibv_poll_cq; [0-9]+ $(wait_call 3)\\(\\) in its waits "
 		assert_waits_line 3
 		assert_line --regexp '^device counters +: rxe[0-9]*: sent_pkts \+[1-9][0-9]*, rcvd_pkts \+[1-9][0-9]* over the three phases'

@@ -117,12 +117,13 @@ static int chain_writes(struct moe_mesh *m, const struct rdma_conn *c, size_t sr
 }
 
 /*
- * The signal, after the data on the same QP.  RC executes one QP's WRs in
- * order, and the responder places a WRITE's data before it executes a later
- * atomic: so once the peer's word counts us, our bytes are there.  No
- * IBV_SEND_FENCE: a fence holds a WR until earlier READs and atomics
- * complete, for a WR that depends on what they bring back; nothing here
- * reads.  On two QPs no order holds at all.  WR N; returns N + 1.
+ * The signal, after the data on the same QP, on the peer's word of the phase
+ * kept for us.  RC executes one QP's WRs in order, and the responder places a
+ * WRITE's data before it executes a later atomic: so once that word counts
+ * this exchange, our bytes are there.  No IBV_SEND_FENCE: a fence holds a WR
+ * until earlier READs and atomics complete, for a WR that depends on what
+ * they bring back; nothing here reads.  On two QPs no order holds at all.
+ * WR N; returns N + 1.
  */
 static int signal_fadd(const struct a2a *a, const struct rdma_conn *c, int peer, int n,
 		       struct ibv_send_wr *wr, struct ibv_sge *sge)
@@ -135,7 +136,8 @@ static int signal_fadd(const struct a2a *a, const struct rdma_conn *c, int peer,
 		.num_sge = 1,
 		.opcode = IBV_WR_ATOMIC_FETCH_AND_ADD,
 		.send_flags = IBV_SEND_SIGNALED,
-		.wr.atomic = { .remote_addr = c->remote.addr + a->l->sig + 8 * (uint64_t)a->ph,
+		.wr.atomic = { .remote_addr = c->remote.addr +
+					      layout_sig_word(a->l, a->ph, a->m->rank),
 			       .compare_add = 1, .rkey = c->remote.rkey },
 	};
 	return n + 1;
@@ -167,8 +169,8 @@ static void show_posted(const struct a2a *a, int peer, int writes, uint64_t dst,
 
 	if (a->signal == SIGNAL_FADD)
 		show("ibv_post_send", "%s to rank %d: %d WRITE%s of %zu B in all at its offset %llu, "
-		     "unsignalled, then FETCH_ADD +1 on its %s word, signalled: one post", ph, peer,
-		     writes, s, len, (unsigned long long)dst, ph);
+		     "unsignalled, then FETCH_ADD +1 on its %s word for rank %d, signalled: one post",
+		     ph, peer, writes, s, len, (unsigned long long)dst, ph, a->m->rank);
 	else
 		show("ibv_post_send", "%s to rank %d: %d WRITE%s of %zu B in all at its offset %llu, "
 		     "the last with immediate 0x%08x (exchange %u, %s, from rank %d), signalled: one "
@@ -255,9 +257,9 @@ static void take_sent(struct a2a *a, int peer)
 {
 	a->sending[peer] = false;
 	if (a->signal == SIGNAL_FADD)
-		show("completion", "rank %d: FETCH_ADD done, the old value of its word was %llu", peer,
-		     (unsigned long long)*(uint64_t *)((char *)a->m->buf.addr + a->l->old +
-						       8 * (size_t)peer));
+		show("completion", "rank %d: FETCH_ADD done, the old value of our word there was %llu",
+		     peer, (unsigned long long)*(uint64_t *)((char *)a->m->buf.addr + a->l->old +
+							     8 * (size_t)peer));
 	else
 		show("completion", "rank %d: our WRITE with immediate acknowledged, and every WRITE "
 		     "before it", peer);
@@ -296,34 +298,33 @@ static int reap_all(struct a2a *a)
 	return 0;
 }
 
-/* Our word of the phase (fadd): N - 1 more each exchange of that phase. */
-static uint64_t word_now(const struct a2a *a)
+/* Whether PEER's signal of this exchange has come: its word of the phase (fadd), or a receive completion (imm). */
+static bool signalled(const struct a2a *a, int peer)
 {
-	return __atomic_load_n((uint64_t *)((char *)a->m->buf.addr + a->l->sig + 8 * (size_t)a->ph),
-			       __ATOMIC_ACQUIRE);
+	const uint64_t *word;
+
+	if (a->signal == SIGNAL_IMM)
+		return a->came[0][peer] != 0;
+	/* PEER's word of the phase grows by 1 each exchange of that phase. */
+	word = (const uint64_t *)((char *)a->m->buf.addr + layout_sig_word(a->l, a->ph, peer));
+	return __atomic_load_n(word, __ATOMIC_ACQUIRE) >= a->rounds[a->ph];
 }
 
-/* How many peers have signalled this exchange: our word's growth (fadd), or the receives taken (imm). */
+/* How many peers have signalled this exchange: one look at each peer's word (fadd) or receive (imm). */
 static uint64_t signals_now(const struct a2a *a)
 {
 	uint64_t n = 0;
 
-	if (a->signal == SIGNAL_FADD)
-		return word_now(a) - (uint64_t)(a->rounds[a->ph] - 1) * (uint64_t)(a->m->world - 1);
 	for (int p = 0; p < a->m->world; p++)
-		n += a->came[0][p] != 0;
+		n += p != a->m->rank && signalled(a, p);
 	return n;
 }
 
-/*
- * The first peer whose signal of this exchange has not come, or -1 when
- * that cannot be known: a receive completion names its sender (imm), a
- * FETCH_ADD's word only counts (fadd).
- */
+/* The first peer whose signal of this exchange has not come, or -1 when every one has. */
 static int first_silent(const struct a2a *a)
 {
-	for (int p = 0; a->signal == SIGNAL_IMM && p < a->m->world; p++)
-		if (p != a->m->rank && !a->came[0][p])
+	for (int p = 0; p < a->m->world; p++)
+		if (p != a->m->rank && !signalled(a, p))
 			return p;
 	return -1;
 }
@@ -343,9 +344,13 @@ static void give_cpu(struct a2a *a, long *nap_ns)
 	*nap_ns = *nap_ns * 2 > NAP_MOST_NS ? NAP_MOST_NS : *nap_ns * 2;
 }
 
-/* Every CLOCK_EVERY looks (every look when they sleep): another rank's failure, or -t passed (WHAT then says what is missing). */
-static int look_around(struct a2a *a, unsigned spins, const struct timespec *start, int peer,
-		       uint64_t now)
+/*
+ * Every CLOCK_EVERY looks (every look when they sleep): another rank's
+ * failure, or -t passed.  Then PEER, whose completion we wait for, is named;
+ * or, waiting for signals (PEER -1), the first peer whose signal has not
+ * come, and how many have.
+ */
+static int look_around(struct a2a *a, unsigned spins, const struct timespec *start, int peer)
 {
 	uint64_t want = (uint64_t)(a->m->world - 1);
 	int silent;
@@ -356,18 +361,18 @@ static int look_around(struct a2a *a, unsigned spins, const struct timespec *sta
 		return -1;
 	if (ms_since(start) <= a->timeout_s * 1000L)
 		return 0;
-	silent = peer < 0 ? first_silent(a) : -1;
-	if (silent >= 0)
-		ctl_fail(a->ctl, silent, "its %s signal did not come within %d s (%llu of %llu peers "
-			 "signalled): alive or not, it did not send it", phase_names[a->ph],
-			 a->timeout_s, (unsigned long long)now, (unsigned long long)want);
-	else if (peer < 0)
-		ctl_fail(a->ctl, a->m->rank, "only %llu of %llu peers signalled its %s within %d s",
-			 (unsigned long long)now, (unsigned long long)want, phase_names[a->ph],
-			 a->timeout_s);
-	else
+	if (peer >= 0) {
 		ctl_fail(a->ctl, peer, "our %s to it did not complete within %d s", a->signal ==
 			 SIGNAL_FADD ? "FETCH_ADD" : "WRITE with immediate", a->timeout_s);
+		return -1;
+	}
+	silent = first_silent(a);
+	/* The last signal came since the last look: the wait's next look ends it. */
+	if (silent < 0)
+		return 0;
+	ctl_fail(a->ctl, silent, "its %s signal did not come within %d s (%llu of %llu peers "
+		 "signalled): alive or not, it did not send it", phase_names[a->ph], a->timeout_s,
+		 (unsigned long long)signals_now(a), (unsigned long long)want);
 	return -1;
 }
 
@@ -384,18 +389,18 @@ int a2a_wait_signal(struct a2a *a)
 		if (a->signal == SIGNAL_IMM && reap_all(a))
 			return -1;
 		give_cpu(a, &nap_ns);
-		if (look_around(a, ++spins, &start, -1, now))
+		if (look_around(a, ++spins, &start, -1))
 			return -1;
 	}
-	if (a->signal == SIGNAL_FADD && a->rounds[a->ph] == 1)
-		show("signal", "our %s word reads %llu = N - 1: every peer's data is here",
-		     phase_names[a->ph], (unsigned long long)now);
-	else if (a->signal == SIGNAL_FADD)
-		show("signal", "our %s word reads %llu = %u x (N - 1): every peer's data is here",
-		     phase_names[a->ph], (unsigned long long)word_now(a), a->rounds[a->ph]);
-	else
+	if (a->signal == SIGNAL_FADD) {
+		a->signals_in += now;
+		show("signal", "our %llu %s word%s (one per sender)%s read %u: every peer's data is "
+		     "here", (unsigned long long)now, phase_names[a->ph], now == 1 ? "" : "s",
+		     now == 1 ? "" : " each", a->rounds[a->ph]);
+	} else {
 		show("signal", "%llu WRITEs with immediate of our %s came = N - 1: every peer's data "
 		     "is here", (unsigned long long)now, phase_names[a->ph]);
+	}
 	return 0;
 }
 
@@ -422,7 +427,7 @@ int a2a_wait_sent(struct a2a *a)
 		if (first_sending(a) < 0)
 			break;
 		give_cpu(a, &nap_ns);
-		if (look_around(a, ++spins, &start, p, 0))
+		if (look_around(a, ++spins, &start, p))
 			return -1;
 	}
 	return 0;

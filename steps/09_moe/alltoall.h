@@ -41,12 +41,13 @@ struct a2a {
 	uint32_t seq;				/* the exchange under way, counted from 0 */
 	enum moe_phase ph;			/* its phase */
 	uint32_t rounds[PHASES];		/* exchanges of each phase so far, this one included:
-						 * fadd's word adds N - 1 each time */
+						 * fadd's word of each sender adds 1 each time */
 	uint8_t came[2][MOE_MAX_RANKS];		/* imm: phase + 1 of each peer's signal of exchange
 						 * seq, and of seq + 1 (early); 0: none yet */
 	int recv_left[MOE_MAX_RANKS];		/* imm: receives posted on our QP to each peer, not taken */
 	bool sending[MOE_MAX_RANKS];		/* our signalled WR to each peer, not yet completed */
-	uint64_t signals_in;			/* signals taken off our CQs (imm) */
+	uint64_t signals_in;			/* signals come: taken off our CQs (imm), or
+						 * seen on the senders' words (fadd) */
 	struct a2a_stats *st;			/* the phase under way's */
 	bool count_syscalls;			/* read /proc/self/io around each post: the one
 						 * exchange of each phase, not a sweep's timed ones */
@@ -68,7 +69,7 @@ int a2a_begin(struct a2a *a, enum moe_phase ph, struct a2a_stats *st);
  * To PEER: LEN bytes from our buffer at SRC into its buffer at DST, in
  * WRITEs of at most 64 KiB (larger when the send queue would not hold them),
  * unsignalled, then the signal, signalled: a FETCH_ADD of 1 on its word of
- * the phase, or the last WRITE with immediate.  One chain, one
+ * the phase for us, or the last WRITE with immediate.  One chain, one
  * ibv_post_send.  LEN 0 posts the signal alone (a zero-byte WRITE with
  * immediate), so that every peer is counted.  0, or -1 after ctl_fail.
  */
@@ -77,11 +78,12 @@ int a2a_post(struct a2a *a, int peer, size_t src, uint64_t dst, size_t len,
 
 /*
  * Waits, up to -t, until every peer's signal of this exchange has come:
- * our word of the phase reads N - 1 (fadd: our own memory), or N - 1
- * receive completions name it (imm: our CQs).  Either way every WRITE
- * before the signal has landed.  Yields the CPU between looks, or sleeps,
- * 1 us doubling to 1 ms, when the ranks outnumber the CPUs.  0, or -1
- * after ctl_fail.
+ * each peer's word of the phase reads the phase's exchanges so far (fadd:
+ * N - 1 words in our own memory), or N - 1 receive completions name it
+ * (imm: our CQs).  Either way every WRITE before the signal has landed.
+ * Yields the CPU between looks, or sleeps, 1 us doubling to 1 ms, when the
+ * ranks outnumber the CPUs.  0, or -1 after ctl_fail (past -t, naming the
+ * first peer whose signal did not come).
  */
 int a2a_wait_signal(struct a2a *a);
 

@@ -20,7 +20,7 @@ void layout_init(struct moe_layout *l, const struct moe_opts *opts, int rank, in
 	l->rec = l->rec_head + round8(opts->hidden);
 	l->crec = 8 + round8(opts->hidden);
 	l->sig = 0;
-	l->old = l->sig + 8 * PHASES;
+	l->old = l->sig + 8 * PHASES * (size_t)world;
 	l->counts = l->old + 8 * (size_t)world;
 	l->send = l->counts + 8 * (size_t)world * (size_t)world;
 	l->recv = l->send + most * l->rec;

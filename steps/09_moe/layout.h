@@ -8,16 +8,17 @@
 #include "gate.h"
 #include "moe_options.h"
 
-/* The three phases, each with its signal word: N - 1 FETCH_ADDs of 1 say every peer is done. */
+/* The three phases, each with a signal word per sender (layout_sig_word). */
 enum moe_phase { PHASE_LAYOUT, PHASE_DISPATCH, PHASE_COMBINE, PHASES };
 
 /*
  * One buffer, registered once, every part at an 8-byte multiple: the signal
- * words, where our FETCH_ADDs' old values land (one word per peer), the
- * counts matrix (row s: how many tokens rank s sends each rank), our tokens
- * packed by destination rank, the tokens received (block s from rank s, at
- * the prefix sum of the column), the experts' results in the same order, and
- * the results that come back, in the order we sent.
+ * words (PHASES x N: sender S adds to word (phase, S), so that a word behind
+ * names its sender), where our FETCH_ADDs' old values land (one word per
+ * peer), the counts matrix (row s: how many tokens rank s sends each rank),
+ * our tokens packed by destination rank, the tokens received (block s from
+ * rank s, at the prefix sum of the column), the experts' results in the same
+ * order, and the results that come back, in the order we sent.
  */
 struct moe_layout {
 	int rank, world, tokens, topk;
@@ -30,6 +31,12 @@ struct moe_layout {
 };
 
 void layout_init(struct moe_layout *l, const struct moe_opts *opts, int rank, int world);
+
+/* Where SENDER's signal word of phase PH sits in a rank's buffer: the same offset in every rank's. */
+static inline size_t layout_sig_word(const struct moe_layout *l, enum moe_phase ph, int sender)
+{
+	return l->sig + 8 * ((size_t)ph * (size_t)l->world + (size_t)sender);
+}
 
 /* The counts matrix in BASE (the registered buffer). */
 static inline uint64_t *layout_matrix(const struct moe_layout *l, void *base)

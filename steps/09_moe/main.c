@@ -71,8 +71,10 @@ static void show_posts(const struct moe_run *r)
 		     "write() system call), %llu WRITEs and %llu FETCH_ADD%s, %llu B",
 		     (unsigned long long)d->posts, s, (unsigned long long)d->writes,
 		     (unsigned long long)d->atomics, s, (unsigned long long)d->bytes);
-		show("signals", "%d FETCH_ADD%s came to each of our 3 words (layout, dispatch, "
-		     "combine); we sent %llu", r->mesh->world - 1, s, (unsigned long long)sent);
+		show("signals", "%d FETCH_ADD%s came in each of our 3 exchanges (layout, dispatch, "
+		     "combine): %llu words, one per sender and phase, each read 1; we sent %llu",
+		     r->mesh->world - 1, s, (unsigned long long)r->a2a.signals_in,
+		     (unsigned long long)sent);
 		return;
 	}
 	show("posts", "dispatch: %llu ibv_post_send call%s (one per peer; on rxe each is one write() "

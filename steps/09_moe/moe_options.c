@@ -37,7 +37,7 @@ const struct cli_option moe_cli_options[] = {
 	{ "topk", CLI_KEY_TOPK, "K", "distinct experts per token (default: 8, DeepSeek-V3's)" },
 	{ "seed", CLI_KEY_SEED, "S", "the gate's and the tokens' seed (default: 1)" },
 	{ "skew", CLI_KEY_SKEW, "PERCENT", "each of a token's experts is one of rank 0's with this chance, while any is left; else any (default: 0, a uniform gate)" },
-	{ "signal", CLI_KEY_SIGNAL, "KIND", "fadd: a remote FETCH_ADD on the peer's word, which it polls; imm: the last WRITE with immediate, a receive completion (default: fadd)" },
+	{ "signal", CLI_KEY_SIGNAL, "KIND", "fadd: a remote FETCH_ADD on the peer's word for the sender (one per sender), which it polls; imm: the last WRITE with immediate, a receive completion (default: fadd)" },
 	{ "transport", CLI_KEY_TRANSPORT, "T", "rdma, tcp or both, side by side, as step 07 (default: rdma)" },
 	{ "rank", CLI_KEY_RANK, "R", "this process's rank (default: the launcher's variables)" },
 	{ "world-size", CLI_KEY_WORLD_SIZE, "N", "how many ranks, 1 to 8 (default: the launcher's variables)" },
@@ -126,7 +126,8 @@ void moe_opts_show(const struct moe_opts *opts, int world)
 	     opts->experts, world * opts->experts, opts->topk, opts->seed);
 	if (opts->signal == SIGNAL_FADD)
 		show("signal kind", "fadd (the default): each chain to a peer ends with a FETCH_ADD +1 "
-		     "on the peer's word of the phase; no receive is posted, the peer polls its memory");
+		     "on the peer's word of the phase for the sender (a word per sender); no receive "
+		     "is posted, the peer polls its N - 1 words");
 	else
 		show("signal kind", "imm: each chain to a peer ends with a WRITE with immediate naming "
 		     "the exchange, the phase and the sender; every rank posts its receives before the "

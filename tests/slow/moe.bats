@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# moe.bats: step 09 beyond make test: 8 ranks on one rxe with either signal (sleeping between looks, since they outnumber the CPUs), a skewed gate whose incast on the hot rank the per-rank lines show, and a rank that stays alive but never signals ('make test-moe').
+# moe.bats: step 09 beyond make test: 8 ranks on one rxe with either signal (sleeping between looks, since they outnumber the CPUs), a skewed gate whose incast on the hot rank the per-rank lines show, and a rank that stays alive but never signals, named with either signal and over TCP ('make test-moe').
 
 bats_require_minimum_version 1.5.0
 
@@ -17,6 +17,10 @@ setup() {
 		assert_line --regexp '^QPs +: 7 here, 56 in the job: N x \(N - 1\) for N = 8$'
 		# 8 ranks in the test VM's 2 vCPUs: they sleep between looks, and say so.
 		assert_waits_line 8
+		for phase in layout dispatch combine; do
+			assert_line "signal              : our 7 $phase words (one per sender) each read 1: every peer's data is here"
+		done
+		assert_line "signals             : 7 FETCH_ADDs came in each of our 3 exchanges (layout, dispatch, combine): 21 words, one per sender and phase, each read 1; we sent 21"
 		assert_line --regexp "^system calls +: dispatch: 7 write\\(\\) by its 7 ibv_post_send calls \\(syscw of /proc/self/io, read around each post: rxe.s doorbell\\), none by ibv_poll_cq; [0-9]+ $(wait_call 8)\\(\\) in its waits "
 		assert_line "check               : right: all 16 of our tokens, every word the weighted sum of its 4 experts' outputs (CPU reference)"
 	done
@@ -89,8 +93,9 @@ assert_held_rank_named() { # CAUSE ARGS...
 	SKIP_RANK=1 assert_all_name 1 "$cause" $((2 + 5))
 }
 
-@test "moe: a rank that stays alive but never signals its combine (--hold 1:60000): with --signal imm ranks 0 and 2 name rank 1, whose receive completion never came, within -t; over TCP (--transport tcp), rank 1, whose bytes never came; all freed" {
+@test "moe: a rank that stays alive but never signals its combine (--hold 1:60000): ranks 0 and 2 name rank 1 within -t: with FETCH_ADD (the default), rank 1, whose word stayed behind; with --signal imm, rank 1, whose receive completion never came; over TCP (--transport tcp), rank 1, whose bytes never came; all freed" {
 	record_baseline
+	assert_held_rank_named "its combine signal did not come within 2 s \\(1 of 2 peers signalled\\): alive or not, it did not send it\$"
 	assert_held_rank_named "its combine signal did not come within 2 s \\(1 of 2 peers signalled\\): alive or not, it did not send it\$" --signal imm
 	assert_held_rank_named "nothing moved on its TCP connection for 2 s: 0 of [0-9]+ B came from it\$" --transport tcp
 }
