@@ -157,7 +157,7 @@ moe_plan() { # CASE N
 # the first at B's buffer + the post's offset and each next where the one before ended,
 # each carrying the bytes of its DMA length, with B's rkey, as many and as long in all
 # as the post said; then one FETCH_ADD +1, with B's rkey, on an 8-byte word of B's
-# buffer below every WRITE's landing place.  Prints a line per pair, "pair SRC DST
+# buffer below every WRITE's landing place, each phase's its own.  Prints a line per pair, "pair SRC DST
 # WRITES BYTES OFFSETS SIGNALS AGAIN", then "into DST FETCH_ADDS" per node, "naks RNR
 # OTHER", and "bad ..." for every packet or message off the plan.
 moe_capture_check() { # CASE PLAN
@@ -211,6 +211,7 @@ moe_capture_check() { # CASE PLAN
 					sig = va[p, m] - base[p]
 					if (sig < 0 || sig >= below[p] || sig % 8) bad(p " " phname[p, k] ": FETCH_ADD on buffer + " sprintf("%.0f", sig) ", not a word below + " below[p])
 					if (rk[p, m] != rkey[p] || add[p, m] != 1) bad(p " " phname[p, k] ": FETCH_ADD +" add[p, m] " with rkey " sprintf("0x%x", rk[p, m]))
+					if (word[p, sig]++) bad(p " " phname[p, k] ": FETCH_ADD on the word of an earlier phase, + " sprintf("%.0f", sig))
 					sigs = sigs (k > 1 ? "," : "") sprintf("%.0f", sig)
 				}
 				if (msgs[p] != m) bad(p ": " msgs[p] + 0 " messages, the layout accounts for " m)
