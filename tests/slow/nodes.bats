@@ -152,7 +152,9 @@ moe_plan() { # CASE N
 
 # CASE's capture against PLAN (moe_plan's lines).  Each packet from node A to node B
 # must go to B's QP for A, A's requests starting at A's PSN; retransmissions (a source,
-# destination, opcode and PSN seen before) are counted and left out.  Per ordered pair,
+# destination, opcode and PSN seen before) are counted and left out: step 09 keeps stage
+# 3's ACK timeout (about 67 ms a try), and one run sent 107 and 108 packets again on two
+# of the 12 pairs (nodes 1 and 4, both ways), none on the others.  Per ordered pair,
 # the requests in order must be, phase by phase, the WRITEs that phase's post named,
 # the first at B's buffer + the post's offset and each next where the one before ended,
 # each carrying the bytes of its DMA length, with B's rkey, as many and as long in all
