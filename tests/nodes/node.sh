@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
-# node.sh: one node's job in make test-nodes: step 07 across 2, 3 and 4 nodes (rank K-1 on node K), a rank killed, and the peer collectives (tests/nodes/cases.tsv).
+# node.sh: one node's job in make test-nodes: step 07 across 2, 3 and 4 nodes (rank K-1 on node K), step 09 across 4, a rank killed, and the peer collectives (tests/nodes/cases.tsv).
 #
 # Runs in each VM that tests/vm/boot-nodes.sh boots, with RDMA_VM_NODE and
 # RDMA_STEPS_NODES set.  A case of N nodes runs on nodes 1 to N; the others go on to
 # the next case, whose ranks wait for rank 0 (node 1) at that case's own port, so a
 # rank never meets another case's.  Kinds:
 #   ring: 07_allreduce, node 1 capturing RoCE v2 into CASE.pcap;
+#   moe:  09_moe, the same way: its full mesh, node 1 capturing;
 #   kill: 07_allreduce, the last rank killed (SIGKILL) once its stage 7 has begun;
 #   gloo: tests/peers/allreduce.py under torchrun on every node, one process each;
 #   train: make train's train.py the same way, its ring's rendezvous 1000 ports up;
@@ -43,6 +44,14 @@ ring() { # CASE N PORT ARGS...
 	local name=$1 n=$2 port=$3
 	shift 3
 	timeout -k 5 300 "$bin/07_allreduce" -d rxe0 -p "$port" --rank $((node - 1)) --world-size "$n" "$@" 198.18.0.1 \
+		>"$out/$name.log" 2>&1
+}
+
+# Step 09, launched as step 07 is: one rank a node, rank 0's rendezvous on node 1.
+moe() { # CASE N PORT ARGS...
+	local name=$1 n=$2 port=$3
+	shift 3
+	timeout -k 5 120 "$bin/09_moe" -d rxe0 -p "$port" --rank $((node - 1)) --world-size "$n" "$@" 198.18.0.1 \
 		>"$out/$name.log" 2>&1
 }
 
@@ -100,10 +109,11 @@ while IFS=$'\t' read -r name n kind opts; do
 	[ "$kind" != mpi ] || [ "$node" = 1 ] || continue
 	read -ra args <<<"$opts"
 	say "$name: $kind on $n nodes, port $port: ${args[*]}"
-	[ "$kind" = ring ] && [ "$node" = 1 ] && { start_capture "$name" || exit 1; }
+	case $kind in ring | moe) [ "$node" = 1 ] && { start_capture "$name" || exit 1; } ;; esac
 	start=$SECONDS
 	case $kind in
 	ring) ring "$name" "$n" "$port" "${args[@]}" ;;
+	moe) moe "$name" "$n" "$port" "${args[@]}" ;;
 	kill) kill_last "$name" "$n" "$port" "${args[@]}" ;;
 	gloo) gloo "$name" "$n" "$port" "${args[@]}" ;;
 	train) train "$name" "$n" "$port" "${args[@]}" ;;

@@ -3,7 +3,7 @@
 #
 # Usage: tests/nodes/nodes.sh OUT_DIR
 # OUT_DIR receives node1/ to node4/ (each node's CASE.log and status.tsv; node 1's
-# CASE.pcap for each ring case) and CASE.tsv beside them: one line per captured packet,
+# CASE.pcap for each ring and moe case) and CASE.tsv beside them: one line per captured packet,
 # the fields tests/slow/nodes.bats reads.  Each VM gets 2 GiB: torch needs more than 1.
 set -uo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -13,11 +13,15 @@ out=${1:?usage: tests/nodes/nodes.sh OUT_DIR}
 die() { echo "nodes: $*" >&2; exit 1; }
 
 # One line per packet: source, destination, the UDP length (the RoCE headers and
-# payload), the frame's length, and the BTH's opcode, destination QP and PSN.
+# payload), the frame's length, the BTH's opcode, destination QP and PSN; then the
+# RETH's (or the AtomicETH's: tshark names them alike) virtual address, rkey and DMA
+# length, the AtomicETH's add (swap) operand, and the AETH's syndrome.
 decode() { # PCAP
 	tshark -r "$1" -T fields -E header=y -E separator=/t -E occurrence=f \
 		-e frame.number -e ip.src -e ip.dst -e udp.length -e frame.len \
-		-e infiniband.bth.opcode -e infiniband.bth.destqp -e infiniband.bth.psn
+		-e infiniband.bth.opcode -e infiniband.bth.destqp -e infiniband.bth.psn \
+		-e infiniband.reth.va -e infiniband.reth.r_key -e infiniband.reth.dmalen \
+		-e infiniband.atomiceth.swapdt -e infiniband.aeth.syndrome
 }
 
 command -v tshark >/dev/null || die "no tshark: run 'make deps DEPS_SET=nodes' as root"
