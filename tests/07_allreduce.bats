@@ -79,6 +79,9 @@ setup() {
 	assert_all_name 2 "it was given other options than rank 0: -o all_reduce --datatype int32 " 15
 	RANK_ARGS_2="--rank 1" run_ring 3 -t 5
 	assert_all_name 1 "two processes claim rank 1" 15
+	# Rank 2 comes 3 s after rank 1's other options: rank 0 still tells it whom to blame.
+	RANK_ARGS_1="--datatype int32" RANK_DELAY_2=3 run_ring 3 -t 5
+	assert_all_name 1 "it was given other options than rank 0: -o all_reduce --datatype int32 " 15
 	# Killed between two of its WRITEs: rank 0 sees its connection close, and tells ranks 2 and 3.
 	start_ring 4 -t 3 -b 64K --maxbytes 64K -n 100000 -w 0
 	for k in 0 1 2 3; do wait_for_line "$BATS_TEST_TMPDIR/r$k.out" '^== stage 7' 30; done

@@ -69,12 +69,13 @@ struct gathering {
 	bool came[MAX_WORLD];
 	int accepted[2 * MAX_WORLD];	/* every connection taken, to tell of a failure */
 	int n_accepted;
+	int n_told;			/* of those, the ones already told of the failure and closed */
 	int failed;			/* the rank named in the failure, or -1 */
 	char why[CTL_TEXT_LEN];
 };
 
-/* Takes one connection and its hello, and checks it; a failure shortens the wait to a second. */
-static void take_hello(struct ring_ctl *c, int lfd, struct gathering *g, struct timespec *deadline)
+/* Takes one connection and its hello, and checks it. */
+static void take_hello(struct ring_ctl *c, int lfd, struct gathering *g)
 {
 	struct ctl_msg m;
 	struct hello h;
@@ -97,9 +98,6 @@ static void take_hello(struct ring_ctl *c, int lfd, struct gathering *g, struct 
 	peer_address(fd, h.addr, sizeof(h.addr));
 	if (g->failed < 0 && check_hello(&h, &g->hellos[0], g->came, g->why, sizeof(g->why))) {
 		g->failed = h.rank;
-		/* Ranks still on their way are told too, if they come within a second. */
-		if (ms_left(deadline) > 1000)
-			*deadline = deadline_in_ms(1000);
 		return;
 	}
 	if (g->failed >= 0)
@@ -153,18 +151,24 @@ static int answer_all(struct ring_ctl *c, struct gathering *g, struct neighbours
 	return 0;
 }
 
-/* Rank 0, on a failure: prints it and tells every connection taken; no rank goes on. */
-static void abort_rendezvous(struct ring_ctl *c, struct gathering *g)
+/* Rank 0, once something failed: tells every connection taken and not yet told, and closes it. */
+static void tell_failure(struct ring_ctl *c, struct gathering *g)
 {
 	struct ctl_msg m = ctl_msg_abort(g->failed, g->why);
 
+	for (; g->n_told < g->n_accepted; g->n_told++) {
+		ctl_msg_send(g->accepted[g->n_told], &m, c->timeout_s);
+		close(g->accepted[g->n_told]);
+	}
+}
+
+/* Rank 0, on a failure: prints it and tells the connections still open; no rank goes on. */
+static void abort_rendezvous(struct ring_ctl *c, struct gathering *g)
+{
 	for (int r = 0; r < MAX_WORLD; r++)
 		c->fds[r] = -1;
 	ctl_announce(c, g->failed, g->why);
-	for (int i = 0; i < g->n_accepted; i++) {
-		ctl_msg_send(g->accepted[i], &m, c->timeout_s);
-		close(g->accepted[i]);
-	}
+	tell_failure(c, g);
 }
 
 static int serve_rendezvous(struct ring_ctl *c, int lfd, const struct hello *mine,
@@ -184,9 +188,19 @@ static int serve_rendezvous(struct ring_ctl *c, int lfd, const struct hello *min
 	g->came[0] = true;
 	show("rendezvous", "rank 0 listens on TCP port %d for %d more ranks, up to %d s",
 	     sock_local_port(lfd), c->world - 1, c->timeout_s);
+	/*
+	 * After a failure the ranks that came are told at once, and the wait goes
+	 * on to the same deadline, so that every rank started within -t learns
+	 * whom to blame: a rank still on its way (a Python process importing
+	 * ctypes on a loaded machine took over a second) would otherwise find no
+	 * listener, and blame rank 0.
+	 */
 	while (g->n_accepted < c->world - 1 &&
-	       wait_fd(lfd, POLLIN, &deadline, "rendezvous port") == WAIT_READY)
-		take_hello(c, lfd, g, &deadline);
+	       wait_fd(lfd, POLLIN, &deadline, "rendezvous port") == WAIT_READY) {
+		take_hello(c, lfd, g);
+		if (g->failed >= 0)
+			tell_failure(c, g);
+	}
 	if (stop_requested() && g->failed < 0) {
 		g->failed = 0;
 		snprintf(g->why, sizeof(g->why), "stopped by %s", stop_signal_name());

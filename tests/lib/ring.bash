@@ -2,13 +2,16 @@
 
 # Starts N ranks of RING_STEP (default 07_allreduce) on a fresh port, ARGS... given to
 # each, as r0 ... r(N-1), each against 127.0.0.1.  RANK_ARGS_k, when set, adds its words
-# for rank k (a later option wins); SKIP_RANK leaves one rank out.
+# for rank k (a later option wins); RANK_DELAY_k, when set, waits that many seconds
+# before starting rank k (a rank still on its way); SKIP_RANK leaves one rank out.
 start_ring() {
-	local n=$1 k extra
+	local n=$1 k extra delay
 	shift
 	RING_N=$n RING_PORT=$(pick_port) RING_START=$SECONDS
 	for ((k = 0; k < n; k++)); do
 		[ "$k" != "${SKIP_RANK:-}" ] || continue
+		delay=RANK_DELAY_$k
+		[ -z "${!delay:-}" ] || nap "${!delay}"
 		extra=RANK_ARGS_$k
 		# shellcheck disable=SC2086
 		start_step "r$k" "${RING_STEP:-07_allreduce}" -d "$DEV" -p "$RING_PORT" --rank "$k" --world-size "$n" "$@" ${!extra:-} 127.0.0.1
