@@ -106,6 +106,13 @@ row_sizes() { # PHASE
 			[ $((sizes[i] % 296)) -eq 0 ] || fail "dispatch size ${sizes[i]} is not whole 296-byte records"
 		done
 		[ "${sizes[0]}" -lt "${sizes[1]}" ] && [ "${sizes[1]}" -lt "${sizes[2]}" ] || fail "dispatch sizes do not grow: ${sizes[*]}"
+		# Each row's pairs line: 6 pairs a phase, and the most a rank dispatched to its peers is the row's size.
+		run awk '/^pairs [0-9]+ B/ { size = $2; sub(/^[^:]*: B from rank s to rank d \(s>d\), dispatch: /, "")
+			split($0, ph, "; combine: "); n = split(ph[1], e, ", "); delete out; most = 0
+			for (i = 1; i <= n; i++) { split(e[i], f, "[> ]"); out[f[1]] += f[3] }
+			for (r in out) if (out[r] > most) most = out[r]
+			print size, most, n, split(ph[2], e, ", ") }' <<<"$output"
+		assert_output "$(printf '%s %s 6 6\n' "${sizes[0]}" "${sizes[0]}" "${sizes[1]}" "${sizes[1]}" "${sizes[2]}" "${sizes[2]}")"
 		for k in 0 1 2; do
 			use_output_of "r$k"
 			assert_line "sweep               : -b 2048 to --maxbytes 8192 B of tokens a rank, x 2 a row: 8 to 32 tokens of 256 B (--tokens unused); each row a layout, 1 warm-up and 2 timed dispatch and combine pairs, then one on cleared buffers, every token checked"
@@ -120,9 +127,9 @@ row_sizes() { # PHASE
 	assert_back_to_baseline
 }
 
-@test "09_moe --transport both: the same dispatch and combine over verbs, then over a TCP socket per pair of ranks: every token checked both ways, both tables, RDMA's time over TCP's, all freed" {
+@test "09_moe --transport both: the same dispatch and combine over verbs, then over a TCP socket per pair of ranks: every token checked both ways, both tables, RDMA's time over TCP's, all freed; the QPs at step 07's --qp-timeout 20" {
 	record_baseline
-	RING_STEP=09_moe run_ring 3 -t 10 --tokens 32 --hidden 256 --experts 4 --topk 4 --seed 7 --transport both
+	RING_STEP=09_moe run_ring 3 -t 10 --tokens 32 --hidden 256 --experts 4 --topk 4 --seed 7 --transport both --qp-timeout 20
 	assert_ring_success
 	use_output_of r0
 	assert_line "# MoE all-to-all over RDMA (verbs): 3 ranks, 32 tokens of 256 B a rank, top-4 of 12 experts"
@@ -141,6 +148,8 @@ row_sizes() { # PHASE
 		assert_line --regexp '^tcp +: dispatch: [1-9][0-9]* B sent to our 2 peers, [1-9][0-9]* B came, in [1-9][0-9]* send\(\), [1-9][0-9]* recv\(\) and [1-9][0-9]* poll\(\) calls$'
 		assert_line --regexp '^system calls +: dispatch over TCP: [1-9][0-9]* send\(\) and [1-9][0-9]* recv\(\) for [1-9][0-9]* B out and [1-9][0-9]* B in, [1-9][0-9]* poll\(\): '
 		assert_line --regexp '^posts +: dispatch: 2 ibv_post_send calls '
+		[ "$(grep -cE '^ibv_modify_qp +: RTR -> RTS: send PSN 0x[0-9a-f]{6}, timeout 20 \(4\.096 us \* 2\^20 = about ' <<<"$output")" -eq 2 ] ||
+			fail "rank $k: not both QPs at timeout 20: $(grep 'RTR -> RTS' <<<"$output")"
 		assert_line --regexp '^teardown +: every object released$'
 	done
 	assert_back_to_baseline

@@ -30,7 +30,7 @@ const struct cli_option ring_cli_options[] = {
 	{ "slot-bytes", CLI_KEY_SLOT_BYTES, "C", "bytes per slot: the largest piece (default: 64K)" },
 	{ "transport", CLI_KEY_TRANSPORT, "T", "rdma, tcp or both, side by side (default: rdma)" },
 	{ "slow", CLI_KEY_SLOW, "RANK:MS", "for tests: rank RANK holds each slot MS ms before freeing it" },
-	{ "qp-timeout", CLI_KEY_QP_TIMEOUT, "T", "the QPs' ACK timeout, 4.096 us x 2^T a try, 1 to 31, as NCCL_IB_TIMEOUT (default: 14, stage 3's; NCCL's is 20)" },
+	QP_TIMEOUT_CLI_OPTION,
 	{ "schedule", CLI_KEY_SCHEDULE, NULL, "print the schedule and run it on the CPU for --world-size ranks; no device" },
 	{ 0 },
 };
@@ -47,6 +47,11 @@ static int parse_pick(const char *name, const char *arg, const char *const *name
 	}
 	*out = i;
 	return 0;
+}
+
+int qp_timeout_parse(const char *arg, int *out)
+{
+	return cli_parse_int("--qp-timeout", arg, 1, 31, out);
 }
 
 int ring_parse_option(int key, const char *arg, void *ctx)
@@ -81,7 +86,7 @@ int ring_parse_option(int key, const char *arg, void *ctx)
 	case CLI_KEY_SLOT_BYTES:
 		return cli_parse_size("--slot-bytes", arg, ELEM_SIZE, MAX_SLOT_BYTES, &opts->slot_bytes);
 	case CLI_KEY_QP_TIMEOUT:
-		return cli_parse_int("--qp-timeout", arg, 1, 31, &opts->qp_timeout);
+		return qp_timeout_parse(arg, &opts->qp_timeout);
 	case CLI_KEY_SLOW:
 		return cli_parse_pair("--slow", arg, "RANK:MS (a rank, and 0 to 10000 ms)", 1 << 20,
 				      10000, &opts->slow_rank, &opts->slow_ms);

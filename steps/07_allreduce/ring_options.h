@@ -21,6 +21,8 @@
 #define DEFAULT_SLOT_BYTES (64 * 1024)
 /* Stage 3's ACK timeout, 4.096 us x 2^14, about 67 ms a try; --qp-timeout changes it. */
 #define QP_TIMEOUT_DEFAULT 14
+/* --qp-timeout's row, one definition for every step whose QPs take it (07 and 09). */
+#define QP_TIMEOUT_CLI_OPTION { "qp-timeout", CLI_KEY_QP_TIMEOUT, "T", "the QPs' ACK timeout, 4.096 us x 2^T a try, 1 to 31, as NCCL_IB_TIMEOUT (default: 14, stage 3's; NCCL's is 20)" }
 
 enum transport { TRANSPORT_RDMA, TRANSPORT_TCP, TRANSPORT_BOTH };
 
@@ -45,6 +47,9 @@ void ring_opts_default(struct ring_opts *opts);
 extern const struct cli_option ring_cli_options[];
 int ring_parse_option(int key, const char *arg, void *opts);
 #define RING_STAGE(opts) { ring_cli_options, ring_parse_option, (opts) }
+
+/* --qp-timeout's value into *OUT: 1 to 31; 0, or -1 after saying what is wrong. */
+int qp_timeout_parse(const char *arg, int *out);
 
 /* Checks the options together; reports what does not fit. */
 int ring_opts_check(const struct ring_opts *opts);

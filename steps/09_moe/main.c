@@ -272,7 +272,7 @@ static int run_rank(const struct cli_common *common, const struct moe_opts *opts
 	} else {
 		gate_route(&most, l->rank, l->world, routes);
 	}
-	if (!failure && mesh_open(mesh, common, layout.bytes, opts->signal))
+	if (!failure && mesh_open(mesh, common, layout.bytes, opts))
 		failure = "its set-up failed (see its output)";
 	if (!failure && tcp_too && tcp_a2a_listen(tcp, ctl, mesh->buf.addr, common->timeout_s))
 		failure = "its set-up failed (see its output)";

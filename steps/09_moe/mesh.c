@@ -14,7 +14,7 @@ void mesh_init(struct moe_mesh *m, const struct launch *l)
 }
 
 int mesh_open(struct moe_mesh *m, const struct cli_common *common, size_t bytes,
-	      enum moe_signal signal)
+	      const struct moe_opts *opts)
 {
 	struct reg_mr_opts mr = { .size = bytes };
 	struct conn_opts conn = { 0 };
@@ -24,7 +24,7 @@ int mesh_open(struct moe_mesh *m, const struct cli_common *common, size_t bytes,
 		return -1;
 	show_heading("stage 2: register one buffer for every phase");
 	/* Least privilege: remote atomics only when the signal is one. */
-	if (signal == SIGNAL_FADD)
+	if (opts->signal == SIGNAL_FADD)
 		reg_mr_grant(&mr, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
 			     IBV_ACCESS_REMOTE_ATOMIC, "peers WRITE counts, tokens and results into "
 			     "it, and FETCH_ADD its signal words");
@@ -36,9 +36,13 @@ int mesh_open(struct moe_mesh *m, const struct cli_common *common, size_t bytes,
 	if (m->world == 1)
 		return 0;
 	show_heading("stage 3: one RC QP per peer, N - 1 of them");
-	for (int p = 0; p < m->world; p++)
-		if (p != m->rank && create_cq_qp(&m->dev, &m->buf, &conn, &m->conn[p], NULL))
+	for (int p = 0; p < m->world; p++) {
+		if (p == m->rank)
+			continue;
+		if (create_cq_qp(&m->dev, &m->buf, &conn, &m->conn[p], NULL))
 			return -1;
+		m->conn[p].timeout = (uint8_t)opts->qp_timeout;
+	}
 	show("QPs", "%d here, %d in the job: N x (N - 1) for N = %d", m->world - 1,
 	     m->world * (m->world - 1), m->world);
 	return 0;

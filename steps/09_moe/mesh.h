@@ -23,11 +23,12 @@ void mesh_init(struct moe_mesh *m, const struct launch *l);
 
 /*
  * Stages 1 to 3: the device and PD, BYTES registered for local writes and
- * remote WRITEs (and remote atomics, for SIGNAL_FADD), and a CQ and an RC
- * QP in INIT per peer.  0 or -1; either way the caller ends with mesh_close.
+ * remote WRITEs (and remote atomics, for --signal fadd), and a CQ and an RC
+ * QP in INIT per peer, its ACK timeout --qp-timeout's.  0 or -1; either way
+ * the caller ends with mesh_close.
  */
 int mesh_open(struct moe_mesh *m, const struct cli_common *common, size_t bytes,
-	      enum moe_signal signal);
+	      const struct moe_opts *opts);
 
 /*
  * Meets the other ranks: step 07's rendezvous (MINE's options checked, our

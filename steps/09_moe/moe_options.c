@@ -16,7 +16,8 @@ void moe_opts_default(struct moe_opts *opts)
 	 * top-8; 128 tokens per rank, a decoding batch.
 	 */
 	*opts = (struct moe_opts){ .tokens = 128, .hidden = 7168, .experts = 8, .topk = 8,
-				   .seed = 1, .rank = -1, .world = -1, .hold_rank = -1 };
+				   .seed = 1, .rank = -1, .world = -1, .qp_timeout = QP_TIMEOUT_DEFAULT,
+				   .hold_rank = -1 };
 	nccl_opts_default(&opts->sizes);
 }
 
@@ -41,6 +42,7 @@ const struct cli_option moe_cli_options[] = {
 	{ "transport", CLI_KEY_TRANSPORT, "T", "rdma, tcp or both, side by side, as step 07 (default: rdma)" },
 	{ "rank", CLI_KEY_RANK, "R", "this process's rank (default: the launcher's variables)" },
 	{ "world-size", CLI_KEY_WORLD_SIZE, "N", "how many ranks, 1 to 8 (default: the launcher's variables)" },
+	QP_TIMEOUT_CLI_OPTION,
 	{ "hold", CLI_KEY_HOLD, "RANK:MS", "for tests: rank RANK waits MS ms between dispatch and combine" },
 	{ 0 },
 };
@@ -81,6 +83,8 @@ int moe_parse_option(int key, const char *arg, void *ctx)
 		return cli_parse_int("--rank", arg, 0, MOE_MAX_RANKS - 1, &opts->rank);
 	case CLI_KEY_WORLD_SIZE:
 		return cli_parse_int("--world-size", arg, 1, MOE_MAX_RANKS, &opts->world);
+	case CLI_KEY_QP_TIMEOUT:
+		return qp_timeout_parse(arg, &opts->qp_timeout);
 	case CLI_KEY_HOLD:
 		return cli_parse_pair("--hold", arg, "RANK:MS, a rank and milliseconds",
 				      MOE_MAX_RANKS - 1, 600000, &opts->hold_rank, &opts->hold_ms);

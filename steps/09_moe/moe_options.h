@@ -29,6 +29,7 @@ struct moe_opts {
 	enum moe_signal signal;	/* --signal: fadd or imm */
 	enum transport transport;	/* --transport: rdma, tcp or both (step 07's words) */
 	int rank, world;	/* --rank, --world-size; -1: from the launcher's variables */
+	int qp_timeout;		/* --qp-timeout: the QPs' ACK timeout, as step 07's */
 	int hold_rank, hold_ms;	/* --hold=RANK:MS: that rank waits MS ms between dispatch and combine */
 	struct nccl_opts sizes;	/* step 07's nccl-tests options: with -b or --maxbytes, a sweep */
 };

@@ -5,6 +5,9 @@
 
 #include <stdio.h>
 
+/* Every pair's "s>d BYTES, ": 56 of them at 8 ranks, a size of up to 12 digits each. */
+#define MOE_PAIRS_TEXT (MOE_MAX_RANKS * (MOE_MAX_RANKS - 1) * 24)
+
 /* The row of one phase, as nccl-tests' alltoall prints it: size is what each rank sends; its time, in us. */
 static double print_row(const char *phase, const struct rank_result *all, int world, bool checked,
 			uint64_t *size)
@@ -70,6 +73,39 @@ static void show_per_rank(const struct moe_run *r, const struct rank_result *dis
 	}
 }
 
+/* "s>d BYTES, ..." for every pair: what rank s sends rank d in a phase, from the counts matrix. */
+static void format_pairs(const struct moe_run *r, enum moe_phase ph, char *buf, size_t len)
+{
+	const uint64_t *m = layout_matrix(r->l, r->mesh->buf.addr);
+	int world = r->ctl->world;
+	size_t n = 0;
+
+	buf[0] = '\0';
+	for (int s = 0; s < world; s++)
+		for (int d = 0; d < world && n < len; d++) {
+			/* Combine sends back what dispatch brought: d's tokens at s, as results. */
+			uint64_t bytes = ph == PHASE_DISPATCH ? m[(size_t)s * (size_t)world + (size_t)d] * r->l->rec :
+					 m[(size_t)d * (size_t)world + (size_t)s] * r->l->crec;
+
+			if (s != d)
+				n += (size_t)snprintf(buf + n, len - n, "%s%d>%d %llu", n ? ", " : "", s,
+						      d, (unsigned long long)bytes);
+		}
+}
+
+/*
+ * Rank 0, after a row: the bytes of every pair in both phases, the figures a
+ * model of the all-to-all needs (make bench-nodes reads them): a pair moves
+ * its own bytes at its own link's pace, and the phase ends with its slowest.
+ */
+static void show_pairs(uint64_t size, const char *dispatch, const char *combine)
+{
+	char key[40];
+
+	snprintf(key, sizeof(key), "pairs %llu B", (unsigned long long)size);
+	show(key, "B from rank s to rank d (s>d), dispatch: %s; combine: %s", dispatch, combine);
+}
+
 int table_rows(struct moe_run *r, uint64_t wrong, bool per_rank)
 {
 	static const char *const names[] = { [PHASE_DISPATCH] = "dispatch", [PHASE_COMBINE] = "combine" };
@@ -78,8 +114,14 @@ int table_rows(struct moe_run *r, uint64_t wrong, bool per_rank)
 	struct moe_times *t = r->times;
 	int row = t && t->rows < MOE_MAX_ROWS ? t->rows++ : -1;
 	double us;
-	uint64_t size;
+	uint64_t size, dispatched = 0;
+	char dispatch[MOE_PAIRS_TEXT] = "", combine[MOE_PAIRS_TEXT] = "";
 
+	/* Read before the gathers: once they let the ranks go on, a peer's next row WRITEs its counts here. */
+	if (r->ctl->rank == 0) {
+		format_pairs(r, PHASE_DISPATCH, dispatch, sizeof(dispatch));
+		format_pairs(r, PHASE_COMBINE, combine, sizeof(combine));
+	}
 	for (int ph = PHASE_DISPATCH; ph <= PHASE_COMBINE; ph++) {
 		struct rank_result mine = { .time_ns = (uint64_t)(r->us[ph] * 1e3),
 					    .wrong = ph == PHASE_COMBINE ? wrong : 0,
@@ -94,9 +136,12 @@ int table_rows(struct moe_run *r, uint64_t wrong, bool per_rank)
 		us = print_row(names[ph], all[ph - PHASE_DISPATCH], r->ctl->world, checked, &size);
 		if (row >= 0)
 			t->us[row][ph] = us;
+		if (ph == PHASE_DISPATCH)
+			dispatched = size;
 		if (row >= 0 && ph == PHASE_DISPATCH)
 			t->bytes[row] = size;
 	}
+	show_pairs(dispatched, dispatch, combine);
 	if (per_rank)
 		show_per_rank(r, all[0]);
 	return 0;

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# job.sh: one node's part of the bench across nodes: ib_write_bw one pair alone and on every ring link at once, step 07 over RDMA and TCP, Gloo, Open MPI.
+# job.sh: one node's part of the bench across nodes: ib_write_bw one pair alone, on every ring link and on every pair at once, step 07 over RDMA and TCP, Gloo, Open MPI, step 09 over RDMA and TCP.
 #
 # Runs in each VM that tests/bench/nodes/bench.sh boots (tests/vm/boot-nodes.sh), node K of
 # N.  In order, each part on its own TCP port, so that a node early to a part waits for
@@ -9,10 +9,14 @@
 #   links: ib_write_bw on every ring link at the same time, node K to node K+1 (mod N);
 #   ring:  07_allreduce, rank K-1 here, RDMA then TCP, at BENCH_NODES_SIZES;
 #   gloo:  tests/peers/allreduce.py under torchrun, one process per node;
-#   mpi:   the same under mpirun, N processes on node 1 only (its launcher needs a remote shell to reach the others).
-# Writes PART.log in RDMA_STEPS_RESULTS (links: links.server.log and links.client.log), and
-# PART.counters: what each of rxe0's hardware counters gained over the part ("NAME DELTA"); for
-# links and ring, PART.cpu: each process's CPU time, user and system, and its wall time, in s.
+#   mpi:   the same under mpirun, N processes on node 1 only (its launcher needs a remote shell to reach the others);
+#   atomic: ib_atomic_lat, FETCH_ADD of 8 bytes (step 09's default signal), node 2 to node 1 alone;
+#   mesh:  ib_write_bw on every ordered pair at the same time, at step 09's ACK timeout: node K serves each peer and drives its own link to each;
+#   moe:   09_moe, rank K-1 here, RDMA then TCP, at BENCH_NODES_MOE_SIZES, its QPs' ACK timeout NCCL's (--qp-timeout 20).
+# Writes PART.log in RDMA_STEPS_RESULTS (links: links.server.log and links.client.log; mesh:
+# mesh.server.P.log and mesh.client.P.log, P the peer), and PART.counters: what each of rxe0's
+# hardware counters gained over the part ("NAME DELTA"); for links, ring, mesh and moe, PART.cpu:
+# each process's CPU time, user and system, and its wall time, in s.
 # shellcheck disable=SC2317  # the parts are called by name, through part()
 set -uo pipefail
 bin=${RDMA_STEPS_BIN:-build/bin}
@@ -25,6 +29,8 @@ counters=/sys/class/infiniband/rxe0/ports/1/hw_counters
 bw=(ib_write_bw -d rxe0 -x 1 -s 65536 -D 5 -F)
 # The sizes and counts of the collectives, as nccl-tests' -b, --maxbytes, -f, -n, -w.
 read -ra sizes <<<"${BENCH_NODES_SIZES:--b 4K --maxbytes 4M -f 4 -n 5 -w 2}"
+# Step 09's rows: 4 to 256 tokens of 7168 B a rank, a few minutes in all on 4 nodes.
+read -ra moe_sizes <<<"${BENCH_NODES_MOE_SIZES:--b 28K --maxbytes 1792K -f 4 -n 5 -w 1}"
 next=$((node % n + 1))
 
 say() { echo "node $node: $*"; }
@@ -94,6 +100,43 @@ mpi() { # PORT (unused: mpirun finds its own)
 		"$python" tests/peers/allreduce.py mpi "${sizes[@]}" >"$out/mpi.log" 2>&1
 }
 
+# The signal's latency: perftest reports an atomic's whole round trip, as step 09's sender waits it.
+atomic() { # PORT
+	case $node in
+	1) timeout -k 5 120 ib_atomic_lat -d rxe0 -x 1 -A FETCH_AND_ADD -n 200 -F -p "$1" >"$out/atomic.log" 2>&1 ;;
+	2) client "$out/atomic.log" ib_atomic_lat -d rxe0 -x 1 -A FETCH_AND_ADD -n 200 -F -p "$1" 198.18.0.1 ;;
+	esac
+}
+
+# This node serves peer P's link to it on PORT + P, and drives its own to each peer Q on PORT + K.
+# With step 09's ACK timeout (-u 20): at perftest's 14, 12 links at once sent packets again, and
+# one failed with a completion error (the re-cut retransmission of step 07's chapter).
+mesh() { # PORT
+	local peer pid pids=() status=0 mesh_bw=("${bw[@]}" -u 20)
+	: >"$out/mesh.cpu"
+	for ((peer = 1; peer <= n; peer++)); do
+		[ "$peer" = "$node" ] && continue
+		timed "$out/mesh.cpu" server timeout -k 5 120 "${mesh_bw[@]}" -p $(($1 + peer)) >"$out/mesh.server.$peer.log" 2>&1 &
+		pids+=($!)
+	done
+	for ((peer = 1; peer <= n; peer++)); do
+		[ "$peer" = "$node" ] && continue
+		timed "$out/mesh.cpu" client client "$out/mesh.client.$peer.log" "${mesh_bw[@]}" -p $(($1 + node)) "198.18.0.$peer" &
+		pids+=($!)
+	done
+	for pid in "${pids[@]}"; do
+		wait "$pid" || status=$?
+	done
+	return "$status"
+}
+
+# Step 09 at its default ACK timeout sends packets again between nodes (make test-nodes' moe4): NCCL's avoids it.
+moe() { # PORT
+	: >"$out/moe.cpu"
+	timed "$out/moe.cpu" rank timeout -k 5 900 "$bin/09_moe" -d rxe0 -p "$1" -t 120 --rank $((node - 1)) --world-size "$n" \
+		--qp-timeout 20 --transport both "${moe_sizes[@]}" 198.18.0.1 >"$out/moe.log" 2>&1
+}
+
 # Every counter, one "NAME VALUE" line each.
 read_counters() {
 	local f
@@ -117,4 +160,7 @@ part links links 18810
 part ring ring 18820
 part gloo gloo 29400
 part mpi mpi 18830
+part atomic atomic 18841
+part mesh mesh 18850
+part moe moe 18860
 exit "$failed"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# report.sh: the bench across nodes as a table: busbw against size for N = 2, 3, 4, beside ib_write_bw's bound, Gloo, Open MPI and the ring's model (nodes.txt, nodes.tsv, nodes.svg).
+# report.sh: the bench across nodes as tables: step 07's busbw against size for N = 2, 3, 4, beside ib_write_bw's bound, Gloo, Open MPI and the ring's model; step 09's dispatch and combine beside theirs (nodes.txt, nodes.tsv, links.tsv, mesh.tsv, moe.tsv, nodes.svg).
 #
 # Usage: tests/bench/nodes/report.sh DIR   (DIR holds N/nodeK/*.log, as bench.sh leaves them)
 # Bandwidths are in MB/s (10^6 B/s).  The bound is ib_write_bw's slowest ring link
@@ -11,6 +11,12 @@
 # recovery (out_of_seq_request: a request arrived past a gap, so one was lost;
 # duplicate_request: one arrived again; rcvd_seq_err: a NAK for a gap came back;
 # completer_retry_err: a requester's retransmit timer ran out).
+# Step 09's model, with nothing fitted either: a phase's time = max over the ordered pairs
+# (s, d) of bytes(s, d) / B(s, d), plus L.  bytes(s, d) is what rank s sends rank d in that
+# phase, from step 09's own "pairs" line of the row; B(s, d), ib_write_bw from node s + 1 to
+# node d + 1 while every ordered pair ran at once (the mesh part); L, ib_atomic_lat's t_typical
+# for an 8-byte FETCH_ADD (perftest's figure for an atomic is its round trip), the signal that
+# ends the phase.  Every pair sends at once, each at its own measured pace: the slowest ends it.
 set -uo pipefail
 dir=${1:?usage: tests/bench/nodes/report.sh DIR}
 
@@ -57,6 +63,44 @@ for n_dir in "$dir"/[2-4]; do
 	} >>"$dir/nodes.tsv"
 done
 [ "$(wc -l <"$dir/links.tsv")" -gt 1 ] || die "no node counts under $dir"
+
+# Step 09's rows in FILE (rank 0's), as "TABLE ROW SIZE PHASE TIME_US WRONG", TABLE 1 over RDMA,
+# 2 over TCP; then each row's pairs, as "TABLE ROW pairs PHASE S>D BYTES ...", ranks from 0.
+moe_rows_of() { # FILE
+	awk '/^# MoE all-to-all over/ { t++; r = 0 }
+		$1 ~ /^[0-9]+$/ && NF == 8 && $3 == "uint32" { if ($4 == "dispatch") r++; print t, r, $1, $4, $5, $8 }
+		/^pairs [0-9]+ B/ { sub(/^[^:]*: B from rank s to rank d \(s>d\), dispatch: /, ""); split($0, ph, "; combine: ")
+			gsub(/,/, "", ph[1]); gsub(/,/, "", ph[2])
+			print t, r, "pairs dispatch", ph[1]; print t, r, "pairs combine", ph[2] }' "$1"
+}
+
+# Every ordered pair's ib_write_bw while all ran at once, and step 09's rows with their model.
+printf 'nodes\tfrom\tto\tMBps\n' >"$dir/mesh.tsv"
+printf 'nodes\trow\tsize\tphase\ttransport\ttime_us\twrong\tbytes_us\tsignal_us\tmodel_us\n' >"$dir/moe.tsv"
+for n_dir in "$dir"/[2-4]; do
+	n=${n_dir##*/}
+	signal=$(lat_of "$n_dir/node2/atomic.log")
+	[ -n "$signal" ] || die "$n nodes: ib_atomic_lat printed no figure: $(tail -n 3 "$n_dir/node2/atomic.log")"
+	for ((s = 1; s <= n; s++)); do
+		for ((d = 1; d <= n; d++)); do
+			[ "$s" = "$d" ] && continue
+			v=$(bw_of "$n_dir/node$s/mesh.client.$d.log")
+			[ -n "$v" ] || die "$n nodes: ib_write_bw from node $s to node $d printed no figure: $(tail -n 3 "$n_dir/node$s/mesh.client.$d.log")"
+			printf '%s\t%s\t%s\t%s\n' "$n" "$s" "$d" "$v" >>"$dir/mesh.tsv"
+		done
+	done
+	rows=$(moe_rows_of "$n_dir/node1/moe.log")
+	grep -q '^2 ' <<<"$rows" || die "$n nodes: step 09 printed no TCP table: $(tail -n 3 "$n_dir/node1/moe.log")"
+	# Each row's model from the RDMA table's pairs (the TCP table's are the same gate's).
+	awk -v n="$n" -v sig="$signal" 'FILENAME ~ /mesh.tsv$/ { if ($1 == n) bw[$2 - 1, $3 - 1] = $4; next }
+		$3 == "pairs" && $1 == 1 { slow = 0
+			for (i = 5; i < NF; i += 2) { split($i, p, ">"); if ($(i + 1) / bw[p[1], p[2]] > slow) slow = $(i + 1) / bw[p[1], p[2]] }
+			term[$2, $4] = slow; next }
+		$3 != "pairs" { line[++m] = $0 }
+		END { for (i = 1; i <= m; i++) { split(line[i], f, " ")
+			printf "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%.1f\t%s\t%.1f\n", n, f[2], f[3], f[4], (f[1] == 1 ? "RDMA" : "TCP"), f[5], f[6],
+				term[f[2], f[4]], sig, term[f[2], f[4]] + sig } }' FS='\t' "$dir/mesh.tsv" FS=' ' - <<<"$rows" >>"$dir/moe.tsv"
+done
 
 # rxe's counters of PART on the N nodes, summed: "sent_pkts N out_of_seq_request N ...".
 counters_of() { # N_DIR PART
@@ -109,12 +153,44 @@ for n_dir in "$dir"/[2-4]; do
 	fi
 	echo "N = $n, result crc32 at the largest size, step 07 over RDMA and TCP, Gloo and Open MPI on every rank: $values lines: $verdict"
 done >>"$dir/nodes.txt"
+# rxe's counters and CPU time of step 07's parts; then step 09's table: per N, the links and
+# the signal, one line per row of each phase; below it, per N, the check, and the counters
+# and CPU time of the mesh and step 09.
+{
 for n_dir in "$dir"/[2-4]; do
 	[ -e "$n_dir/node1/links.counters" ] || continue
 	echo "N = ${n_dir##*/}, rxe's counters over the nodes: ib_write_bw on every link: $(counters_of "$n_dir" links); step 07: $(counters_of "$n_dir" ring)"
 	[ -e "$n_dir/node1/links.cpu" ] || continue
 	echo "N = ${n_dir##*/}, CPU time over the nodes (user + system, of wall): ib_write_bw on every link: $(cpu_of "$n_dir" links); step 07 (RDMA and TCP): $(cpu_of "$n_dir" ring)"
-done >>"$dir/nodes.txt"
+done
+awk -F'\t' 'FNR == 1 { next }
+	FILENAME ~ /mesh.tsv$/ { k = $1; pairs[k]++; sum[k] += $4; if (!(k in slow) || $4 < slow[k]) slow[k] = $4; next }
+	{ key = $1 SUBSEP $2 SUBSEP $4
+	  if ($5 == "RDMA") { rows[$1] = rows[$1] " " $2 SUBSEP $4; size[key] = $3; t[key] = $6; model[key] = $10; term[key] = $8; sig[$1] = $9 }
+	  else tcp[key] = $6 }
+	END {
+		for (n = 2; n <= 4; n++) {
+			if (!(n in sig)) continue
+			printf "\nN = %d nodes, step 09, one rank a node: ib_atomic_lat FETCH_ADD 8 B %.1f us (the signal); ib_write_bw 64 KiB on all %d ordered pairs at once: slowest %.2f, mean %.2f MB/s\n", n, sig[n], pairs[n], slow[n], sum[n] / pairs[n]
+			printf "%10s  %8s  %11s %11s %7s %12s  %11s %7s\n", "size (B)", "phase", "RDMA (us)", "model (us)", "/model", "/ib_write_bw", "TCP (us)", "/model"
+			m = split(rows[n], r, " ")
+			for (i = 1; i <= m; i++) {
+				k = n SUBSEP r[i]; split(r[i], f, SUBSEP)
+				printf "%10d  %8s  %11.0f %11.0f %6.2fx %11.2fx  %11.0f %6.2fx\n", size[k], f[2], t[k], model[k], t[k] / model[k], term[k] / t[k], tcp[k], tcp[k] / model[k]
+			}
+		}
+		print "Step 09: the size is the most bytes a rank sent in the phase, as its table prints it; times are the mean of -n pairs, the slowest rank'\''s."
+		print "The model: max over the ordered pairs (s, d) of bytes(s, d) / ib_write_bw(s, d), every pair at once, plus ib_atomic_lat; bytes(s, d) from step 09'\''s pairs line."
+		print "/ib_write_bw: that bytes term over the time, the share of ib_write_bw'\''s all-pairs rate step 09 reached; TCP'\''s /model against the same RDMA model."
+	}' "$dir/mesh.tsv" "$dir/moe.tsv"
+for n_dir in "$dir"/[2-4]; do
+	n=${n_dir##*/}
+	awk -F'\t' -v n="$n" 'FNR > 1 && $1 == n { rows[$5]++; wrong[$5] += $7 }
+		END { printf "N = %d, step 09'\''s check, every token of every row against the CPU reference: RDMA %d rows, %d tokens wrong; TCP %d rows, %d tokens wrong\n", n, rows["RDMA"], wrong["RDMA"], rows["TCP"], wrong["TCP"] }' "$dir/moe.tsv"
+	echo "N = $n, rxe's counters over the nodes: ib_write_bw on every pair at once: $(counters_of "$n_dir" mesh); step 09: $(counters_of "$n_dir" moe)"
+	echo "N = $n, CPU time over the nodes (user + system, of wall): ib_write_bw on every pair at once: $(cpu_of "$n_dir" mesh); step 09 (RDMA and TCP): $(cpu_of "$n_dir" moe)"
+done
+} >>"$dir/nodes.txt"
 cat "$dir/nodes.txt"
 
 # The plot: busbw against size, one colour per N; the bound as a flat line.
@@ -149,4 +225,4 @@ set grid
 plot $plot_line
 GNUPLOT
 rm -f "$dir"/rdma?.dat "$dir"/gloo?.dat "$dir"/bound?.dat "$dir"/model?.dat
-echo "bench-nodes: wrote $dir/nodes.txt, nodes.tsv, links.tsv and nodes.svg"
+echo "bench-nodes: wrote $dir/nodes.txt, nodes.tsv, links.tsv, mesh.tsv, moe.tsv and nodes.svg"
