@@ -110,7 +110,7 @@ atomic() { # PORT
 
 # This node serves peer P's link to it on PORT + P, and drives its own to each peer Q on PORT + K.
 # With step 09's ACK timeout (-u 20): at perftest's 14, 12 links at once sent packets again, and
-# one failed with a completion error (the re-cut retransmission of step 07's chapter).
+# one ended with a completion error.
 mesh() { # PORT
 	local peer pid pids=() status=0 mesh_bw=("${bw[@]}" -u 20)
 	: >"$out/mesh.cpu"
