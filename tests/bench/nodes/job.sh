@@ -146,11 +146,11 @@ read_counters() {
 # Each part starts once every node has come to it (tests/bench/nodes/barrier.py, on PORT - 1).
 failed=0
 part() { # NAME COMMAND PORT
-	local start before
+	local start before status
 	"$python" tests/bench/nodes/barrier.py "$node" "$n" $(($3 - 1)) || { failed=1; say "$1: the barrier failed"; return; }
 	start=$SECONDS
 	before=$(read_counters)
-	"$2" "$3" || { failed=1; say "$1 failed: exit status $?"; }
+	"$2" "$3" || { status=$?; failed=1; say "$1 failed: exit status $status"; }
 	awk 'NR == FNR { was[$1] = $2; next } { print $1, $2 - was[$1] }' <(echo "$before") <(read_counters) >"$out/$1.counters"
 	say "$1: $((SECONDS - start)) s"
 }
