@@ -71,6 +71,20 @@ static int sleep_for_event(struct poller *p, int timeout_ms)
 }
 
 /*
+ * Shows one step of a wait: in the shown rounds, and in any round until the
+ * first sleep has been shown.  A side whose first round found its completion
+ * at a poll, before or just after arming, sleeps only in a later, quiet round;
+ * that round's arming and waking are then the ones shown.
+ */
+static void show_wait_step(const struct poller *p, const char *key, const char *what)
+{
+	if (!p->slept_shown)
+		show_now(key, "%s", what);
+	else
+		show(key, "%s", what);
+}
+
+/*
  * Sleeps until the completion channel reports an event, then acknowledges it.
  * This and arm() stay out of line (noinline changes nothing they do), so that a
  * profiler can name the event wait: make bench counts its instructions apart
@@ -92,7 +106,9 @@ static int wait_for_event(struct poller *p, int timeout_ms)
 	ibv_ack_cq_events(cq, 1);
 	p->events_seen++;
 	p->armed = false;
-	show("ibv_get_cq_event", "the CQ reported a completion; acknowledged with ibv_ack_cq_events");
+	show_wait_step(p, "ibv_get_cq_event",
+		       "the CQ reported a completion; acknowledged with ibv_ack_cq_events");
+	p->slept_shown = true;
 	return 0;
 }
 
@@ -107,7 +123,7 @@ static int arm(struct poller *p)
 		return -1;
 	}
 	p->armed = true;
-	show("ibv_req_notify_cq", "CQ armed: the next completion will wake us");
+	show_wait_step(p, "ibv_req_notify_cq", "CQ armed: the next completion will wake us");
 	return 0;
 }
 
