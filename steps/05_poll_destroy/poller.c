@@ -128,6 +128,19 @@ static int arm(struct poller *p)
 }
 
 /*
+ * One look at the CQ, which takes a completion if one is there.  Every poll of
+ * the event mode is a look, kept out of line like the wait's functions: make
+ * bench tells a first look from a wait's by who called it, and from their call
+ * counts solves what a look costs when it finds a completion and when it finds
+ * none, so that whether a wait slept never moves the work.
+ */
+__attribute__((noinline))
+static int look_at_cq(struct poller *p, struct ibv_wc *wc)
+{
+	return ibv_poll_cq(p->conn->cq, 1, wc);
+}
+
+/*
  * The CQ was empty at our first look: arm it unless it is armed, poll again,
  * and sleep only if it is still empty; until a poll finds a completion.  It
  * stays out of line like arm() and wait_for_event(): all that a wait does
@@ -145,7 +158,7 @@ static int poll_after_waiting(struct poller *p, struct ibv_wc *wc, int timeout_m
 		} else if (wait_for_event(p, timeout_ms)) {
 			return -1;
 		}
-		n = ibv_poll_cq(p->conn->cq, 1, wc);
+		n = look_at_cq(p, wc);
 		if (n > 0)
 			return 0;
 		if (n < 0) {
@@ -169,7 +182,7 @@ static int wait_next(struct poller *p, struct ibv_wc *wc, int timeout_ms)
 	/* Poll first; only an empty CQ is waited for, and poll_after_waiting() arms it and
 	 * polls again before sleeping: a completion that landed between our last poll and
 	 * the arming would otherwise never raise an event. */
-	n = ibv_poll_cq(p->conn->cq, 1, wc);
+	n = look_at_cq(p, wc);
 	if (n < 0) {
 		report_error("ibv_poll_cq failed (%d)", n);
 		return -1;

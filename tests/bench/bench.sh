@@ -201,9 +201,10 @@ cpu_case() {
 # with what it calls, which formats the lines both tools print before and after the loop (none
 # inside it): its count depends on the figures' digits, so on the timing.
 callgrind_parts() { # FILE PROGRAM
-	awk -v program="$2" -v check_functions="$check_functions" -v wait_functions="$wait_functions" '
+	awk -v program="$2" -v check_functions="$check_functions" -v wait_functions="$wait_functions" -v look="$look_function" '
 		BEGIN { split(check_functions, f, " "); for (i in f) checking[f[i]] = 1
-			split(wait_functions, f, " "); for (i in f) waiting[f[i]] = 1 }
+			split(wait_functions, f, " "); for (i in f) waiting[f[i]] = 1
+			looking[look] = 1 }
 		function part(object) {
 			if (object ~ "/" program "$") return "program"
 			if (object ~ /\/libibverbs\.so/) return "libibverbs"
@@ -222,8 +223,13 @@ callgrind_parts() { # FILE PROGRAM
 		/^ob=/ { object = substr($0, 4); next }
 		/^fn=/ { context = substr($0, 4); here = object SUBSEP context
 			objects[here] = object; contexts[here] = context; functions[here] = object SUBSEP function_of(context); next }
-		/^cfn=/ { callee = function_of(substr($0, 5)); if (callee ~ /gettimeofday/) calibrating[functions[here]] = 1; next }
-		/^calls=/ { in_call = 1; if (callee == "ibv_get_cq_event") { sub(/^calls=/, ""); sleeps += $1 }; next }
+		/^cfn=/ { callee = function_of(substr($0, 5)); sub(/\..*/, "", callee)
+			if (callee ~ /gettimeofday/) calibrating[functions[here]] = 1; next }
+		/^calls=/ { in_call = 1; sub(/^calls=/, "")
+			if (callee == "ibv_get_cq_event") sleeps += $1
+			if (callee == "poll_after_waiting") empty_looks += $1
+			if (callee == look) { if (within(contexts[here], waiting)) wait_looks += $1; else first_looks += $1 }
+			next }
 		# A cost line: position, then the instruction count.  After calls=, it is the call
 		# inclusive cost, which the callee'"'"'s own lines already hold: skipped.
 		/^[0-9+*-]/ { if (in_call) in_call = 0; else own[here] += $NF }
@@ -231,13 +237,41 @@ callgrind_parts() { # FILE PROGRAM
 			for (here in own) {
 				if (functions[here] in calibrating || contexts[here] ~ /gettimeofday/) continue
 				if (contexts[here] ~ /printf/) continue
-				if (within(contexts[here], waiting)) sleep += own[here]
-				else if (within(contexts[here], checking)) check += own[here]
-				else counted[part(objects[here])] += own[here]
+				o = part(objects[here])
+				if (within(contexts[here], waiting)) {
+					sleep += own[here]
+					if (within(contexts[here], looking)) wait_look[o] += own[here]
+				} else if (within(contexts[here], checking)) {
+					check += own[here]
+				} else {
+					counted[o] += own[here]
+					if (within(contexts[here], looking)) first_look[o] += own[here]
+				}
 			}
 			n = split("program libibverbs provider libc other", parts, " ")
-			for (i = 1; i <= n; i++) printf "%s\t%d\n", parts[i], counted[parts[i]]
-			printf "check\t%d\nsleep\t%d\nsleeps\t%d\n", check, sleep, sleeps
+			# Step 05 only: E first looks found the CQ empty (each a call of
+			# poll_after_waiting), S found a completion; the wait looked W times, E of
+			# them finding the completion it waited for, X = W - E finding none.  In
+			# each object, S found + E empty = the first looks'"'"' count, E found + X
+			# empty = the wait'"'"'s: solved for the cost of a look that finds (found)
+			# and of one that does not (empty).  The work then holds one found look
+			# per completion and no empty one: E x (found - empty) moves from the
+			# sleep to the work, whatever the timing made E.
+			if (empty_looks > 0) {
+				S = first_looks - empty_looks; E = empty_looks; X = wait_looks - empty_looks
+				D = S * X - E * E
+				if (D == 0) { print "callgrind_parts: " FILENAME ": the looks cannot be solved (" S " found, " E " empty, " X " empty in the wait)" > "/dev/stderr"; exit 1 }
+				for (i = 1; i <= n; i++) {
+					o = parts[i]
+					found[o] = (first_look[o] * X - wait_look[o] * E) / D
+					empty[o] = (S * wait_look[o] - E * first_look[o]) / D
+					moved = E * (found[o] - empty[o]); counted[o] += moved; sleep -= moved
+					found_all += found[o]; empty_all += empty[o]
+				}
+			}
+			for (i = 1; i <= n; i++) printf "%s\t%.0f\n", parts[i], counted[parts[i]]
+			printf "check\t%d\nsleep\t%.0f\nsleeps\t%d\n", check, sleep, sleeps
+			if (empty_looks > 0) printf "look_found\t%.2f\nlook_empty\t%.2f\n", found_all, empty_all
 		}' "$1"
 }
 
@@ -252,19 +286,28 @@ check_functions="fill_pattern check_pattern blocks_match row_for_block"
 # provider sends ibv_req_notify_cq (an inline call through the context's table of provider
 # functions).  perftest sleeps before it polls, so it makes no empty poll to leave out.
 wait_functions="poll_after_waiting wait_for_event arm ibv_get_cq_event ibv_ack_cq_events ibv_cmd_req_notify_cq"
+# Step 05's every poll in event mode (steps/05_poll_destroy/poller.c): its first look, in the
+# work, and the wait's, in the sleep.  A first look that finds the CQ empty is cheaper than one
+# that finds a completion, which the wait then takes: how often that happens follows the timing,
+# so callgrind_parts solves both costs from the call counts and counts one found look per
+# completion in the work, none empty.
+look_function=look_at_cq
 # Both tools sort their latencies for the report, with qsort, after the loop: that costs
 # n log n, not so much per message, so collection stops while qsort runs.  (Naming a
 # function to toggle at turns collection off at the start: --collect-atstart turns it on.)
 # --separate-callers=5: each function's cost split by its last 5 callers, deep enough for
 # every call under the wait (ibv_cmd_req_notify_cq, then 3 calls down to ioctl) and the check.
-callgrind=(valgrind --tool=callgrind --dump-instr=no --compress-strings=no --compress-pos=no
+# LD_BIND_NOW=1: the dynamic linker binds every symbol at start, in both counts of a pair, not
+# at a function's first call, which a run makes or not as the timing has it (a peer check after
+# a long wait): that had moved a side's "other" by 700 instructions between two runs.
+callgrind=(env LD_BIND_NOW=1 valgrind --tool=callgrind --dump-instr=no --compress-strings=no --compress-pos=no
 	--toggle-collect=qsort --collect-atstart=yes --separate-callers=5)
 
 # One counted pair on PORT, both sides under callgrind: step 05 (TOOL ours) or perftest's TOOL.
 # Their outputs go to $work/TAG.{target,initiator}; what each side counted, to $work/TAG.counts,
-# or why the pair failed, to $work/TAG.failed.  Step 05's client retries its connect until its
-# server listens, so the two start together; perftest's client would give up, so it starts
-# once its server listens.
+# or why the pair failed, to $work/TAG.failed.  The client starts once its server listens:
+# perftest's would give up, and step 05's would retry its connect, as many times as the timing
+# makes it, in one count of a pair and not the other (it had moved the work by 1%).
 counted_pair() { # TAG PORT CASE TOOL PASS MESSAGES ARGS...
 	local tag=$1 port=$2 name=$3 tool=$4 pass=$5 n=$6 prog srv status=0 side patience=()
 	shift 6
@@ -276,7 +319,7 @@ counted_pair() { # TAG PORT CASE TOOL PASS MESSAGES ARGS...
 	local args=("$@" -p "$port" -n "$n" "${patience[@]}")
 	"${callgrind[@]}" --callgrind-out-file="$work/$tag.target" "$prog" "${args[@]}" >"$work/$tag.target.out" 2>&1 &
 	srv=$!
-	[ "$tool" = ours ] || wait_listening "$port" 600 "$srv" || status=1
+	wait_listening "$port" 600 "$srv" || status=1
 	[ "$status" -ne 0 ] || timeout 900 "${callgrind[@]}" --callgrind-out-file="$work/$tag.initiator" \
 		"$prog" "${args[@]}" 127.0.0.1 >"$work/$tag.initiator.out" 2>&1 || status=$?
 	wait "$srv" || status=$?

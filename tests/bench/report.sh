@@ -149,12 +149,19 @@ full_report() {
 	echo "so that set-up and teardown cancel; check: step 05's data check, on its own; work: the objects and the check."
 	echo "The sleeps are counted apart, in no object and not in the work: the event wait (arming the CQ, poll() on the"
 	echo "channel, reading and acknowledging the event: ibv_req_notify_cq, ibv_get_cq_event, ibv_ack_cq_events), what it"
-	echo "calls, and step 05's polls after its first found the CQ empty; sleeps: events read per message; per sleep: the"
-	echo "wait's instructions per event. How often a wait sleeps depends on timing (step 05 polls first and sleeps only"
-	echo "when the CQ is empty; perftest sleeps on every wait)"
+	echo "calls, and step 05's polls that found the CQ empty; sleeps: events read per message; per sleep: the wait's"
+	echo "instructions per event. How often a wait sleeps depends on timing (step 05 polls first and sleeps only when"
+	echo "the CQ is empty; perftest sleeps on every wait); step 05's work holds one poll that found a completion per"
+	echo "completion, wherever the timing made it come"
 	printf '%-16s %-16s %-9s %7s %10s %8s %6s %5s %6s %6s %6s %9s  %s\n' case tool side program libibverbs provider libc other check work sleeps "per sleep" repeat
 	awk -F'\t' '{ printf "%-16s %-16s %-9s %7s %10s %8s %6s %5s %6s %6s %6s %9s  %s\n", $1, $2, $3, $5, $6, $7, $8, $9, $10, $11, $13, $14,
 		($4 > 1 ? sprintf("%d passes: work within %.2f%%", $4, $12) ($14 == "-" ? "" : sprintf(", per sleep within %.2f%%", $15)) : "1 pass") }' "$dir/counted.tsv"
+	# What one of step 05's polls costs, solved in each count (bench.sh's callgrind_parts).
+	awk -F'\t' '$2 == "ours" && $6 ~ /^look_/ { v = sprintf("%g", $7); if (!(($6, v) in seen)) values[$6] = values[$6] (values[$6] == "" ? "" : ", ") v; seen[$6, v] = 1 }
+		END { if (values["look_found"] == "") exit
+			same = values["look_found"] !~ /,/ && values["look_empty"] !~ /,/
+			printf "step 05'"'"'s poll (look_at_cq), solved from the call counts: %s instructions when it finds a completion, %s when\n", values["look_found"], values["look_empty"]
+			print "the CQ is empty" (same ? ", the same in every count" : ": not the same in every count") }' "$dir/counts.tsv"
 	echo
 	echo "counted ratio: both sides' work per message (the sleeps left out), ours / perftest's, with step 05's data check"
 	echo "and without it; timed: the ratio in the first table (for bandwidth, higher is better there)"

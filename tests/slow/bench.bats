@@ -37,6 +37,11 @@ setup() {
 		assert_line --regexp "^send_lat 2 +$row +[1-9][0-9]* +-?[0-9]+ +[1-9][0-9]* +[0-9]+ +-?[0-9]+ +-?[0-9]+ +[1-9][0-9]* +[0-9]+\.[0-9]{2} +[1-9][0-9]*  2 passes: work within [0-9.]+%, per sleep within [0-9.]+%$"
 	done
 	assert_line --partial 'The sleeps are counted apart, in no object and not in the work'
+	# Step 05's poll costs one count when it finds a completion and another when it finds none;
+	# solved from each count's calls, they must come out whole and the same in every count, or
+	# the split between work and sleep would follow the timing again.
+	assert_line --regexp "^step 05's poll \(look_at_cq\), solved from the call counts: [1-9][0-9]* instructions when it finds a completion, [1-9][0-9]* when$"
+	assert_line 'the CQ is empty, the same in every count'
 	awk -F'\t' '$4 != 2 || $12 > 2 { print "work not 2 passes within 2%: " $0; bad = 1 }
 		$13 <= 0 || $14 == "-" || $15 > 2 { print "an event-driven side that never slept, or its sleeps not within 2%: " $0; bad = 1 }
 		$2 == "05_poll_destroy" && $10 <= 0 { print "no data check counted: " $0; bad = 1 }
