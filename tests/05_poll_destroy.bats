@@ -72,13 +72,16 @@ assert_latency_ordered() {
 	assert_both_succeeded
 	# A sleeping target still posts its next receive before it replies: no SEND is refused.
 	[ "$(rnr_naks)" = "$rnr_before" ] || fail "RNR NAKs (sent, received) went from $rnr_before to $(rnr_naks): a SEND found no receive posted"
-	# Each side shows its first sleep: its arming, then its waking, in the first round
-	# or, if a poll found that round's completion before or just after the arming, in the
-	# first round that slept (poller.c's show_wait_step).  The event counts say both slept.
+	# Each side shows its first sleep: its arming, then its waking, in the shown round or,
+	# if a poll found that round's completions before or just after the arming, after the
+	# quiet loop, naming the completion it slept for (poller.c's show_quiet_first_sleep):
+	# the loop itself prints nothing.  The event counts say both slept.
 	for side in cli srv; do
 		use_output_of "$side"
 		assert_line --regexp '^completions +: 208, every one success; [1-9][0-9]* completion events, each acknowledged$'
 		assert_in_order '^ibv_create_comp_channel *:' '^ibv_req_notify_cq +: CQ armed' '^ibv_get_cq_event +: ' '^ibv_destroy_cq ' '^ibv_destroy_comp_channel *:' '^ibv_close_device '
+		after_loop=$(grep -A1 '^iterations ' <<<"$output" | tail -n 1)
+		[[ $after_loop =~ ^(memory|results|data\ check)\  ]] || fail "the quiet loop printed: $after_loop"
 	done
 	use_output_of srv
 	assert_line --regexp '^data check +: 200 messages of 4096 bytes, every one arrived intact$'

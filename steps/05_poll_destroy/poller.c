@@ -71,20 +71,6 @@ static int sleep_for_event(struct poller *p, int timeout_ms)
 }
 
 /*
- * Shows one step of a wait: in the shown rounds, and in any round until the
- * first sleep has been shown.  A side whose first round found its completion
- * at a poll, before or just after arming, sleeps only in a later, quiet round;
- * that round's arming and waking are then the ones shown.
- */
-static void show_wait_step(const struct poller *p, const char *key, const char *what)
-{
-	if (!p->slept_shown)
-		show_now(key, "%s", what);
-	else
-		show(key, "%s", what);
-}
-
-/*
  * Sleeps until the completion channel reports an event, then acknowledges it.
  * This and arm() stay out of line (noinline changes nothing they do), so that a
  * profiler can name the event wait: make bench counts its instructions apart
@@ -106,9 +92,10 @@ static int wait_for_event(struct poller *p, int timeout_ms)
 	ibv_ack_cq_events(cq, 1);
 	p->events_seen++;
 	p->armed = false;
-	show_wait_step(p, "ibv_get_cq_event",
-		       "the CQ reported a completion; acknowledged with ibv_ack_cq_events");
-	p->slept_shown = true;
+	show("ibv_get_cq_event", "the CQ reported a completion; acknowledged with ibv_ack_cq_events");
+	/* A first sleep in the quiet loop is shown after it (poller_report), which prints nothing. */
+	if (p->events_seen == 1 && !showing())
+		p->quiet_first_sleep = p->completions + 1;
 	return 0;
 }
 
@@ -123,7 +110,7 @@ static int arm(struct poller *p)
 		return -1;
 	}
 	p->armed = true;
-	show_wait_step(p, "ibv_req_notify_cq", "CQ armed: the next completion will wake us");
+	show("ibv_req_notify_cq", "CQ armed: the next completion will wake us");
 	return 0;
 }
 
@@ -231,8 +218,23 @@ int poller_sync(const struct poller *p, char tag, int timeout_s)
 	return p->rc_pingpong ? 0 : exchange_sync(p->conn->sock, tag, timeout_s);
 }
 
+/*
+ * A side whose shown round found its completions at a poll, before or just
+ * after arming, slept first in the quiet loop: its arming and waking are shown
+ * here, naming the completion it slept for.
+ */
+static void show_quiet_first_sleep(const struct poller *p)
+{
+	if (!p->quiet_first_sleep)
+		return;
+	show("ibv_req_notify_cq", "CQ armed, then slept: the first wait that slept came in the quiet loop, "
+	     "for completion %ld (the shown round's were on the CQ when polled)", p->quiet_first_sleep);
+	show("ibv_get_cq_event", "the CQ reported a completion; acknowledged with ibv_ack_cq_events");
+}
+
 void poller_report(const struct poller *p)
 {
+	show_quiet_first_sleep(p);
 	if (p->events)
 		show("completions", "%ld, every one success; %ld completion events, each acknowledged",
 		     p->completions, p->events_seen);

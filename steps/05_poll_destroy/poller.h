@@ -16,7 +16,7 @@ struct poller {
 	bool rc_pingpong;	/* the peer is ibv_rc_pingpong: no barriers, filler payloads */
 	long completions;	/* successful completions taken off the CQ */
 	long events_seen;	/* completion events read (and acknowledged) */
-	bool slept_shown;	/* the first sleep on the channel has been shown */
+	long quiet_first_sleep;	/* the completion whose wait first slept, if in the quiet loop; else 0 */
 	struct ibv_wc kept;	/* a completion that came before the one waited for */
 	bool has_kept;
 };

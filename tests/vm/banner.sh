@@ -18,9 +18,12 @@ elif [ -n "${RDMA_VM_NODE:-}" ]; then
 	where="NODE $RDMA_VM_NODE of $n ($(hostname)): rxe0 is up on $netdev, $RDMA_STEPS_ADDR, on one segment with nodes 1 to $n at 198.18.0.1 to 198.18.0.$n.
 The $n nodes are the $n panes of a tmux session on your host: Ctrl-b o moves to
 the next.  Step 07 across them, rank K-1 on node K, rank 0 at node 1:
-'build/bin/07_allreduce --rank $((RDMA_VM_NODE - 1)) --world-size $n -b 1M --maxbytes 1M 198.18.0.1' here, and the same
-with each node's own rank on the others.  Node 1's NIC sits on the hub that joins
-them, so 'tcpdump -i eth0 -n udp port 4791' there sees every node's packets."
+'build/bin/07_allreduce --rank $((RDMA_VM_NODE - 1)) --world-size $n --qp-timeout 20 -b 1M --maxbytes 1M 198.18.0.1' here,
+and the same with each node's own rank on the others.  --qp-timeout 20 is NCCL's
+default: with step 03's 14 (67 ms), a busy emulated node draws retransmissions,
+which rxe can cut wrongly (step 07's chapter shows one).  Node 1's NIC sits on
+the hub that joins them, so 'tcpdump -i eth0 -n udp port 4791' there sees every
+node's packets."
 fi
 if [ -w /tmp ]; then tmp_note="/tmp, $TMPDIR (TMPDIR) and $HOME"; else tmp_note="$TMPDIR (TMPDIR) and $HOME (/tmp is the host's, read-only)"; fi
 cat <<TEXT
