@@ -97,8 +97,18 @@ kill_rank1_when() { # R REGEX
 	SKIP_RANK=1 finish_ring
 }
 
+# Keeps, in the results' rank-death.txt, what ranks 0 and 2 said when rank 1 died in PHASE.
+note_rank_death() { # PHASE
+	local k
+	{
+		echo "$1: ranks 0 and 2 ended $RING_SECONDS s after the kill"
+		for k in 0 2; do echo "  rank $k: $(grep '^error: ' "$BATS_TEST_TMPDIR/r$k.out" | tail -n 1)"; done
+	} >>"$RDMA_STEPS_RESULTS/rank-death.txt"
+}
+
 @test "allreduce: rank 1 killed (SIGKILL) in each phase of a run: the rendezvous, before the first size, mid-size at K = 8 and K = 1, between sizes, in the TCP ring: every other rank names it within 2 x -t, all freed" {
 	record_baseline
+	rm -f "$RDMA_STEPS_RESULTS/rank-death.txt"
 	# The rendezvous: rank 1 has said hello, rank 2 has not come yet.
 	SKIP_RANK=2 start_ring 3 -t 3
 	wait_for_line "$BATS_TEST_TMPDIR/r0.out" '^rendezvous +: rank 1 came from ' 30
@@ -107,24 +117,29 @@ kill_rank1_when() { # R REGEX
 	RING_START=$SECONDS
 	SKIP_RANK=1 finish_ring
 	SKIP_RANK=1 assert_all_name 1 "it stopped: its connection to rank 0 closed" 11
+	note_rank_death "the rendezvous"
 	# Before the first size: rank 1 has its neighbours' QPs, and is bringing its own up.
 	start_ring 3 -t 3 -b 1M --maxbytes 1M -n 100 -w 0
 	kill_rank1_when 1 "^prev rank's buffer +: "
 	SKIP_RANK=1 assert_all_name 1 "" 11
+	note_rank_death "before the first size"
 	# In the middle of a size, K = 8 slots and K = 1.
 	for slots in 8 1; do
 		start_ring 3 -t 3 -b 1M --maxbytes 1M -n 100000 -w 0 --slots "$slots"
 		kill_rank1_when 1 '^== stage 7'
 		SKIP_RANK=1 assert_all_name 1 "" 11
+		note_rank_death "mid-size, K = $slots"
 	done
 	# Between sizes: many small sizes, one iteration each; rank 0 has finished the third.
 	start_ring 3 -t 3 -b 4 --maxbytes 16M -f 2 -n 1 -w 0
 	kill_rank1_when 0 '^ +16 +4 +float '
 	SKIP_RANK=1 assert_all_name 1 "" 11
+	note_rank_death "between sizes"
 	# The TCP ring.
 	start_ring 3 -t 3 -b 1M --maxbytes 1M -n 100000 -w 0 --transport tcp
 	kill_rank1_when 1 '^== stage 7'
 	SKIP_RANK=1 assert_all_name 1 "" 11
+	note_rank_death "the TCP ring"
 }
 
 @test "allreduce under mpirun (Open MPI, as root, more ranks than vCPUs): the rank from OMPI_COMM_WORLD_RANK, rank 0 at MASTER_ADDR" {
