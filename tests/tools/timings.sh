@@ -3,8 +3,8 @@
 #
 # Usage: tests/tools/timings.sh [TIMINGS_TSV]
 # .ci/run writes one line per part of the run: NAME SECONDS SUMMARY [BESIDE], where
-# SUMMARY is that part's "N passed, N failed, N skipped" and BESIDE the parts it ran
-# beside (names parted by spaces), if any, and a last line "total SECONDS" (parts run beside others, so the
+# SUMMARY is that part's "N passed, N failed, N skipped" and BESIDE the part it ran
+# beside, if any, and a last line "total SECONDS" (parts run beside others, so the
 # parts add up to more).
 set -euo pipefail
 # The backquotes below are Markdown's, not the shell's.
@@ -22,16 +22,10 @@ part_label() {
 	*) echo "${bq}make $1${bq}" ;;
 	esac
 }
-# The parts of the list NAMES as the table shows them: "A", "A and B".
-parts_label() {
-	local name out=
-	for name in $1; do out+="${out:+ and }$(part_label "$name")"; done
-	echo "$out"
-}
 while IFS=$'\t' read -r name seconds summary beside; do
 	[ "$name" = total ] && { total=$seconds; continue; }
 	label=$(part_label "$name")
-	[ -z "$beside" ] || label="$label (beside $(parts_label "$beside"))"
+	[ -z "$beside" ] || label="$label (beside $(part_label "$beside"))"
 	printf '| %s | %d min %02d s | %s |\n' "$label" $((seconds / 60)) $((seconds % 60)) "$summary"
 done <"$tsv"
 printf '| the whole %s.ci/run%s | %d min %02d s | |\n' "$bq" "$bq" $((total / 60)) $((total % 60))
