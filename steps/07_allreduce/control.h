@@ -3,6 +3,7 @@
 #define RDMA_STEPS_CONTROL_H
 
 #include <stdbool.h>
+#include <time.h>
 
 #include "ctl_msg.h"
 #include "launch.h"
@@ -15,6 +16,11 @@ struct ring_ctl {
 	bool failed;		/* an error line naming the failed rank has been printed */
 	struct rank_result results[MAX_WORLD];	/* rank 0: what each rank reported, */
 	bool have_result[MAX_WORLD];		/* possibly before rank 0 itself is done */
+	/* Stall notices (ctl_stall): rank 0 keeps every rank's, a rank its own. */
+	int waits_on[MAX_WORLD];		/* the rank it waits on, or -1 */
+	char stall_cause[MAX_WORLD][CTL_TEXT_LEN];	/* how, in its words: "it wrote nothing ..." */
+	int stalls;				/* notices kept */
+	struct timespec first_stall;		/* when the first was kept */
 };
 
 void ctl_init(struct ring_ctl *c, const struct launch *l, int timeout_s);
@@ -34,6 +40,20 @@ void ctl_fail(struct ring_ctl *c, int failed, const char *fmt, ...)
  * half a second for another rank's verdict, which would explain why.
  */
 void ctl_fail_neighbour(struct ring_ctl *c, int neighbour, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/*
+ * This rank has waited -t on rank WAITS_ON, which may itself wait on
+ * another: it does not name it at once.  The first call tells rank 0 (a
+ * stall notice; FMT says how, of the rank waited on).  Rank 0 follows the
+ * notices from rank to rank, to the one rank that sent none, names it, and
+ * tells every rank; it decides once every rank but one has sent a notice
+ * (or its result), or -t after the first.  Call again on every look while
+ * the wait lasts: 0 while the verdict may still come; -1 once a failure is
+ * printed, rank 0's verdict or, -t and a second after this rank's notice,
+ * rank 0 named for giving none.
+ */
+int ctl_stall(struct ring_ctl *c, int waits_on, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
 /* Looks, without waiting, for a failure reported by another rank; -1 (printed) if there is one. */

@@ -13,9 +13,9 @@
 /*
  * One message format, versioned and checked field by field as step 03's:
  * magic, version, type, rank, world size, port, failed rank, three counts,
- * a text, two of step 03's exchange messages, and the peer of a pair (version
- * 2 added it, 4 bytes and 4 reserved).  Multi-byte fields travel in network
- * byte order (byteorder.h).
+ * a text, two of step 03's exchange messages, and the peer of a pair or of a
+ * stall (version 2 added it, 4 bytes and 4 reserved).  Multi-byte fields
+ * travel in network byte order (byteorder.h).
  */
 #define CTL_MAGIC "RDAR"
 #define CTL_VERSION 2
@@ -51,7 +51,7 @@ static void encode(const struct ctl_msg *m, uint8_t out[CTL_MSG_LEN])
 static bool known_type(uint8_t t)
 {
 	return t == CTL_HELLO || t == CTL_NEIGHBOURS || t == CTL_ABORT || t == CTL_RESULT ||
-	       t == CTL_GO || t == CTL_PAIR || t == CTL_PORT;
+	       t == CTL_GO || t == CTL_PAIR || t == CTL_PORT || t == CTL_STALL;
 }
 
 /* Checks and decodes a message; returns 0, or -1 after saying which field is bad. */

@@ -16,6 +16,7 @@ enum ctl_type {
 	CTL_GO = 'G',		/* rank 0 to every rank: every rank is done, go on */
 	CTL_PAIR = 'P',		/* through rank 0: the QP rank RANK made for rank PEER alone */
 	CTL_PORT = 'T',		/* through rank 0: rank RANK's TCP listener, PORT at TEXT */
+	CTL_STALL = 'S',	/* a rank to rank 0: rank RANK has waited -t on rank PEER, TEXT says how */
 };
 
 /* What each rank reports at the end of one size: gathered by rank 0, then every rank goes on. */
@@ -28,7 +29,7 @@ struct rank_result {
 struct ctl_msg {
 	enum ctl_type type;
 	int rank, world, port, failed;
-	int peer;		/* CTL_PAIR: the rank qp[0] was made for */
+	int peer;		/* CTL_PAIR: the rank qp[0] was made for; CTL_STALL: the rank waited on */
 	struct rank_result result;
 	char text[CTL_TEXT_LEN];
 	struct peer_info qp[2];

@@ -309,33 +309,28 @@ static int poll_both(struct rdma_ring *r, struct ring_ctl *ctl, const struct rin
 	return n_next + n_prev;
 }
 
-/* Nothing moved for TIMEOUT_S: names the neighbour this rank waits on. */
-static void report_stall(struct rdma_ring *r, struct ring_ctl *ctl, const struct plan *plan,
-			 int sent, int taken, int timeout_s)
+/* Nothing moved for TIMEOUT_S: tells rank 0 which neighbour this rank waits on (ctl_stall). */
+static int report_stall(struct rdma_ring *r, struct ring_ctl *ctl, const struct plan *plan,
+			int sent, int taken, int timeout_s)
 {
 	if (sent < plan->n_send && r->credit_count == 0)
-		ctl_fail(ctl, next_of(r), "it returned no credit for %d s (this rank has written "
-			 "every slot it was given)", timeout_s);
-	else
-		ctl_fail(ctl, prev_of(r), "it wrote nothing for %d s (this rank has taken %d of its "
-			 "%d pieces)", timeout_s, taken, plan->n_recv);
+		return ctl_stall(ctl, next_of(r), "it returned no credit for %d s to rank %d, which has "
+				 "written every slot it was given", timeout_s, r->rank);
+	return ctl_stall(ctl, prev_of(r), "it wrote nothing for %d s to rank %d, which has taken %d "
+			 "of its %d pieces", timeout_s, r->rank, taken, plan->n_recv);
 }
 
 /* Between empty polls: a look at the control channel and at the stall bound, now and then. */
 static int idle(struct rdma_ring *r, struct ring_ctl *ctl, const struct plan *plan, int sent,
 		int taken, int timeout_s, const struct timespec *progress, struct timespec *ctl_seen)
 {
-	long quiet = ms_since(progress);
-
 	if (ms_since(ctl_seen) >= CTL_EVERY_MS) {
 		clock_start(ctl_seen);
 		if (ctl_check(ctl))
 			return -1;
 	}
-	if (quiet >= timeout_s * 1000L) {
-		report_stall(r, ctl, plan, sent, taken, timeout_s);
-		return -1;
-	}
+	if (ms_since(progress) >= timeout_s * 1000L)
+		return report_stall(r, ctl, plan, sent, taken, timeout_s);
 	return 0;
 }
 

@@ -165,11 +165,10 @@ int tcp_ring_run(struct tcp_ring *t, const struct ring_layout *l, const struct p
 		}
 		if (ctl_check(ctl))
 			return -1;
-		if (ms_since(&progress) >= timeout_s * 1000L) {
-			ctl_fail(ctl, (t->rank + t->world - 1) % t->world, "nothing moved on the TCP ring "
-				 "for %d s", timeout_s);
+		if (ms_since(&progress) >= timeout_s * 1000L &&
+		    ctl_stall(ctl, (t->rank + t->world - 1) % t->world, "nothing moved for %d s on its "
+			      "TCP ring connection to rank %d", timeout_s, t->rank))
 			return -1;
-		}
 	}
 	return 0;
 }

@@ -52,7 +52,7 @@ assert_three_ranks_from() { # LAUNCHER VARIABLES FILE...
 	assert_back_to_baseline
 }
 
-@test "allreduce failures: world sizes that differ, a rank past the world size, no rank 0, a verb failed on one rank: every rank names the rank" {
+@test "allreduce failures: world sizes that differ, a rank past the world size, no rank 0, a verb failed on one rank, rank 2 or rank 0 stopped (SIGSTOP): every rank names the rank" {
 	record_baseline
 	RANK_ARGS_1="--world-size 4" run_ring 3 -t 5
 	assert_all_name 1 "it was given world size 4, rank 0 world size 3" 15
@@ -68,24 +68,35 @@ assert_three_ranks_from() { # LAUNCHER VARIABLES FILE...
 	assert_line 'error: ibv_post_send (credit) failed: Cannot allocate memory (errno 12)'
 	use_output_of r0
 	assert_line --regexp '^fault points +: RDMA_STEPS_FAIL_AT is for rank 2 only \(RDMA_STEPS_FAIL_RANK\)$'
-	# A rank stopped (SIGSTOP) mid-run: its neighbours' wait ends at -t, and every rank names it.
+	# A rank stopped (SIGSTOP) mid-run: a hang.  Each other rank waits -t on a neighbour and
+	# tells rank 0, which follows the waits to rank 2, the one that sent no notice.
+	t=$((2 * TIME_SCALE))
+	stop_rank_and_assert_named 2 "it (returned no credit for $t s to rank 1, which has written every slot it was given|wrote nothing for $t s to rank 0, which has taken [0-9]+ of its [0-9]+ pieces) \\(rank 0 followed the waits: [01]( -> [01])* -> 2\\)\$" 7
+	# Rank 0 itself stopped: no verdict comes, and each rank names it -t and a second after its notice.
+	stop_rank_and_assert_named 0 "it gave no verdict within $((t + 1)) s of this rank's stall notice \\(rank [12] waits on rank [0-2]: it (returned no credit for $t s to rank [12], which has written every slot it was given|wrote nothing for $t s to rank [12], which has taken [0-9]+ of its [0-9]+ pieces)\\)\$" 9
+}
+
+# Stops rank K of 3 mid-run with SIGSTOP, waits for the others, and checks that rank K's two QPs
+# are still in RTS (a hang raises no error in RDMA: book/debugging.md), that each other rank
+# told rank 0 what it waited on, and that every other rank names rank K (CAUSE) within BOUND s.
+stop_rank_and_assert_named() { # K CAUSE BOUND
+	local s=$1 pid=r$1_pid k stopped
 	start_ring 3 -t 2 -b 1M --maxbytes 1M -n 100000 -w 0
 	for k in 0 1 2; do wait_for_line "$BATS_TEST_TMPDIR/r$k.out" '^== stage 7' 30; done
-	pkill -STOP -P "$r2_pid"
-	start=$SECONDS
-	finish_ring_but 2
-	# A hang raises no error in RDMA: the stopped rank's two QPs are still in RTS (book/debugging.md).
-	stopped=$(pgrep -P "$r2_pid")
+	pkill -STOP -P "${!pid}"
+	RING_START=$SECONDS
+	SKIP_RANK=$s finish_ring
+	stopped=$(pgrep -P "${!pid}")
 	run rdma resource show qp
-	[ "$(grep -cE "state RTS .* pid $stopped comm " <<<"$output")" = 2 ] || fail "rank 2 (pid $stopped), stopped, has not two QPs in RTS: $output"
-	pkill -KILL -P "$r2_pid"
-	wait "$r2_pid" || true
-	[ $((SECONDS - start)) -le $((7 * TIME_SCALE)) ] || fail "the ranks took $((SECONDS - start)) s to end after rank 2 stopped"
-	for k in 0 1; do
+	[ "$(grep -cE "state RTS .* pid $stopped comm " <<<"$output")" = 2 ] || fail "rank $s (pid $stopped), stopped, has not two QPs in RTS: $output"
+	pkill -KILL -P "${!pid}"
+	wait "${!pid}" || true
+	SKIP_RANK=$s assert_all_name "$s" "$2" "$3"
+	for k in 0 1 2; do
+		[ "$k" != "$s" ] || continue
 		use_output_of "r$k"
-		assert_line --regexp '^error: rank [12]: '
+		assert_line --regexp "^stall +: rank $k has waited $((2 * TIME_SCALE)) s on rank [0-2], which may itself wait on another: "
 	done
-	assert_back_to_baseline
 }
 
 # Kills rank 1's own process (SIGKILL, not its timeout wrapper, whose child would run on)
