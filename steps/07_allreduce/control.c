@@ -73,7 +73,7 @@ static const char *why_no_message(int rc, const char *closed)
 	return "it sent a message that is not ours (see the line above)";
 }
 
-/* Rank 0: keeps rank R's stall notice (its first): it waits on rank WAITS_ON, as CAUSE says. */
+/* Keeps rank R's first stall notice, that it waits on WAITS_ON (CAUSE): rank 0 every rank's, a rank its own. */
 static void keep_stall(struct ring_ctl *c, int r, int waits_on, const char *cause)
 {
 	if (c->waits_on[r] >= 0)
@@ -84,6 +84,7 @@ static void keep_stall(struct ring_ctl *c, int r, int waits_on, const char *caus
 	snprintf(c->stall_cause[r], sizeof(c->stall_cause[r]), "%s", cause);
 }
 
+/* Rank 0: a notice from rank R: kept, unless it names no other rank of the world. */
 static int keep_notice(struct ring_ctl *c, int r, const struct ctl_msg *m)
 {
 	if (m->peer < 0 || m->peer >= c->world || m->peer == r) {
