@@ -77,16 +77,6 @@ kill_rank_and_assert_named() { # K BOUND
 	SKIP_RANK=$1 assert_all_name "$1" "" "$2"
 }
 
-# Waits for every rank but SKIP, as finish_ring does.
-finish_ring_but() {
-	local k pid
-	for ((k = 0; k < RING_N; k++)); do
-		[ "$k" != "$1" ] || continue
-		pid=r${k}_pid
-		wait "${!pid}" || true
-	done
-}
-
 # Step 09: what a rank's waits call between looks with N ranks here: nanosleep when they outnumber the CPUs.
 wait_call() { # N
 	if [ "$1" -gt "$(nproc)" ]; then echo nanosleep; else echo sched_yield; fi

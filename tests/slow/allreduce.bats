@@ -90,7 +90,7 @@ stop_rank_and_assert_named() { # K CAUSE BOUND
 	run rdma resource show qp
 	[ "$(grep -cE "state RTS .* pid $stopped comm " <<<"$output")" = 2 ] || fail "rank $s (pid $stopped), stopped, has not two QPs in RTS: $output"
 	pkill -KILL -P "${!pid}"
-	wait "${!pid}" || true
+	wait "${!pid}" || true # killed on purpose: its status is the kill's
 	SKIP_RANK=$s assert_all_name "$s" "$2" "$3"
 	for k in 0 1 2; do
 		[ "$k" != "$s" ] || continue

@@ -89,7 +89,7 @@ assert_held_rank_named() { # CAUSE ARGS...
 	RING_START=$SECONDS
 	SKIP_RANK=1 finish_ring
 	pkill -KILL -P "$r1_pid"
-	wait "$r1_pid" || true
+	wait "$r1_pid" || true # killed on purpose: its status is the kill's
 	SKIP_RANK=1 assert_all_name 1 "$cause" $((2 + 5))
 }
 
