@@ -61,16 +61,18 @@ COMMON_SRC := $(sort $(wildcard common/*.c))
 # make check: the step named by EXERCISE comes from the learner's copy in
 # EXERCISE_DIR (make exercise writes it) instead of steps/.
 EXERCISE_DIR ?= work
-step_dir = $(if $(filter $(1),$(EXERCISE)),$(EXERCISE_DIR)/$(1),steps/$(1))
+# The job runtime (runtime/) is a stage folder too, named "runtime" in the lists.
+step_dir = $(if $(filter runtime,$(1)),runtime,$(if $(filter $(1),$(EXERCISE)),$(EXERCISE_DIR)/$(1),steps/$(1)))
 stage_src = $(filter-out %/main.c,$(wildcard $(call step_dir,$(1))/*.c))
 # A step that builds on some earlier steps only names them in STAGES_<step>:
 # step 06 calls nothing of step 05's, and step 07's ring runs on host memory and
-# needs nothing of step 06's CUDA.
+# needs nothing of step 06's CUDA.  A step that launches ranks names the job
+# runtime (runtime/: launchers, rendezvous, control channel, the pair exchange),
+# which stands on stages 1 to 3 and below every such step.
 STAGES_06_gdr := 01_open_pd 02_reg_mr 03_cq_qp_rts 04_post_wr
-STAGES_07_allreduce := 01_open_pd 02_reg_mr 03_cq_qp_rts 04_post_wr 05_poll_destroy
+STAGES_07_allreduce := 01_open_pd 02_reg_mr 03_cq_qp_rts 04_post_wr 05_poll_destroy runtime
 STAGES_08_kv_transfer := 01_open_pd 02_reg_mr 03_cq_qp_rts 04_post_wr
-# Step 09 takes step 07's rendezvous, launchers and control channel, not its ring.
-STAGES_09_moe := 01_open_pd 02_reg_mr 03_cq_qp_rts 04_post_wr 05_poll_destroy 07_allreduce
+STAGES_09_moe := 01_open_pd 02_reg_mr 03_cq_qp_rts 04_post_wr 05_poll_destroy runtime
 steps_so_far :=
 $(foreach s,$(STEPS),$(eval UPTO_$(s) := $(or $(STAGES_$(s)),$(steps_so_far)) $(s))$(eval steps_so_far += $(s)))
 step_src = $(COMMON_SRC) $(foreach s,$(UPTO_$(1)),$(call stage_src,$(s))) $(call step_dir,$(1))/main.c
@@ -95,6 +97,9 @@ $(BIN)/$(1): $(patsubst %.c,$(OBJ)/%.o,$(call step_src,$(1))) | $(BIN)
 $(OBJ)/$(call step_dir,$(1))/%.o: CPPFLAGS += $(call step_includes,$(1))
 endef
 $(foreach s,$(STEPS),$(eval $(call step_rules,$(s))))
+# The runtime compiles once, against the stages below it.
+RUNTIME_STAGES := 01_open_pd 02_reg_mr 03_cq_qp_rts
+$(OBJ)/runtime/%.o: CPPFLAGS += $(foreach s,$(RUNTIME_STAGES),-Isteps/$(s)) -Iruntime
 
 # Nothing compiles before the build packages are there (or the apt-get line is printed).
 $(OBJ)/%.o: %.c | deps

@@ -74,11 +74,31 @@ static void print_usage(const struct cli_spec *spec)
 			print_option(opt);
 }
 
+/* Another option already in LONGS with OPT's key or name, or NULL. */
+static const struct option *clash(const struct cli_option *opt, const struct option *longs,
+				  size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (longs[i].val == opt->key || !strcmp(longs[i].name, opt->name))
+			return &longs[i];
+	return NULL;
+}
+
 static int add_option(const struct cli_option *opt, struct option *longs, size_t *n,
 		      char *shorts, size_t *s)
 {
-	if (*n + 1 >= MAX_OPTIONS)
+	const struct option *other = clash(opt, longs, *n);
+
+	if (other) {
+		report_error("options --%s and --%s share %s: each stage declares its keys in a "
+			     "block of its own (CLI_STAGE_KEYS in cli.h)", other->name, opt->name,
+			     other->val == opt->key ? "a key" : "a name");
 		return -1;
+	}
+	if (*n + 1 >= MAX_OPTIONS) {
+		report_error("more than %d options: raise MAX_OPTIONS in cli.c", MAX_OPTIONS - 1);
+		return -1;
+	}
 	longs[(*n)++] = (struct option){
 		.name = opt->name,
 		.has_arg = opt->arg_name ? required_argument : no_argument,
@@ -164,7 +184,7 @@ int cli_parse(int argc, char **argv, const struct cli_spec *spec, struct cli_com
 		.timeout_s = CLI_DEFAULT_TIMEOUT_S,
 	};
 	if (build_tables(spec, longs, shorts + 1)) {
-		report_error("%s declares too many options", spec->program);
+		report_error("%s: its options cannot be read (the line above says why)", spec->program);
 		return CLI_BAD_USAGE;
 	}
 	opterr = 0;

@@ -21,47 +21,19 @@ struct cli_common {
 	const char *host;	/* the server's address (client); NULL means "be the server" */
 };
 
-/* Long-only option keys, above any letter: one list, so that no two stages share a key. */
-enum cli_long_key {
-	CLI_FIRST_LONG_KEY = 256,
-	CLI_KEY_PAUSE = CLI_FIRST_LONG_KEY,	/* --pause (every step that pauses) */
-	CLI_KEY_PEER,		/* --peer (stage 5) */
-	CLI_KEY_IMM,		/* --imm (stage 4) */
-	CLI_KEY_CM,		/* --cm (stage 3) */
-	CLI_KEY_MAXBYTES,	/* stage 7: --maxbytes, --datatype, ... */
-	CLI_KEY_DATATYPE,
-	CLI_KEY_RANK,
-	CLI_KEY_WORLD_SIZE,
-	CLI_KEY_SLOTS,
-	CLI_KEY_SLOT_BYTES,
-	CLI_KEY_TRANSPORT,
-	CLI_KEY_SLOW,
-	CLI_KEY_SCHEDULE,
-	CLI_KEY_QP_TIMEOUT,
-	CLI_KEY_MODE,		/* step 08: --mode, --layers, ... */
-	CLI_KEY_LAYERS,
-	CLI_KEY_BLOCKS,
-	CLI_KEY_BLOCK_BYTES,
-	CLI_KEY_REQUESTS,
-	CLI_KEY_POOL,
-	CLI_KEY_QPS,
-	CLI_KEY_RUN,
-	CLI_KEY_MERGE,
-	CLI_KEY_LAYER_MS,
-	CLI_KEY_DELAY_QP,
-	CLI_KEY_WINDOWS,
-	CLI_KEY_NO_OVERLAP,
-	CLI_KEY_CHAIN,
-	CLI_KEY_KV_VIOLATE,
-	CLI_KEY_POST,
-	CLI_KEY_TOKENS,		/* step 09: --tokens, --hidden, ... */
-	CLI_KEY_HIDDEN,
-	CLI_KEY_EXPERTS,
-	CLI_KEY_TOPK,
-	CLI_KEY_SEED,
-	CLI_KEY_HOLD,
-	CLI_KEY_SKEW,
-	CLI_KEY_SIGNAL,
+/*
+ * Long-only option keys, above any letter.  Each stage declares its own, in
+ * its own header, from a block of its own: CLI_STAGE_KEYS(N) for step N's
+ * stage, block 0 for the options here; the job runtime names its blocks past
+ * every step's.  cli_parse refuses a program two of whose options share a key
+ * or a name, so a clash fails every run of that program, --help included.
+ */
+#define CLI_FIRST_LONG_KEY 256
+#define CLI_KEYS_PER_STAGE 64
+#define CLI_STAGE_KEYS(block) (CLI_FIRST_LONG_KEY + CLI_KEYS_PER_STAGE * (block))
+
+enum cli_common_key {
+	CLI_KEY_PAUSE = CLI_STAGE_KEYS(0),	/* --pause (every step that pauses) */
 };
 
 /* An option a stage adds.  key is its short letter, or a cli_long_key for long-only options. */

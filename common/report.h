@@ -70,7 +70,7 @@ void report_error(const char *fmt, ...)
 /*
  * The first error line printed since report_errors_clear(), without its
  * "error: " ("" when none): a library returns it to a caller that cannot
- * read our stderr (step 07's ring_comm).
+ * read our stderr (a step's code built as a library and loaded from Python).
  */
 const char *report_first_error(void);
 void report_errors_clear(void);

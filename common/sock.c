@@ -126,7 +126,7 @@ static void show_client(const struct sockaddr_storage *peer)
 
 /*
  * The side channel carries small messages that each wait for an answer, and
- * step 06's tcp path a buffer right after a one-byte barrier.  With Nagle's
+ * a TCP data path a buffer right after a one-byte barrier.  With Nagle's
  * algorithm a segment waits for the ACK of the one before, which the peer may
  * delay by up to 40 ms: measured, a 4 KiB transfer took 42 ms instead of 1.
  */
@@ -248,7 +248,7 @@ int sock_connect(const char *host, int port, int timeout_s)
  * peer gone, -1 after naming VERB's error, else waits for EVENTS: 0 (ready:
  * try again) or the wait's outcome.  Each transfer tries first and waits only
  * when the socket would block: a message that fits goes out even after a
- * stop signal (step 07 tells rank 0 of its own stop that way), and a healthy
+ * stop signal (a rank tells rank 0 of its own stop that way), and a healthy
  * exchange makes no poll() call.
  */
 static int wait_to_retry(int fd, ssize_t n, short events, const struct timespec *deadline,

@@ -43,7 +43,7 @@ enum sock_outcome {
  * Sends LEN bytes, or receives until *HAVE (the bytes already in BUF) reaches
  * LEN, by DEADLINE; returns 0, a sock_outcome, or -1.  They print nothing but
  * a failure of the system calls: for a caller that says what a timeout or a
- * closed peer means itself, as step 07's control channel names the rank.
+ * closed peer means itself, as the job runtime's control channel names the rank.
  */
 int sock_send_quiet(int fd, const void *buf, size_t len, const struct timespec *deadline);
 int sock_recv_quiet(int fd, void *buf, size_t len, size_t *have, const struct timespec *deadline);

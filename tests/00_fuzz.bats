@@ -53,6 +53,10 @@ assert_replays_all() {
 	assert_replays_all fuzz_kv_table
 }
 
+@test "fuzz-replay: every input of step 09's counts-matrix check's corpus replays without a crash" {
+	assert_replays_all fuzz_moe_counts
+}
+
 @test "fuzz-replay: a harness that aborts fails the replay, which names the input" {
 	[ -x "$REPLAY/fuzz_exchange" ] || fail "make fuzz-replay built no $REPLAY/fuzz_exchange"
 	run env FUZZ_REPLAY_SELFTEST=1 "$REPLAY/fuzz_exchange" "$CORPUS/fuzz_exchange"

@@ -16,7 +16,7 @@ setup() {
 @test "layering.py: a planted reference of each kind, in code and in comments, fails and is named by file and line" {
 	tree=$BATS_TEST_TMPDIR/tree
 	mkdir -p "$tree"
-	cp -r "$PROJECT_ROOT/common" "$PROJECT_ROOT/steps" "$tree/"
+	cp -r "$PROJECT_ROOT/common" "$PROJECT_ROOT/steps" "$PROJECT_ROOT/runtime" "$tree/"
 	run "$PROJECT_ROOT/tests/tools/layering.py" "$tree"
 	assert_success
 	# One of each kind, each in a file of an earlier step than the one it names.
@@ -37,4 +37,76 @@ setup() {
 	refute_output --partial 'peer_gone'
 	[ "${#lines[@]}" -eq 5 ] || fail "expected 4 places and the summary: $output"
 	assert_line "layering: 4 place(s) where a step names a later step: an earlier step must read whole without it (move the code to the later step, or pass it in through a hook)"
+}
+
+@test "layering.py: the job runtime is checked as the floor below step 07: naming a step after it, or what that step declares, fails" {
+	tree=$BATS_TEST_TMPDIR/tree
+	mkdir -p "$tree"
+	cp -r "$PROJECT_ROOT/common" "$PROJECT_ROOT/steps" "$PROJECT_ROOT/runtime" "$tree/"
+	printf '/* as step 07 does */\n' >>"$tree/runtime/control.c"
+	printf 'static const void *ring = &ring_open;\n' >>"$tree/runtime/pairs.c"
+	# What the runtime declares, a step after it may name; one before it may not.
+	printf 'static const void *job = &ctl_fail;\n' >>"$tree/steps/05_poll_destroy/poller.c"
+	run "$PROJECT_ROOT/tests/tools/layering.py" "$tree"
+	assert_failure 1
+	assert_line --regexp "^runtime/control\.c:[0-9]+: names step 07 \('/\* as step 07 does \*/'\)$"
+	assert_line --regexp '^runtime/pairs\.c:[0-9]+: names ring_open, defined first in step 07 \(steps/07_allreduce/ring\.h\)$'
+	assert_line --regexp '^steps/05_poll_destroy/poller\.c:[0-9]+: names ctl_fail, defined first in the runtime \(runtime/control\.h\)$'
+	[ "${#lines[@]}" -eq 4 ] || fail "expected 3 places and the summary: $output"
+}
+
+@test "make -n: a step links the runtime and the stages it names, and step 09 no object of step 07's ring" {
+	cd "$PROJECT_ROOT"
+	run make -n -B BUILD="$BATS_TEST_TMPDIR/build" "$BATS_TEST_TMPDIR/build/bin/09_moe"
+	assert_success
+	link=$(grep -- "-o $BATS_TEST_TMPDIR/build/bin/09_moe " <<<"$output") || fail "no link line for 09_moe in: $output"
+	for object in runtime/launch.o runtime/rendezvous.o runtime/control.o runtime/pairs.o runtime/job_options.o runtime/nccl_options.o steps/09_moe/mesh.o; do
+		[[ $link == *"/obj/$object"* ]] || fail "09_moe does not link $object: $link"
+	done
+	[[ $link != *steps/07_allreduce/* ]] || fail "09_moe links step 07's objects: $link"
+	run make -n -B BUILD="$BATS_TEST_TMPDIR/build" "$BATS_TEST_TMPDIR/build/bin/07_allreduce"
+	link=$(grep -- "-o $BATS_TEST_TMPDIR/build/bin/07_allreduce " <<<"$output") || fail "no link line for 07_allreduce in: $output"
+	[[ $link == *"/obj/runtime/rendezvous.o"* && $link == *"/obj/steps/07_allreduce/ring.o"* ]] || fail "07_allreduce: $link"
+}
+
+@test "option keys: each stage declares its own; a program two of whose stages share a key or a name refuses to run, naming both options" {
+	cd "$PROJECT_ROOT"
+	# No key is declared in common/cli.h but its own options' (block 0).
+	run grep -nE '^\s*CLI_KEY_[A-Z_]+' common/cli.h
+	assert_output --regexp '^[0-9]+:\s*CLI_KEY_PAUSE = CLI_STAGE_KEYS\(0\),'
+	[ "${#lines[@]}" -eq 1 ] || fail "common/cli.h declares other stages' keys: $output"
+	# Every program's --help still runs: no two of its stages share a key.
+	for program in build/bin/*; do
+		"$program" --help >/dev/null || fail "$program --help failed: its stages' options clash?"
+	done
+	# A planted clash: two stages whose options share a key, then a name.
+	cat >"$BATS_TEST_TMPDIR/clash.c" <<'C'
+#include "cli.h"
+#include <string.h>
+static int parse(int key, const char *arg, void *ctx) { (void)key; (void)arg; (void)ctx; return 0; }
+int main(int argc, char **argv)
+{
+	static const struct cli_option a[] = { { "first", CLI_STAGE_KEYS(7), NULL, "a" }, { 0 } };
+	static const struct cli_option b[] = { { "second", CLI_STAGE_KEYS(7), NULL, "b" }, { 0 } };
+	static const struct cli_option c[] = { { "first", CLI_STAGE_KEYS(9), NULL, "c" }, { 0 } };
+	const struct cli_stage keys[] = { { a, parse, NULL }, { b, parse, NULL }, { 0 } };
+	const struct cli_stage names[] = { { a, parse, NULL }, { c, parse, NULL }, { 0 } };
+	struct cli_spec spec = { .program = "clash", .purpose = "", .stages = keys };
+	struct cli_common common;
+
+	if (argc > 1 && !strcmp(argv[1], "names"))
+		spec.stages = names;
+	return cli_parse(1, argv, &spec, &common);
+}
+C
+	# shellcheck disable=SC2046 # pkg-config's flags are words
+	cc -Icommon $(pkg-config --cflags libibverbs) -o "$BATS_TEST_TMPDIR/clash" "$BATS_TEST_TMPDIR/clash.c" \
+		common/cli.c common/report.c common/fault.c common/stop.c common/clock.c || fail "the planted clash did not build"
+	run "$BATS_TEST_TMPDIR/clash"
+	assert_failure 2
+	assert_output "error: options --first and --second share a key: each stage declares its keys in a block of its own (CLI_STAGE_KEYS in cli.h)
+error: clash: its options cannot be read (the line above says why)"
+	run "$BATS_TEST_TMPDIR/clash" names
+	assert_failure 2
+	assert_line --index 0 "error: options --first and --first share a name: each stage declares its keys in a block of its own (CLI_STAGE_KEYS in cli.h)"
 }

@@ -20,7 +20,7 @@ setup() {
 }
 
 @test "tutorial-diffs.sh: a chapter added to book/chapters.txt, or one whose generated links are stale, fails the check, named" {
-	cp -r "$PROJECT_ROOT"/{book,steps,tests,TUTORIAL.md,TUTORIAL.zh-CN.md} "$BATS_TEST_TMPDIR/"
+	cp -r "$PROJECT_ROOT"/{book,steps,runtime,tests,Makefile,TUTORIAL.md,TUTORIAL.zh-CN.md} "$BATS_TEST_TMPDIR/"
 	cd "$BATS_TEST_TMPDIR"
 	sed -i '0,/^← \[/s//← [Step 02 renamed](/' steps/03_cq_qp_rts/README.md
 	run tests/tools/tutorial-diffs.sh --check

@@ -161,12 +161,23 @@ row_sizes() { # PHASE
 	assert_line "error: --topk 9 is more than the 8 experts of 2 ranks x 4 (--experts): a token's top-k experts are distinct; lower --topk or raise --experts"
 }
 
-@test "09_moe failures: other options on rank 1, another --signal on rank 2, then rank 1 killed between dispatch and combine: every rank names the rank within the bound, all freed" {
+@test "09_moe failures: other options on rank 1, another --signal on rank 2, a count past its bound in rank 1's row, then rank 1 killed between dispatch and combine: every rank names the rank within the bound, nothing written past a part, all freed" {
 	record_baseline
 	RANK_ARGS_1="--seed 2" RING_STEP=09_moe run_ring 3 -t 5 --tokens 8 --hidden 64
 	assert_all_name 1 "it was given other options than rank 0: --tokens 8 --hidden 64 --experts 8 --topk 8 --seed 2; rank 0: --tokens 8 --hidden 64 --experts 8 --topk 8 --seed 1" 15
 	RANK_ARGS_2="--signal imm" RING_STEP=09_moe run_ring 3 -t 5 --tokens 8 --hidden 64
 	assert_all_name 2 "it was given other options than rank 0: --tokens 8 --hidden 64 --experts 8 --topk 8 --seed 1 --signal imm; rank 0: --tokens 8 --hidden 64 --experts 8 --topk 8 --seed 1\$" 15
+	# A count past its bound in the row rank 1 WRITEs: every rank refuses the matrix before
+	# taking an offset from it, and no guard word after a part it indexes was touched.
+	RING_STEP=09_moe run_ring 3 -t 5 --tokens 8 --hidden 64 --plant-count 1:1000
+	assert_all_name 1 "its counts row says 1000 tokens for rank 2, more than the 8 a rank holds \\(a token goes once to a rank at most\\): refused before any offset was taken from it\$" 15
+	for k in 0 1 2; do
+		use_output_of "r$k"
+		assert_line "guards              : intact: nothing was written past the send, recv, comb_out or comb_in part (64 B of guard words after each)"
+		refute_line --regexp '^ibv_post_send +: dispatch'
+	done
+	use_output_of r1
+	assert_line "plant               : rank 1 WRITEs 1000 as its count for rank 2 (--plant-count): every rank must refuse it"
 	RING_STEP=09_moe start_ring 3 -t 5 --tokens 8 --hidden 64 --hold 1:20000
 	wait_for_line "$BATS_TEST_TMPDIR/r1.out" '^hold ' 30
 	kill_rank_and_assert_named 1 11

@@ -12,6 +12,11 @@
 #include "open_pd.h"
 #include "reg_mr.h"
 
+/* Stage 3's long-only option keys (cli.h's blocks). */
+enum cq_qp_key {
+	CLI_KEY_CM = CLI_STAGE_KEYS(3),	/* --cm */
+};
+
 #define QUEUE_DEPTH 64
 #define INLINE_WANTED 64
 

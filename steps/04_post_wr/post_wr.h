@@ -11,6 +11,11 @@
 #include "cq_qp_rts.h"
 #include "reg_mr.h"
 
+/* Stage 4's long-only option keys (cli.h's blocks). */
+enum post_wr_key {
+	CLI_KEY_IMM = CLI_STAGE_KEYS(4),	/* --imm */
+};
+
 #define DEFAULT_IMM 0x1234abcd
 
 enum wr_op { OP_SEND, OP_WRITE, OP_WRITE_IMM, OP_READ, OP_FETCH_ADD, OP_CMP_SWAP };

@@ -8,6 +8,11 @@
 #include "cli.h"
 #include "post_wr.h"
 
+/* Stage 5's long-only option keys (cli.h's blocks). */
+enum poll_key {
+	CLI_KEY_PEER = CLI_STAGE_KEYS(5),	/* --peer */
+};
+
 #define DEFAULT_ITERS 1000
 #define MAX_ITERS 1000000
 

@@ -57,13 +57,13 @@ static int run_schedules(const struct ring_opts *opts)
 {
 	int failed = 0;
 
-	if (opts->world < 1) {
+	if (opts->job.world < 1) {
 		report_error("--schedule needs --world-size N");
 		return 2;
 	}
 	for (size_t bytes = opts->sizes.minbytes; bytes <= opts->sizes.maxbytes;
 	     bytes = nccl_next_size(&opts->sizes, bytes, ELEM_SIZE)) {
-		struct ring_layout l = { .count = bytes / ELEM_SIZE, .world = opts->world,
+		struct ring_layout l = { .count = bytes / ELEM_SIZE, .world = opts->job.world,
 					 .piece_elems = opts->slot_bytes / ELEM_SIZE,
 					 .coll = opts->coll, .dt = opts->dt };
 
@@ -100,7 +100,7 @@ static int run_transports(const struct sweep *s, const struct ring_opts *opts)
 	struct sweep_result rdma = { 0 }, tcp = { 0 };
 	struct dev_counters before, after;
 
-	if (opts->transport != TRANSPORT_TCP) {
+	if (opts->job.transport != TRANSPORT_TCP) {
 		read_ring_counters(&s->ring->dev, &before);
 		if (run_sweep(s, TRANSPORT_RDMA, &rdma))
 			return -1;
@@ -109,12 +109,12 @@ static int run_transports(const struct sweep *s, const struct ring_opts *opts)
 		show_counters(&s->ring->dev, &before, &after);
 		show_result_check(s, &rdma);
 	}
-	if (opts->transport != TRANSPORT_RDMA) {
+	if (opts->job.transport != TRANSPORT_RDMA) {
 		if (run_sweep(s, TRANSPORT_TCP, &tcp))
 			return -1;
 		show_result_check(s, &tcp);
 	}
-	if (opts->transport == TRANSPORT_BOTH && s->ctl->rank == 0)
+	if (opts->job.transport == TRANSPORT_BOTH && s->ctl->rank == 0)
 		show_ratio(&rdma, &tcp);
 	return rdma.wrong || tcp.wrong ? -1 : 0;
 }
@@ -132,13 +132,13 @@ static int run_rank(const struct cli_common *common, const struct ring_opts *opt
 			   .timeout_s = common->timeout_s };
 
 	if (ring_open(ring, common, opts, l, opts->sizes.maxbytes > page ? opts->sizes.maxbytes : page) ||
-	    (opts->transport != TRANSPORT_RDMA &&
+	    (opts->job.transport != TRANSPORT_RDMA &&
 	     tcp_ring_listen(tcp, l->rank, l->world, ring->data.addr, opts->slot_bytes)))
 		failure = "its set-up failed (see its output)";
 	mine.tcp_port = tcp_ring_port(tcp);
 	ring_opts_format(opts, mine.options, sizeof(mine.options));
 	if (ring_meet(ring, ctl, l, &mine, failure, &nb) ||
-	    (opts->transport != TRANSPORT_RDMA && tcp_ring_connect(tcp, &nb, ctl, common->timeout_s)))
+	    (opts->job.transport != TRANSPORT_RDMA && tcp_ring_connect(tcp, &nb, ctl, common->timeout_s)))
 		return -1;
 	show_heading("stage 7: the collective, every size");
 	if (run_transports(&s, opts) || ring_leave(ring, ctl, common->timeout_s))
@@ -151,7 +151,8 @@ static int run_rank(const struct cli_common *common, const struct ring_opts *opt
 int main(int argc, char **argv)
 {
 	struct ring_opts opts;
-	const struct cli_stage stages[] = { RING_STAGE(&opts), NCCL_STAGE(&opts.sizes), { 0 } };
+	const struct cli_stage stages[] = { RING_STAGE(&opts), JOB_STAGE(&opts.job),
+					    NCCL_STAGE(&opts.sizes), { 0 } };
 	const struct cli_spec spec = { .program = "07_allreduce", .purpose = purpose,
 				       .connects = true, .pauses = true, .stages = stages };
 	struct cli_common common;
@@ -169,7 +170,7 @@ int main(int argc, char **argv)
 		return 2;
 	if (opts.schedule)
 		return run_schedules(&opts);
-	if (launch_resolve(opts.rank, opts.world, &common, &l))
+	if (launch_resolve(&opts.job, &common, &l))
 		return 2;
 	keep_fault_to_rank(l.rank);
 	ctl_init(&ctl, &l, common.timeout_s);

@@ -57,7 +57,7 @@ int ring_open(struct rdma_ring *r, const struct cli_common *common, const struct
 	if (create_cq_qp(&r->dev, &r->data, &conn, &r->to_next, NULL) ||
 	    create_cq_qp(&r->dev, &r->slots, &conn, &r->from_prev, NULL))
 		return -1;
-	r->to_next.timeout = r->from_prev.timeout = (uint8_t)opts->qp_timeout;
+	r->to_next.timeout = r->from_prev.timeout = (uint8_t)opts->job.qp_timeout;
 	/* Each WRITE with immediate takes a receive (carrying no bytes), each credit SEND too. */
 	if (post_receives(&r->from_prev, &r->slots, 0, r->k) ||
 	    post_receives(&r->to_next, &r->data, 0, r->k))

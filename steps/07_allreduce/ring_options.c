@@ -1,4 +1,4 @@
-/* ring_options.c: stage 7's part of the command line: the collective, the ring's slots, the rank (nccl-tests' sizes and counts: nccl_options.c). */
+/* ring_options.c: stage 7's part of the command line: the collective, the datatype, the ring's slots (the rank and the transport: job_options.c; the sizes: nccl_options.c). */
 #include "ring_options.h"
 #include "report.h"
 
@@ -7,30 +7,22 @@
 
 #define MAX_SLOT_BYTES ((size_t)16 << 20)
 
-const char *const transport_names[3] = { [TRANSPORT_RDMA] = "rdma", [TRANSPORT_TCP] = "tcp",
-					 [TRANSPORT_BOTH] = "both" };
-
 void ring_opts_default(struct ring_opts *opts)
 {
 	*opts = (struct ring_opts){
 		.coll = COLL_ALL_REDUCE, .dt = DT_FLOAT,
-		.rank = -1, .world = -1,
-		.slots = DEFAULT_SLOTS, .slot_bytes = DEFAULT_SLOT_BYTES,
-		.transport = TRANSPORT_RDMA, .slow_rank = -1, .qp_timeout = QP_TIMEOUT_DEFAULT,
+		.slots = DEFAULT_SLOTS, .slot_bytes = DEFAULT_SLOT_BYTES, .slow_rank = -1,
 	};
+	job_opts_default(&opts->job, MAX_WORLD);
 	nccl_opts_default(&opts->sizes);
 }
 
 const struct cli_option ring_cli_options[] = {
 	{ "op", 'o', "COLL", "all_reduce, reduce_scatter or all_gather (default: all_reduce)" },
 	{ "datatype", CLI_KEY_DATATYPE, "TYPE", "float or int32; the reduction is sum (default: float)" },
-	{ "rank", CLI_KEY_RANK, "R", "this process's rank (default: the launcher's variables)" },
-	{ "world-size", CLI_KEY_WORLD_SIZE, "N", "how many ranks (default: the launcher's variables)" },
 	{ "slots", CLI_KEY_SLOTS, "K", "receive slots per neighbour, credits in flight (default: 8, NCCL_STEPS)" },
 	{ "slot-bytes", CLI_KEY_SLOT_BYTES, "C", "bytes per slot: the largest piece (default: 64K)" },
-	{ "transport", CLI_KEY_TRANSPORT, "T", "rdma, tcp or both, side by side (default: rdma)" },
 	{ "slow", CLI_KEY_SLOW, "RANK:MS", "for tests: rank RANK holds each slot MS ms before freeing it" },
-	QP_TIMEOUT_CLI_OPTION,
 	{ "schedule", CLI_KEY_SCHEDULE, NULL, "print the schedule and run it on the CPU for --world-size ranks; no device" },
 	{ 0 },
 };
@@ -47,11 +39,6 @@ static int parse_pick(const char *name, const char *arg, const char *const *name
 	}
 	*out = i;
 	return 0;
-}
-
-int qp_timeout_parse(const char *arg, int *out)
-{
-	return cli_parse_int("--qp-timeout", arg, 1, 31, out);
 }
 
 int ring_parse_option(int key, const char *arg, void *ctx)
@@ -72,21 +59,10 @@ int ring_parse_option(int key, const char *arg, void *ctx)
 			return -1;
 		opts->dt = (enum datatype)v;
 		return 0;
-	case CLI_KEY_TRANSPORT:
-		if (parse_pick("--transport", arg, transport_names, 3, "rdma, tcp or both", &v))
-			return -1;
-		opts->transport = (enum transport)v;
-		return 0;
-	case CLI_KEY_RANK:
-		return cli_parse_int("--rank", arg, 0, 1 << 20, &opts->rank);
-	case CLI_KEY_WORLD_SIZE:
-		return cli_parse_int("--world-size", arg, 1, MAX_WORLD, &opts->world);
 	case CLI_KEY_SLOTS:
 		return cli_parse_int("--slots", arg, 1, MAX_SLOTS, &opts->slots);
 	case CLI_KEY_SLOT_BYTES:
 		return cli_parse_size("--slot-bytes", arg, ELEM_SIZE, MAX_SLOT_BYTES, &opts->slot_bytes);
-	case CLI_KEY_QP_TIMEOUT:
-		return qp_timeout_parse(arg, &opts->qp_timeout);
 	case CLI_KEY_SLOW:
 		return cli_parse_pair("--slow", arg, "RANK:MS (a rank, and 0 to 10000 ms)", 1 << 20,
 				      10000, &opts->slow_rank, &opts->slow_ms);
@@ -115,5 +91,5 @@ void ring_opts_format(const struct ring_opts *opts, char *buf, size_t len)
 	nccl_opts_format(&opts->sizes, sizes, sizeof(sizes));
 	snprintf(buf, len, "-o %s --datatype %s %s --slots %d --slot-bytes %zu --transport %s",
 		 collective_name(opts->coll), datatype_name(opts->dt), sizes, opts->slots,
-		 opts->slot_bytes, transport_names[opts->transport]);
+		 opts->slot_bytes, transport_names[opts->job.transport]);
 }

@@ -1,4 +1,4 @@
-/* ring_options.h: stage 7's part of the command line: the collective, the ring's slots, the rank (nccl-tests' sizes and counts: nccl_options.h). */
+/* ring_options.h: stage 7's part of the command line: the collective, the datatype, the ring's slots (the rank and the transport: job_options.h; the sizes: nccl_options.h). */
 #ifndef RDMA_STEPS_RING_OPTIONS_H
 #define RDMA_STEPS_RING_OPTIONS_H
 
@@ -6,8 +6,18 @@
 #include <stddef.h>
 
 #include "cli.h"
+#include "job_options.h"
 #include "nccl_options.h"
 #include "schedule.h"
+
+/* Stage 7's long-only option keys (cli.h's blocks). */
+enum ring_key {
+	CLI_KEY_DATATYPE = CLI_STAGE_KEYS(7),
+	CLI_KEY_SLOTS,
+	CLI_KEY_SLOT_BYTES,
+	CLI_KEY_SLOW,
+	CLI_KEY_SCHEDULE,
+};
 
 /*
  * K and C: each rank gives its previous rank K receive slots of C bytes.
@@ -19,26 +29,14 @@
 #define DEFAULT_SLOTS 8
 #define MAX_SLOTS 64		/* K data receives and K credit SENDs fit QUEUE_DEPTH's queues */
 #define DEFAULT_SLOT_BYTES (64 * 1024)
-/* Stage 3's ACK timeout, 4.096 us x 2^14, about 67 ms a try; --qp-timeout changes it. */
-#define QP_TIMEOUT_DEFAULT 14
-/* --qp-timeout's row, one definition for every step whose QPs take it (07 and 09). */
-#define QP_TIMEOUT_CLI_OPTION { "qp-timeout", CLI_KEY_QP_TIMEOUT, "T", "the QPs' ACK timeout, 4.096 us x 2^T a try, 1 to 31, as NCCL_IB_TIMEOUT (default: 14, stage 3's; NCCL's is 20)" }
-
-enum transport { TRANSPORT_RDMA, TRANSPORT_TCP, TRANSPORT_BOTH };
-
-/* --transport's words, as both steps that take it name them: rdma, tcp, both. */
-extern const char *const transport_names[3];
-
 struct ring_opts {
 	enum collective coll;	/* -o */
 	enum datatype dt;	/* --datatype */
 	struct nccl_opts sizes;	/* -b, --maxbytes, -f, -n, -w, -c: nccl-tests' table (NCCL_STAGE) */
-	int rank, world;	/* --rank, --world-size; -1: from the launcher's variables */
+	struct job_opts job;	/* --rank, --world-size, --transport, --qp-timeout: the runtime's (JOB_STAGE) */
 	int slots;		/* --slots: K */
 	size_t slot_bytes;	/* --slot-bytes: C */
-	enum transport transport;	/* --transport */
 	int slow_rank, slow_ms;	/* --slow=RANK:MS: that rank holds each slot MS ms */
-	int qp_timeout;		/* --qp-timeout: the QPs' ACK timeout, as NCCL_IB_TIMEOUT */
 	bool schedule;		/* --schedule: print and check the plan on the CPU, no device */
 };
 
@@ -47,9 +45,6 @@ void ring_opts_default(struct ring_opts *opts);
 extern const struct cli_option ring_cli_options[];
 int ring_parse_option(int key, const char *arg, void *opts);
 #define RING_STAGE(opts) { ring_cli_options, ring_parse_option, (opts) }
-
-/* --qp-timeout's value into *OUT: 1 to 31; 0, or -1 after saying what is wrong. */
-int qp_timeout_parse(const char *arg, int *out);
 
 /* Checks the options together; reports what does not fit. */
 int ring_opts_check(const struct ring_opts *opts);

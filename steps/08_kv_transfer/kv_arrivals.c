@@ -35,7 +35,7 @@ static int completion_failed(const struct mover *m, int k, const struct ibv_wc *
 static int take_immediate(struct mover *m, int k, const struct ibv_wc *wc)
 {
 	uint32_t imm = ntohl(wc->imm_data);
-	int request = (int)(imm >> 16), seg = (int)(imm & 0xffff);
+	int request = kv_imm_request(imm), seg = kv_imm_segment(imm);
 
 	if (!(wc->wc_flags & IBV_WC_WITH_IMM) || request != m->req->number || seg >= m->req->n_seg ||
 	    m->req->seg[seg].qp != k) {

@@ -8,11 +8,6 @@
 #include <errno.h>
 #include <unistd.h>
 
-static uint32_t imm_of(int request, int seg)
-{
-	return (uint32_t)request << 16 | (uint32_t)seg;
-}
-
 int kv_post_receives(struct kv_qps *q, const struct kv_request *req, const struct kv_opts *opts)
 {
 	int per_qp[KV_MAX_QPS] = { 0 }, rc = 0;
@@ -79,7 +74,7 @@ static struct chain_wr plan_wr(const struct mover *m, struct chain *c, const int
 	const struct segment *s = &m->req->seg[segs[i]];
 	struct chain_wr w = {
 		.rkey = m->req->seg_rkey ? m->req->seg_rkey[segs[i]] : m->req->peer->rkey,
-		.imm = imm_of(m->req->number, segs[i]),
+		.imm = kv_imm(m->req->number, segs[i]),
 		/* Selective signalling: one completion for the chain, since a QP completes in order. */
 		.signalled = i + 1 == n,
 	};

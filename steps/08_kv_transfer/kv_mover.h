@@ -16,12 +16,40 @@ struct chain {
 	bool has_last;		/* holds the request's last segment */
 };
 
+/*
+ * Push's immediate: the request's number in the high 8 bits, the segment's
+ * index in the low 24.  --requests is at most 255, and a request at most 255
+ * layers of 4,096 blocks, 1,044,480 segments: every request the options allow
+ * fits, checked here at compile time.  (16 bits each did not: --layers 255
+ * --blocks 258 made segment 65,536 read as request 1's segment 0.)
+ */
+#define KV_IMM_SEG_BITS 24
+_Static_assert((unsigned long)KV_MAX_LAYERS * KV_MAX_BLOCKS <= 1UL << KV_IMM_SEG_BITS,
+	       "a request's segments must fit the immediate's segment field");
+_Static_assert(KV_MAX_REQUESTS < 1 << (32 - KV_IMM_SEG_BITS),
+	       "the request numbers must fit the immediate's request field");
+
+static inline uint32_t kv_imm(int request, int seg)
+{
+	return (uint32_t)request << KV_IMM_SEG_BITS | (uint32_t)seg;
+}
+
+static inline int kv_imm_request(uint32_t imm)
+{
+	return (int)(imm >> KV_IMM_SEG_BITS);
+}
+
+static inline int kv_imm_segment(uint32_t imm)
+{
+	return (int)(imm & ((1U << KV_IMM_SEG_BITS) - 1));
+}
+
 /* One WR of a chain, whichever API posts it: its two ends, its rkey, its immediate. */
 struct chain_wr {
 	struct ibv_sge sge;	/* here: one SGE, the segment's blocks */
 	uint64_t remote;	/* there, in the peer's pool */
 	uint32_t rkey;		/* the peer's pool rkey, or with --windows the segment's window's */
-	uint32_t imm;		/* push: the request and the segment, 16 bits each */
+	uint32_t imm;		/* push: the request and the segment (kv_imm) */
 	bool signalled;		/* the chain's last */
 };
 

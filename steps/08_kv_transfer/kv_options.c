@@ -71,13 +71,13 @@ int kv_parse_option(int key, const char *arg, void *ctx)
 		opts->post = (enum kv_post)post;
 		return 0;
 	case CLI_KEY_LAYERS:
-		return cli_parse_int("--layers", arg, 1, 255, &opts->layers);
+		return cli_parse_int("--layers", arg, 1, KV_MAX_LAYERS, &opts->layers);
 	case CLI_KEY_BLOCKS:
-		return cli_parse_int("--blocks", arg, 1, 4096, &opts->blocks);
+		return cli_parse_int("--blocks", arg, 1, KV_MAX_BLOCKS, &opts->blocks);
 	case CLI_KEY_BLOCK_BYTES:
 		return cli_parse_size("--block-bytes", arg, 64, MAX_BLOCK_BYTES, &opts->block_bytes);
 	case CLI_KEY_REQUESTS:
-		return cli_parse_int("--requests", arg, 1, 255, &opts->requests);
+		return cli_parse_int("--requests", arg, 1, KV_MAX_REQUESTS, &opts->requests);
 	case CLI_KEY_POOL:
 		return cli_parse_int("--pool", arg, 1, 255, &opts->pool);
 	case CLI_KEY_QPS:

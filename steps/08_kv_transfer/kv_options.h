@@ -20,6 +20,31 @@ enum kv_violation {
 /* Classic: ibv_post_send with a linked list of WRs.  Ex: the extended API, ibv_wr_start ... ibv_wr_complete. */
 enum kv_post { KV_POST_CLASSIC, KV_POST_EX };
 
+/* Step 08's long-only option keys (cli.h's blocks). */
+enum kv_key {
+	CLI_KEY_MODE = CLI_STAGE_KEYS(8),
+	CLI_KEY_LAYERS,
+	CLI_KEY_BLOCKS,
+	CLI_KEY_BLOCK_BYTES,
+	CLI_KEY_REQUESTS,
+	CLI_KEY_POOL,
+	CLI_KEY_QPS,
+	CLI_KEY_RUN,
+	CLI_KEY_MERGE,
+	CLI_KEY_LAYER_MS,
+	CLI_KEY_DELAY_QP,
+	CLI_KEY_WINDOWS,
+	CLI_KEY_NO_OVERLAP,
+	CLI_KEY_CHAIN,
+	CLI_KEY_KV_VIOLATE,
+	CLI_KEY_POST,
+};
+
+/* The options' upper bounds: what a request may hold, and how many requests a run moves. */
+#define KV_MAX_LAYERS 255
+#define KV_MAX_BLOCKS 4096
+#define KV_MAX_REQUESTS 255
+
 #define KV_MAX_QPS 16
 /* Each QP's send queue, as asked: chains of at most half of it are in flight, each with its last WR signalled. */
 #define KV_SEND_DEPTH 64

@@ -41,9 +41,9 @@ static int run_record(const struct moe_layout *l, const struct moe_opts *opts, v
 	return 0;
 }
 
-int experts_run(const struct moe_layout *l, const struct moe_opts *opts, void *base)
+int experts_run(const struct moe_layout *l, const struct moe_opts *opts, const uint64_t *m,
+		void *base)
 {
-	const uint64_t *m = layout_matrix(l, base);
 	uint64_t n = layout_recv_index(l, m, l->world, l->rank);
 
 	for (uint64_t i = 0; i < n; i++)
@@ -53,9 +53,9 @@ int experts_run(const struct moe_layout *l, const struct moe_opts *opts, void *b
 }
 
 /* Adds every combine record that came back into SUM (T tokens of H/4 words), counting them per token. */
-static void sum_results(const struct moe_layout *l, void *base, uint32_t *sum, uint32_t *came)
+static void sum_results(const struct moe_layout *l, const uint64_t *m, void *base, uint32_t *sum,
+			uint32_t *came)
 {
-	const uint64_t *m = layout_matrix(l, base);
 	uint64_t n = layout_send_index(l, m, l->rank, l->world);
 	size_t words = l->hidden / 4;
 
@@ -75,7 +75,7 @@ static int popcount(uint32_t v)
 	return __builtin_popcount(v);
 }
 
-void combine_check(const struct moe_layout *l, const struct moe_opts *opts,
+void combine_check(const struct moe_layout *l, const struct moe_opts *opts, const uint64_t *counts,
 		   const struct route *routes, void *base, struct combine_check *out)
 {
 	size_t words = l->hidden / 4;
@@ -88,7 +88,7 @@ void combine_check(const struct moe_layout *l, const struct moe_opts *opts,
 		report_error("rank %d: no memory for the check", l->rank);
 		goto free_sums;
 	}
-	sum_results(l, base, sum, came);
+	sum_results(l, counts, base, sum, came);
 	for (int t = 0; t < l->tokens; t++) {
 		bool bad = came[t] != (uint32_t)popcount(routes[t].ranks);
 

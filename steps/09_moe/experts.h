@@ -11,9 +11,11 @@
  * For each record received, the weighted sum of our experts' outputs among
  * its top-k (expert_apply), into the combine record of the same index: one
  * result per token per rank, as DeepEP's combine returns one per rank.
- * Returns -1 after naming the record if a record is not what the layout said.
+ * COUNTS is the checked matrix.  Returns -1 after naming the record if a
+ * record is not what the layout said.
  */
-int experts_run(const struct moe_layout *l, const struct moe_opts *opts, void *base);
+int experts_run(const struct moe_layout *l, const struct moe_opts *opts, const uint64_t *counts,
+		void *base);
 
 /* What the check found: tokens wrong, and the first. */
 struct combine_check {
@@ -25,9 +27,10 @@ struct combine_check {
 
 /*
  * The home rank: sums each token's results from every rank that held its
- * experts, and checks every word of every token against reference_word.
+ * experts, and checks every word of every token against reference_word
+ * (COUNTS: the checked matrix).
  */
-void combine_check(const struct moe_layout *l, const struct moe_opts *opts,
+void combine_check(const struct moe_layout *l, const struct moe_opts *opts, const uint64_t *counts,
 		   const struct route *routes, void *base, struct combine_check *out);
 
 #endif

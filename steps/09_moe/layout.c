@@ -15,7 +15,7 @@ void layout_init(struct moe_layout *l, const struct moe_opts *opts, int rank, in
 	size_t most = (size_t)opts->tokens * (size_t)world;	/* records, each way, at most */
 
 	*l = (struct moe_layout){ .rank = rank, .world = world, .tokens = opts->tokens,
-				  .topk = opts->topk, .hidden = opts->hidden };
+				  .topk = opts->topk, .most = most, .hidden = opts->hidden };
 	l->rec_head = round8(8 + 8 * (size_t)opts->topk);
 	l->rec = l->rec_head + round8(opts->hidden);
 	l->crec = 8 + round8(opts->hidden);
@@ -23,10 +23,83 @@ void layout_init(struct moe_layout *l, const struct moe_opts *opts, int rank, in
 	l->old = l->sig + 8 * PHASES * (size_t)world;
 	l->counts = l->old + 8 * (size_t)world;
 	l->send = l->counts + 8 * (size_t)world * (size_t)world;
-	l->recv = l->send + most * l->rec;
-	l->comb_out = l->recv + most * l->rec;
-	l->comb_in = l->comb_out + most * l->crec;
-	l->bytes = l->comb_in + most * l->crec;
+	l->recv = l->send + most * l->rec + LAYOUT_GUARD;
+	l->comb_out = l->recv + most * l->rec + LAYOUT_GUARD;
+	l->comb_in = l->comb_out + most * l->crec + LAYOUT_GUARD;
+	l->bytes = l->comb_in + most * l->crec + LAYOUT_GUARD;
+}
+
+void layout_row(struct moe_layout *row, const struct moe_layout *most, int tokens)
+{
+	*row = *most;
+	row->tokens = tokens;
+}
+
+int layout_take_counts(const struct moe_layout *l, const void *base, uint64_t *counts, int *bad,
+		       char *why, size_t len)
+{
+	int fan = l->topk < l->world ? l->topk : l->world;	/* the most ranks a token goes to */
+	uint64_t row_most = (uint64_t)l->tokens * (uint64_t)fan;
+
+	memcpy(counts, (const char *)base + l->counts, 8 * (size_t)l->world * (size_t)l->world);
+	for (int s = 0; s < l->world; s++) {
+		const uint64_t *row = counts + (size_t)s * (size_t)l->world;
+		uint64_t sum = 0;
+
+		for (int d = 0; d < l->world; d++) {
+			if (row[d] > (uint64_t)l->tokens) {
+				*bad = s;
+				snprintf(why, len, "its counts row says %llu tokens for rank %d, more than "
+					 "the %d a rank holds (a token goes once to a rank at most)",
+					 (unsigned long long)row[d], d, l->tokens);
+				return -1;
+			}
+			sum += row[d];
+		}
+		if (sum > row_most) {
+			*bad = s;
+			snprintf(why, len, "its counts row sums to %llu copies, more than %d tokens x "
+				 "%d ranks (top-%d of %d ranks)", (unsigned long long)sum, l->tokens, fan,
+				 l->topk, l->world);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* The offsets of the guards: after send, recv, comb_out and comb_in. */
+static void guard_offsets(const struct moe_layout *l, size_t at[4])
+{
+	at[0] = l->recv - LAYOUT_GUARD;
+	at[1] = l->comb_out - LAYOUT_GUARD;
+	at[2] = l->comb_in - LAYOUT_GUARD;
+	at[3] = l->bytes - LAYOUT_GUARD;
+}
+
+void layout_arm_guards(const struct moe_layout *l, void *base)
+{
+	size_t at[4];
+
+	guard_offsets(l, at);
+	for (int g = 0; g < 4; g++)
+		for (size_t i = 0; i < LAYOUT_GUARD; i += 8)
+			*(uint64_t *)((char *)base + at[g] + i) = LAYOUT_GUARD_WORD;
+}
+
+int layout_check_guards(const struct moe_layout *l, const void *base)
+{
+	static const char *const part[4] = { "send", "recv", "comb_out", "comb_in" };
+	size_t at[4];
+
+	guard_offsets(l, at);
+	for (int g = 0; g < 4; g++)
+		for (size_t i = 0; i < LAYOUT_GUARD; i += 8)
+			if (*(const uint64_t *)((const char *)base + at[g] + i) != LAYOUT_GUARD_WORD) {
+				report_error("rank %d: the guard word %zu B past the %s part was "
+					     "overwritten: something wrote past it", l->rank, i, part[g]);
+				return -1;
+			}
+	return 0;
 }
 
 void layout_count_row(const struct moe_layout *l, const struct route *routes, void *base)
@@ -74,11 +147,9 @@ static void pack_record(const struct moe_layout *l, const struct moe_opts *opts,
 		words[j] = token_word(opts->seed, l->rank, t, j);
 }
 
-void layout_pack(const struct moe_layout *l, const struct moe_opts *opts,
+void layout_pack(const struct moe_layout *l, const struct moe_opts *opts, const uint64_t *m,
 		 const struct route *routes, void *base)
 {
-	const uint64_t *m = layout_matrix(l, base);
-
 	for (int d = 0; d < l->world; d++) {
 		uint64_t at = layout_send_index(l, m, l->rank, d);
 

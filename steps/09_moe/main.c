@@ -21,7 +21,7 @@
 #define COUNTER_LIFESPAN_MS 20
 
 static const char purpose[] =
-	"Step 09: on top of steps 01-05 and step 07's rendezvous and launchers (not its ring),\n"
+	"Step 09: on top of steps 01-05 and the job runtime (launchers, rendezvous, control),\n"
 	"N ranks move a mixture-of-experts layer's tokens as DeepEP does: a seeded gate gives\n"
 	"each token its top-k experts (E per rank), each rank learns how many tokens every\n"
 	"peer sends it (an all-to-all of counts, WRITEs of each rank's row) and where its own\n"
@@ -30,16 +30,16 @@ static const char purpose[] =
 	"the same QP; combine sends each expert's output back the same way, and the home rank\n"
 	"checks every token against a CPU reference. One RC QP per peer, N - 1 per rank.\n"
 	"\n"
-	"Rank and world size as step 07: --rank/--world-size, else torchrun's, Open MPI's,\n"
-	"MPICH's or Slurm's variables; rank 0's rendezvous on TCP port -p, at HOST or\n"
-	"MASTER_ADDR. Every wait is bounded by -t; a failure ends every rank with one line\n"
-	"naming the rank. Kept from the earlier steps: -d, -i, -x, -p, -t and --pause.\n"
+	"Rank and world size as step 07, up to 8 ranks: --rank/--world-size, else torchrun's,\n"
+	"Open MPI's, MPICH's or Slurm's variables; rank 0's rendezvous on TCP port -p, at\n"
+	"HOST or MASTER_ADDR. Every wait is bounded by -t; a failure ends every rank with one\n"
+	"line naming the rank. Kept from the earlier steps: -d, -i, -x, -p, -t and --pause.\n"
 	"\n"
 	"--signal imm signals with the chain's last WRITE with immediate instead. With -b or\n"
-	"--maxbytes (step 07's nccl-tests options, with -f, -n, -w and -c), a sweep: a row per\n"
+	"--maxbytes (nccl-tests' options, as step 07, with -f, -n, -w and -c), a sweep: a row per\n"
 	"size of tokens a rank, T = size / --hidden, as nccl-tests' alltoall table; each row\n"
 	"-w and -n dispatch and combine pairs, then one on cleared buffers, every token checked.\n"
-	"--transport tcp or both (step 07's): the same exchange over a TCP socket per pair of\n"
+	"--transport tcp or both (as step 07): the same exchange over a TCP socket per pair of\n"
 	"ranks, checked alike; both prints both tables and RDMA's time over TCP's.";
 
 /* Step 05 counts a message's system calls with strace; here the kernel's own count, around each post. */
@@ -225,7 +225,7 @@ static void show_transport_ratio(const struct moe_run *r, const struct moe_times
 static int run_transports(struct moe_run *r)
 {
 	struct moe_times rdma = { 0 }, tcp = { 0 };
-	enum transport want = r->opts->transport;
+	enum transport want = r->opts->job.transport;
 
 	if (want != TRANSPORT_TCP) {
 		r->transport = TRANSPORT_RDMA;
@@ -246,13 +246,25 @@ static int run_transports(struct moe_run *r)
 	return 0;
 }
 
+/* After the run, however it ended: nothing wrote past a part whose offsets came from the counts. */
+static int check_guards(const struct moe_layout *l, const struct moe_mesh *m)
+{
+	if (!m->buf.addr)
+		return 0;
+	if (layout_check_guards(l, m->buf.addr))
+		return -1;
+	show("guards", "intact: nothing was written past the send, recv, comb_out or comb_in part "
+	     "(%d B of guard words after each)", LAYOUT_GUARD);
+	return 0;
+}
+
 /* Sets up the mesh, meets the other ranks, runs the three phases; 0 or -1. */
 static int run_rank(const struct cli_common *common, const struct moe_opts *opts,
 		    const struct launch *l, struct moe_mesh *mesh, struct tcp_a2a *tcp,
 		    struct ring_ctl *ctl)
 {
 	struct endpoint ends[MOE_MAX_RANKS] = { 0 };
-	bool tcp_too = opts->transport != TRANSPORT_RDMA;
+	bool tcp_too = opts->job.transport != TRANSPORT_RDMA;
 	struct moe_opts most = *opts;
 	struct moe_layout layout;
 	struct route *routes = calloc((size_t)moe_most_tokens(opts) + 1, sizeof(*routes));
@@ -274,6 +286,8 @@ static int run_rank(const struct cli_common *common, const struct moe_opts *opts
 	}
 	if (!failure && mesh_open(mesh, common, layout.bytes, opts))
 		failure = "its set-up failed (see its output)";
+	if (mesh->buf.addr)
+		layout_arm_guards(&layout, mesh->buf.addr);
 	if (!failure && tcp_too && tcp_a2a_listen(tcp, ctl, mesh->buf.addr, common->timeout_s))
 		failure = "its set-up failed (see its output)";
 	moe_opts_format(opts, mine.options, sizeof(mine.options));
@@ -283,11 +297,11 @@ static int run_rank(const struct cli_common *common, const struct moe_opts *opts
 	if (tcp_too && (ctl_exchange_ports(ctl, l->host, tcp_a2a_port(tcp), ends) ||
 			tcp_a2a_connect(tcp, ends)))
 		goto free_routes;
-	if (run_transports(&r))
-		goto free_routes;
-	if (common->pause)
+	rc = run_transports(&r);
+	if (check_guards(&layout, mesh))
+		rc = -1;
+	if (!rc && common->pause)
 		pause_until_told("the exchange is done (see 'rdma resource show')");
-	rc = 0;
 free_routes:
 	free(routes);
 	return rc;
@@ -296,7 +310,8 @@ free_routes:
 int main(int argc, char **argv)
 {
 	struct moe_opts opts;
-	const struct cli_stage stages[] = { MOE_STAGE(&opts), NCCL_STAGE(&opts.sizes), { 0 } };
+	const struct cli_stage stages[] = { MOE_STAGE(&opts), JOB_STAGE(&opts.job),
+					    NCCL_STAGE(&opts.sizes), { 0 } };
 	const struct cli_spec spec = { .program = "09_moe", .purpose = purpose, .connects = true,
 				       .pauses = true, .stages = stages };
 	struct cli_common common;
@@ -310,7 +325,7 @@ int main(int argc, char **argv)
 	usage = cli_parse(argc, argv, &spec, &common);
 	if (usage != CLI_RUN)
 		return usage;
-	if (launch_resolve(opts.rank, opts.world, &common, &l) || moe_opts_check(&opts, l.world))
+	if (launch_resolve(&opts.job, &common, &l) || moe_opts_check(&opts, l.world))
 		return 2;
 	ctl_init(&ctl, &l, common.timeout_s);
 	mesh_init(&mesh, &l);

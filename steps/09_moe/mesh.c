@@ -41,7 +41,7 @@ int mesh_open(struct moe_mesh *m, const struct cli_common *common, size_t bytes,
 			continue;
 		if (create_cq_qp(&m->dev, &m->buf, &conn, &m->conn[p], NULL))
 			return -1;
-		m->conn[p].timeout = (uint8_t)opts->qp_timeout;
+		m->conn[p].timeout = (uint8_t)opts->job.qp_timeout;
 	}
 	show("QPs", "%d here, %d in the job: N x (N - 1) for N = %d", m->world - 1,
 	     m->world * (m->world - 1), m->world);
@@ -85,7 +85,7 @@ int mesh_meet(struct moe_mesh *m, struct ring_ctl *ctl, const struct launch *l,
 	      struct hello *mine, const char *failure, int recvs)
 {
 	struct peer_info ours[MOE_MAX_RANKS] = { 0 }, theirs[MOE_MAX_RANKS] = { 0 };
-	struct rank_result none = { 0 }, all[MAX_WORLD];
+	struct rank_result none = { 0 }, all[JOB_MAX_RANKS];
 	struct neighbours nb;
 	int next = (m->rank + 1) % m->world, prev = (m->rank + m->world - 1) % m->world;
 

@@ -31,7 +31,7 @@ int mesh_open(struct moe_mesh *m, const struct cli_common *common, size_t bytes,
 	      const struct moe_opts *opts);
 
 /*
- * Meets the other ranks: step 07's rendezvous (MINE's options checked, our
+ * Meets the other ranks: the runtime's rendezvous (MINE's options checked, our
  * QPs to the ring's neighbours in it), or FAILURE instead; then every QP
  * through rank 0 (pairs.h), each QP to RTS with RECVS zero-byte receives
  * posted on it, and every rank in RTS, its receives posted, before any

@@ -16,8 +16,8 @@ void moe_opts_default(struct moe_opts *opts)
 	 * top-8; 128 tokens per rank, a decoding batch.
 	 */
 	*opts = (struct moe_opts){ .tokens = 128, .hidden = 7168, .experts = 8, .topk = 8,
-				   .seed = 1, .rank = -1, .world = -1, .qp_timeout = QP_TIMEOUT_DEFAULT,
-				   .hold_rank = -1 };
+				   .seed = 1, .hold_rank = -1, .plant_rank = -1 };
+	job_opts_default(&opts->job, MOE_MAX_RANKS);
 	nccl_opts_default(&opts->sizes);
 }
 
@@ -39,11 +39,8 @@ const struct cli_option moe_cli_options[] = {
 	{ "seed", CLI_KEY_SEED, "S", "the gate's and the tokens' seed (default: 1)" },
 	{ "skew", CLI_KEY_SKEW, "PERCENT", "each of a token's experts is one of rank 0's with this chance, while any is left; else any (default: 0, a uniform gate)" },
 	{ "signal", CLI_KEY_SIGNAL, "KIND", "fadd: a remote FETCH_ADD on the peer's word for the sender (one per sender), which it polls; imm: the last WRITE with immediate, a receive completion (default: fadd)" },
-	{ "transport", CLI_KEY_TRANSPORT, "T", "rdma, tcp or both, side by side, as step 07 (default: rdma)" },
-	{ "rank", CLI_KEY_RANK, "R", "this process's rank (default: the launcher's variables)" },
-	{ "world-size", CLI_KEY_WORLD_SIZE, "N", "how many ranks, 1 to 8 (default: the launcher's variables)" },
-	QP_TIMEOUT_CLI_OPTION,
 	{ "hold", CLI_KEY_HOLD, "RANK:MS", "for tests: rank RANK waits MS ms between dispatch and combine" },
+	{ "plant-count", CLI_KEY_PLANT_COUNT, "RANK:N", "for tests: rank RANK WRITEs N as its count for the next rank; every rank must refuse a count past its bound" },
 	{ 0 },
 };
 
@@ -73,21 +70,12 @@ int moe_parse_option(int key, const char *arg, void *ctx)
 			return -1;
 		opts->signal = (enum moe_signal)v;
 		return 0;
-	case CLI_KEY_TRANSPORT:
-		v = cli_pick_named("--transport", "transport", arg, transport_names, 0, 3);
-		if (v < 0)
-			return -1;
-		opts->transport = (enum transport)v;
-		return 0;
-	case CLI_KEY_RANK:
-		return cli_parse_int("--rank", arg, 0, MOE_MAX_RANKS - 1, &opts->rank);
-	case CLI_KEY_WORLD_SIZE:
-		return cli_parse_int("--world-size", arg, 1, MOE_MAX_RANKS, &opts->world);
-	case CLI_KEY_QP_TIMEOUT:
-		return qp_timeout_parse(arg, &opts->qp_timeout);
 	case CLI_KEY_HOLD:
 		return cli_parse_pair("--hold", arg, "RANK:MS, a rank and milliseconds",
 				      MOE_MAX_RANKS - 1, 600000, &opts->hold_rank, &opts->hold_ms);
+	case CLI_KEY_PLANT_COUNT:
+		return cli_parse_pair("--plant-count", arg, "RANK:N, a rank and a count",
+				      MOE_MAX_RANKS - 1, 1 << 30, &opts->plant_rank, &opts->plant_count);
 	}
 	return -1;
 }
@@ -158,9 +146,9 @@ void moe_opts_format(const struct moe_opts *opts, char *buf, size_t len)
 		n += snprintf(buf + n, len - (size_t)n, " --skew %d", opts->skew);
 	if (opts->signal != SIGNAL_FADD && n > 0 && (size_t)n < len)
 		n += snprintf(buf + n, len - (size_t)n, " --signal %s", signal_names[opts->signal]);
-	if (opts->transport != TRANSPORT_RDMA && n > 0 && (size_t)n < len)
+	if (opts->job.transport != TRANSPORT_RDMA && n > 0 && (size_t)n < len)
 		n += snprintf(buf + n, len - (size_t)n, " --transport %s",
-			      transport_names[opts->transport]);
+			      transport_names[opts->job.transport]);
 	if (opts->sizes.sized && n > 0 && (size_t)n + 1 < len) {
 		buf[n++] = ' ';
 		nccl_opts_format(&opts->sizes, buf + n, len - (size_t)n);

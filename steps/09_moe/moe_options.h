@@ -6,10 +6,23 @@
 #include <stdint.h>
 
 #include "cli.h"
+#include "job_options.h"
 #include "nccl_options.h"
-#include "ring_options.h"
 
 /* One rxe device holds up to 8 ranks in the tests; the range. */
+/* Step 09's long-only option keys (cli.h's blocks). */
+enum moe_key {
+	CLI_KEY_TOKENS = CLI_STAGE_KEYS(9),
+	CLI_KEY_HIDDEN,
+	CLI_KEY_EXPERTS,
+	CLI_KEY_TOPK,
+	CLI_KEY_SEED,
+	CLI_KEY_HOLD,
+	CLI_KEY_SKEW,
+	CLI_KEY_SIGNAL,
+	CLI_KEY_PLANT_COUNT,
+};
+
 #define MOE_MAX_RANKS 8
 #define MOE_MAX_TOPK 16
 
@@ -27,11 +40,10 @@ struct moe_opts {
 	uint32_t seed;		/* --seed: the gate's and the tokens' */
 	int skew;		/* --skew: percent of experts drawn from rank 0's, the hot rank */
 	enum moe_signal signal;	/* --signal: fadd or imm */
-	enum transport transport;	/* --transport: rdma, tcp or both (step 07's words) */
-	int rank, world;	/* --rank, --world-size; -1: from the launcher's variables */
-	int qp_timeout;		/* --qp-timeout: the QPs' ACK timeout, as step 07's */
+	struct job_opts job;	/* --rank, --world-size, --transport, --qp-timeout: the runtime's (JOB_STAGE) */
 	int hold_rank, hold_ms;	/* --hold=RANK:MS: that rank waits MS ms between dispatch and combine */
-	struct nccl_opts sizes;	/* step 07's nccl-tests options: with -b or --maxbytes, a sweep */
+	int plant_rank, plant_count;	/* --plant-count=RANK:N: that rank's count for the next rank is N */
+	struct nccl_opts sizes;	/* the runtime's nccl-tests options: with -b or --maxbytes, a sweep */
 };
 
 void moe_opts_default(struct moe_opts *opts);

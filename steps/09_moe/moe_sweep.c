@@ -1,4 +1,4 @@
-/* moe_sweep.c: step 09's table, as nccl-tests' alltoall prints it, and its sweep of sizes (step 07's -b, --maxbytes, -f, -n, -w, -c). */
+/* moe_sweep.c: step 09's table, as nccl-tests' alltoall prints it, and its sweep of sizes (nccl-tests' -b, --maxbytes, -f, -n, -w, -c: the runtime's nccl_options). */
 #include "moe_sweep.h"
 #include "experts.h"
 #include "report.h"
@@ -59,7 +59,7 @@ void table_header(const struct moe_run *r)
  */
 static void show_per_rank(const struct moe_run *r, const struct rank_result *dispatch)
 {
-	const uint64_t *m = layout_matrix(r->l, r->mesh->buf.addr);
+	const uint64_t *m = r->counts;
 	int world = r->ctl->world;
 
 	for (int d = 0; d < world; d++) {
@@ -76,7 +76,7 @@ static void show_per_rank(const struct moe_run *r, const struct rank_result *dis
 /* "s>d BYTES, ..." for every pair: what rank s sends rank d in a phase, from the counts matrix. */
 static void format_pairs(const struct moe_run *r, enum moe_phase ph, char *buf, size_t len)
 {
-	const uint64_t *m = layout_matrix(r->l, r->mesh->buf.addr);
+	const uint64_t *m = r->counts;
 	int world = r->ctl->world;
 	size_t n = 0;
 
@@ -109,7 +109,7 @@ static void show_pairs(uint64_t size, const char *dispatch, const char *combine)
 int table_rows(struct moe_run *r, uint64_t wrong, bool per_rank)
 {
 	static const char *const names[] = { [PHASE_DISPATCH] = "dispatch", [PHASE_COMBINE] = "combine" };
-	struct rank_result all[2][MAX_WORLD];
+	struct rank_result all[2][JOB_MAX_RANKS];
 	bool checked = !r->opts->sizes.sized || r->opts->sizes.check;
 	struct moe_times *t = r->times;
 	int row = t && t->rows < MOE_MAX_ROWS ? t->rows++ : -1;
@@ -151,7 +151,7 @@ uint64_t check_tokens(const struct moe_run *r)
 {
 	struct combine_check c;
 
-	combine_check(r->l, r->opts, r->routes, r->mesh->buf.addr, &c);
+	combine_check(r->l, r->opts, r->counts, r->routes, r->mesh->buf.addr, &c);
 	if (c.wrong == 0)
 		show("check", "right: all %d of our tokens, every word the weighted sum of its %d "
 		     "experts' outputs (CPU reference)", r->opts->tokens, r->opts->topk);
@@ -205,9 +205,9 @@ static int run_row(struct moe_run *r, const struct moe_opts *all, int tokens, ui
 	struct moe_layout l;
 	int rc;
 
-	/* Fewer tokens, a smaller layout in the same buffer; its signal words stay where they were. */
+	/* Fewer tokens in the same buffer, at the same offsets: its guards stay where they were. */
 	row.tokens = tokens;
-	layout_init(&l, &row, r->mesh->rank, r->mesh->world);
+	layout_row(&l, most, tokens);
 	gate_route(&row, r->mesh->rank, r->mesh->world, r->routes);
 	r->opts = &row;
 	r->l = &l;

@@ -1,4 +1,4 @@
-/* moe_sweep.h: step 09's table, as nccl-tests' alltoall prints it, and its sweep of sizes (step 07's -b, --maxbytes, -f, -n, -w, -c). */
+/* moe_sweep.h: step 09's table, as nccl-tests' alltoall prints it, and its sweep of sizes (nccl-tests' -b, --maxbytes, -f, -n, -w, -c: the runtime's nccl_options). */
 #ifndef RDMA_STEPS_MOE_SWEEP_H
 #define RDMA_STEPS_MOE_SWEEP_H
 

@@ -86,14 +86,35 @@ static struct block count_row(const struct moe_run *r, int from, int to)
 	return (struct block){ .src = row, .dst = row, .len = 8 * (size_t)r->l->world };
 }
 
+/* --plant-count: this rank's count for the next rank becomes N, past the bound, for a test. */
+static void plant_if_asked(const struct moe_run *r)
+{
+	const struct moe_layout *l = r->l;
+	int to = layout_plant_target(l);
+
+	if (r->opts->plant_rank != l->rank)
+		return;
+	layout_matrix(l, r->mesh->buf.addr)[(size_t)l->rank * l->world + to] = (uint64_t)r->opts->plant_count;
+	show_now("plant", "rank %d WRITEs %d as its count for rank %d (--plant-count): every rank "
+		 "must refuse it", l->rank, r->opts->plant_count, to);
+}
+
 int run_layout(struct moe_run *r)
 {
 	const struct moe_layout *l = r->l;
+	char why[160];
+	int bad;
 
+	layout_arm_guards(l, r->mesh->buf.addr);
 	layout_count_row(l, r->routes, r->mesh->buf.addr);
+	plant_if_asked(r);
 	if (exchange(r, PHASE_LAYOUT, count_row))
 		return -1;
-	layout_show(l, layout_matrix(l, r->mesh->buf.addr));
+	if (layout_take_counts(l, r->mesh->buf.addr, r->counts, &bad, why, sizeof(why))) {
+		ctl_fail(r->ctl, bad, "%s: refused before any offset was taken from it", why);
+		return -1;
+	}
+	layout_show(l, r->counts);
 	return 0;
 }
 
@@ -101,7 +122,7 @@ int run_layout(struct moe_run *r)
 static struct block tokens_for(const struct moe_run *r, int from, int to)
 {
 	const struct moe_layout *l = r->l;
-	const uint64_t *mx = layout_matrix(l, r->mesh->buf.addr);
+	const uint64_t *mx = r->counts;
 
 	return (struct block){
 		.src = l->send + layout_send_index(l, mx, from, to) * l->rec,
@@ -114,9 +135,9 @@ int run_dispatch(struct moe_run *r)
 {
 	/* Every result of the last combine is here; the next need our dispatch signal. */
 	if (r->fresh)
-		memset((char *)r->mesh->buf.addr + r->l->comb_in, 0, r->l->bytes - r->l->comb_in);
+		memset((char *)r->mesh->buf.addr + r->l->comb_in, 0, r->l->most * r->l->crec);
 	r->fresh = false;
-	layout_pack(r->l, r->opts, r->routes, r->mesh->buf.addr);
+	layout_pack(r->l, r->opts, r->counts, r->routes, r->mesh->buf.addr);
 	return exchange(r, PHASE_DISPATCH, tokens_for);
 }
 
@@ -124,7 +145,7 @@ int run_dispatch(struct moe_run *r)
 static struct block results_for(const struct moe_run *r, int from, int to)
 {
 	const struct moe_layout *l = r->l;
-	const uint64_t *mx = layout_matrix(l, r->mesh->buf.addr);
+	const uint64_t *mx = r->counts;
 
 	return (struct block){
 		.src = l->comb_out + layout_recv_index(l, mx, to, from) * l->crec,
@@ -150,12 +171,12 @@ static void hold_if_asked(const struct moe_run *r)
 int run_combine(struct moe_run *r)
 {
 	hold_if_asked(r);
-	if (experts_run(r->l, r->opts, r->mesh->buf.addr)) {
+	if (experts_run(r->l, r->opts, r->counts, r->mesh->buf.addr)) {
 		ctl_fail(r->ctl, r->mesh->rank, "what it received does not match the layout");
 		return -1;
 	}
 	/* Every peer's WRITEs of this dispatch are here; the next need our combine signal. */
 	if (r->fresh)
-		memset((char *)r->mesh->buf.addr + r->l->recv, 0, r->l->comb_out - r->l->recv);
+		memset((char *)r->mesh->buf.addr + r->l->recv, 0, r->l->most * r->l->rec);
 	return exchange(r, PHASE_COMBINE, results_for);
 }

@@ -30,6 +30,7 @@ struct moe_run {
 	const struct moe_layout *l;
 	const struct moe_opts *opts;
 	struct route *routes;
+	uint64_t counts[MOE_MAX_RANKS * MOE_MAX_RANKS];	/* the matrix as checked: every offset's source */
 	bool fresh;		/* the next pair lands in cleared buffers, for the check */
 	struct a2a a2a;
 	struct a2a_stats stats[PHASES];
@@ -38,7 +39,11 @@ struct moe_run {
 	struct moe_times *times;	/* rank 0: the rows printed, when kept */
 };
 
-/* Our row of counts WRITTEN into every peer's matrix, theirs into ours: then every prefix sum is known. 0 or -1. */
+/*
+ * Our row of counts WRITTEN into every peer's matrix, theirs into ours; then
+ * the matrix copied into r->counts and checked (layout_take_counts), so that
+ * every prefix sum is known and no count can take us past a part.  0 or -1.
+ */
 int run_layout(struct moe_run *r);
 
 /*

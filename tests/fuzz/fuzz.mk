@@ -1,6 +1,6 @@
 # fuzz.mk: libFuzzer harnesses for the pure decoders (make fuzz) and the replay of their committed corpus (make fuzz-replay).
 
-FUZZ_TARGETS := fuzz_exchange fuzz_cm_private fuzz_rc_pingpong fuzz_cli_number fuzz_kv_table
+FUZZ_TARGETS := fuzz_exchange fuzz_cm_private fuzz_rc_pingpong fuzz_cli_number fuzz_kv_table fuzz_moe_counts
 FUZZ_SECONDS ?= 60
 FUZZ_CC ?= clang
 FUZZ_DIR := build/fuzz
@@ -14,8 +14,9 @@ FUZZ_SRC_fuzz_cm_private = $(filter-out %/main.c,$(call step_src,03_cq_qp_rts))
 FUZZ_SRC_fuzz_rc_pingpong = $(filter-out %/main.c,$(call step_src,05_poll_destroy))
 FUZZ_SRC_fuzz_cli_number = $(COMMON_SRC)
 FUZZ_SRC_fuzz_kv_table = $(filter-out %/main.c,$(call step_src,08_kv_transfer))
+FUZZ_SRC_fuzz_moe_counts = $(filter-out %/main.c,$(call step_src,09_moe))
 
-FUZZ_CPPFLAGS = $(CPPFLAGS) $(sort $(call step_includes,05_poll_destroy) $(call step_includes,08_kv_transfer))
+FUZZ_CPPFLAGS = $(CPPFLAGS) $(sort $(call step_includes,05_poll_destroy) $(call step_includes,08_kv_transfer) $(call step_includes,09_moe))
 FUZZ_SANITIZERS := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 FUZZ_PACKAGES := clang libclang-rt-14-dev
 
@@ -56,7 +57,7 @@ $(foreach t,$(FUZZ_TARGETS),$(eval $(call fuzz_rules,$(t))))
 # The decoders' error lines go to /dev/null (-close_fd_mask=2), libFuzzer's and
 # the sanitizers' reports do not.
 .PHONY: fuzz
-fuzz: $(addprefix $(FUZZ_DIR)/,$(FUZZ_TARGETS)) ## Fuzz the exchange decoder, the rdma_cm private-data decoder, the rc_pingpong line decoder, the option-number parser and step 08's block-table decoder with libFuzzer, FUZZ_SECONDS each (default 60; needs clang)
+fuzz: $(addprefix $(FUZZ_DIR)/,$(FUZZ_TARGETS)) ## Fuzz the exchange decoder, the rdma_cm private-data decoder, the rc_pingpong line decoder, the option-number parser, step 08's block-table decoder and step 09's counts-matrix check with libFuzzer, FUZZ_SECONDS each (default 60; needs clang)
 	@mkdir -p $(FUZZ_DIR)/crashes
 	@for t in $(FUZZ_TARGETS); do \
 		mkdir -p $(FUZZ_DIR)/corpus/$$t; \

@@ -34,6 +34,20 @@ setup() {
 	assert_back_to_baseline
 }
 
+@test "kv: pushed requests of 65,535 and 65,536 segments of 64 B over 3 QPs: the immediate names every segment (24 bits; 16 wrapped segment 65,536 into request 1), every block counted in, every byte right" {
+	record_baseline
+	# 255 layers of 257 blocks: 65,535 segments, the most a 16-bit field held.
+	run_server_client 08_kv_transfer --mode push --requests 1 --pool 1 --block-bytes 64 --qps 3 --layers 255 --blocks 257
+	assert_both_succeeded "65,535 segments"
+	assert_moved 1 65535 3
+	# 16 layers of 4,096 blocks: 65,536, one more, and the options' largest --blocks.
+	run_server_client 08_kv_transfer --mode push --requests 1 --pool 1 --block-bytes 64 --qps 4 --layers 16 --blocks 4096
+	assert_both_succeeded "65,536 segments"
+	assert_moved 1 65536 4
+	refute_output --partial "names no segment"
+	assert_back_to_baseline
+}
+
 # Starts both sides with ARGS, lets the prefiller compute a layer or two (--layer-ms), then kills SIDE (srv or cli).
 kill_mid_transfer() { # SIDE ARGS...
 	local side=$1

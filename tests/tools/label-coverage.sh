@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# label-coverage.sh: check that every out_* label in steps/ and common/ ran, from the gcov counts of a run of the coverage build.
+# label-coverage.sh: check that every out_* label in steps/, common/ and runtime/ ran, from the gcov counts of a run of the coverage build.
 #
 # Usage: tests/tools/label-coverage.sh COVERAGE_BUILD RESULTS_DIR
 # The run (make test-faults) left its counts under RESULTS_DIR/gcov, at the
@@ -35,7 +35,7 @@ label_counts() {
 		}'
 }
 
-mapfile -t sources < <(grep -l '^out_[a-z_]*:' steps/*/*.c common/*.c)
+mapfile -t sources < <(grep -l '^out_[a-z_]*:' steps/*/*.c common/*.c runtime/*.c)
 mapfile -t point_dirs < <(find "$results/gcov/by-point" -mindepth 1 -maxdepth 1 -type d 2>/dev/null | sort)
 
 : >"$by_point"

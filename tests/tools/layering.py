@@ -4,7 +4,9 @@ its folder or program ("05_poll_destroy"), an option that only a later step defi
 or an identifier that only a later step defines ("rping_peer"), in code or in comments.  Prints
 one line per place, FILE:LINE: what it names, and where that is defined.  common/ is every step's
 (its option keys and fault points list them all): it counts as step 0 where names are defined,
-and is not itself checked.  An identifier counts when it has an underscore or a capital: a plain
+and is not itself checked.  The job runtime (runtime/) stands on stages 1 to 3 and below every
+step that launches ranks: it counts as the floor after step 06 (RUNTIME_FLOOR), and is checked
+like a step: it names no step after it, none of their options and nothing they declare.  An identifier counts when it has an underscore or a capital: a plain
 lowercase word ("barrier", "copy") is English in a comment more often than a name.
 
 Usage: tests/tools/layering.py [ROOT]     (ROOT: the project, by default the folder two above this script)
@@ -19,6 +21,8 @@ import sys
 # a .c file keeps to itself cannot be named elsewhere: a later step's static is a namesake.
 CTAGS_KINDS = "degpstux"
 STEP_DIR = re.compile(r"^(\d\d)_[a-z0-9_]+$")
+# The runtime's floor: above step 06, below step 07 (the first step that launches ranks).
+RUNTIME_FLOOR = 6.5
 STEP_WORDS = re.compile(r"\b[Ss]teps? (\d\d(?:(?:, | and | to | or )\d\d)*)\b")
 OPTION_DEF = re.compile(r'\{\s*"([a-z][a-z0-9_-]+)",\s*(?:\'.\'|CLI_KEY_\w+|0)\s*,')
 OPTION_USE = re.compile(r"(?<![\w-])--([a-z][a-z0-9_-]+)")
@@ -33,7 +37,14 @@ def units(root):
         m = STEP_DIR.match(name)
         if m:
             out.append((int(m.group(1)), name, sources(os.path.join(steps, name))))
-    return out
+    if os.path.isdir(os.path.join(root, "runtime")):
+        out.append((RUNTIME_FLOOR, "runtime", sources(os.path.join(root, "runtime"))))
+    return sorted(out, key=lambda unit: unit[0])
+
+
+def floor(number):
+    """How a unit is named in a finding: "step 05", or "the runtime"."""
+    return "the runtime" if number == RUNTIME_FLOOR else f"step {int(number):02d}"
 
 
 def sources(folder):
@@ -96,11 +107,11 @@ def findings(root):
                         yield f"{where}: names {name}, step {later:02d}'s folder and program"
                 for opt in OPTION_USE.findall(line):
                     if opt in opts and opts[opt][0] > number:
-                        yield (f"{where}: names --{opt}, an option step {opts[opt][0]:02d} "
+                        yield (f"{where}: names --{opt}, an option {floor(opts[opt][0])} "
                                f"defines ({rel(opts[opt][1])})")
                 for word in sorted(set(IDENTIFIER.findall(line))):
                     if word in ids and ids[word][0] > number:
-                        yield (f"{where}: names {word}, defined first in step {ids[word][0]:02d} "
+                        yield (f"{where}: names {word}, defined first in {floor(ids[word][0])} "
                                f"({rel(ids[word][1])})")
 
 

@@ -26,6 +26,8 @@ say() {
 	zh-CN:changed) echo "main.c 从第 $2 步到第 $3 步改了什么（由 <code>make tutorial-diffs</code> 生成）" ;;
 	en:new) echo "New in \`$2\`, besides main.c:" ;;
 	zh-CN:new) echo "\`$2\` 中 main.c 以外的文件：" ;;
+	en:runtime) echo "New in \`runtime/\`, the job runtime this step is the first to stand on (steps that launch ranks link it; see the Makefile's STAGES_ lists):" ;;
+	zh-CN:runtime) echo "\`runtime/\` 中的文件：作业运行时（job runtime），本步是第一个建立在它之上的步骤（启动多个 rank 的步骤都链接它，见 Makefile 的 STAGES_ 列表）：" ;;
 	en:lines) echo "$2 lines" ;;
 	zh-CN:lines) echo "$2 行" ;;
 	en:from) echo "From \`$2\` (copied by <code>make tutorial-diffs</code>):" ;;
@@ -48,13 +50,27 @@ render_block() {
 	echo
 	say new "steps/$step/"
 	echo
-	for f in "steps/$step"/*.[ch]; do
+	list_files "steps/$step"
+	if [ "$step" = "$runtime_first" ]; then
+		say runtime
+		echo
+		list_files runtime
+	fi
+	echo '</details>'
+}
+
+# One line per .c and .h file of folder $1 but main.c: its path, its lines and its header line.
+list_files() {
+	local f
+	for f in "$1"/*.[ch]; do
 		[ "$(basename "$f")" = main.c ] && continue
 		echo "- \`$f\` ($(say lines "$(wc -l <"$f")")): $(head -n 1 "$f" | sed -E 's|^/\* [^:]*: (.*) \*/$|\1|')"
 	done
 	echo
-	echo '</details>'
 }
+
+# The first step whose STAGES_ list in the Makefile names the runtime: its chapter lists runtime/.
+runtime_first=$(sed -nE 's/^STAGES_([0-9][0-9]_[a-z0-9_]+) :=.* runtime( |$).*/\1/p' Makefile | sort | head -n 1)
 
 # FUNCTION's definition in FILE: from its first line, at the left margin, to its closing brace.
 render_code() {

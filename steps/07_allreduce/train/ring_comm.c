@@ -95,7 +95,7 @@ struct ring_comm *ring_comm_join(const char *device, int port, int timeout_s,
 		report_error("ring_comm_join: a timeout of %d s: give 1 or more", timeout_s);
 		goto out_free;
 	}
-	if (launch_resolve(rc->opts.rank, rc->opts.world, &rc->common, &rc->launch))
+	if (launch_resolve(&rc->opts.job, &rc->common, &rc->launch))
 		goto out_free;
 	ctl_init(&rc->ctl, &rc->launch, timeout_s);
 	if (ring_open(&rc->ring, &rc->common, &rc->opts, &rc->launch, staging_bytes))

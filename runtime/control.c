@@ -1,4 +1,4 @@
-/* control.c: stage 7: the control channel to rank 0: it ends every rank on a failure, naming the rank, and gathers the results. */
+/* control.c: the job runtime: the control channel to rank 0: it ends every rank on a failure, naming the rank, and gathers the results. */
 #include "control.h"
 #include "clock.h"
 #include "report.h"
@@ -19,7 +19,7 @@ void ctl_init(struct ring_ctl *c, const struct launch *l, int timeout_s)
 {
 	*c = (struct ring_ctl){ .rank = l->rank, .world = l->world, .timeout_s = timeout_s,
 				.fd = -1 };
-	for (int r = 0; r < MAX_WORLD; r++)
+	for (int r = 0; r < JOB_MAX_RANKS; r++)
 		c->fds[r] = c->waits_on[r] = -1;
 }
 
@@ -123,7 +123,7 @@ static int follow_waits(const struct ring_ctl *c, int from, int *by, char *path,
 static int judge_stalls(struct ring_ctl *c)
 {
 	int first = -1, accounted = 0, by, stuck;
-	char path[MAX_WORLD * 6];
+	char path[JOB_MAX_RANKS * 6];
 
 	if (c->stalls == 0)
 		return 0;
@@ -198,7 +198,7 @@ static int take_from_zero(struct ring_ctl *c, bool want_go)
 /* Polls the connections to rank 0 (or rank 0's to every rank) for TIMEOUT_MS; -1 on a failure. */
 static int poll_ctl(struct ring_ctl *c, int timeout_ms, bool want_go)
 {
-	struct pollfd pfds[MAX_WORLD];
+	struct pollfd pfds[JOB_MAX_RANKS];
 	int n = 0, rc;
 
 	if (c->failed)
@@ -351,7 +351,7 @@ void ctl_close(struct ring_ctl *c)
 {
 	sock_close(c->fd);
 	c->fd = -1;
-	for (int r = 0; r < MAX_WORLD; r++) {
+	for (int r = 0; r < JOB_MAX_RANKS; r++) {
 		sock_close(c->fds[r]);
 		c->fds[r] = -1;
 	}

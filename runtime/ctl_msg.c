@@ -1,4 +1,4 @@
-/* ctl_msg.c: stage 7: the one message of the rendezvous and the control channel, on the wire, sent and received whole. */
+/* ctl_msg.c: the job runtime: the one message of the rendezvous and the control channel, on the wire, sent and received whole. */
 #include "ctl_msg.h"
 #include "byteorder.h"
 #include "clock.h"

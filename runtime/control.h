@@ -1,4 +1,4 @@
-/* control.h: stage 7: the control channel to rank 0: it ends every rank on a failure, naming the rank, and gathers the results. */
+/* control.h: the job runtime: the control channel to rank 0: it ends every rank on a failure, naming the rank, and gathers the results. */
 #ifndef RDMA_STEPS_CONTROL_H
 #define RDMA_STEPS_CONTROL_H
 
@@ -12,13 +12,13 @@
 struct ring_ctl {
 	int rank, world, timeout_s;
 	int fd;			/* rank > 0: to rank 0 */
-	int fds[MAX_WORLD];	/* rank 0: from each rank */
+	int fds[JOB_MAX_RANKS];	/* rank 0: from each rank */
 	bool failed;		/* an error line naming the failed rank has been printed */
-	struct rank_result results[MAX_WORLD];	/* rank 0: what each rank reported, */
-	bool have_result[MAX_WORLD];		/* possibly before rank 0 itself is done */
+	struct rank_result results[JOB_MAX_RANKS];	/* rank 0: what each rank reported, */
+	bool have_result[JOB_MAX_RANKS];		/* possibly before rank 0 itself is done */
 	/* Stall notices (ctl_stall): rank 0 keeps every rank's, a rank its own. */
-	int waits_on[MAX_WORLD];		/* the rank it waits on, or -1 */
-	char stall_cause[MAX_WORLD][CTL_TEXT_LEN];	/* how, in its words: "it wrote nothing ..." */
+	int waits_on[JOB_MAX_RANKS];		/* the rank it waits on, or -1 */
+	char stall_cause[JOB_MAX_RANKS][CTL_TEXT_LEN];	/* how, in its words: "it wrote nothing ..." */
 	int stalls;				/* notices kept */
 	struct timespec first_stall;		/* when the first was kept */
 };

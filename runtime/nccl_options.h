@@ -1,4 +1,4 @@
-/* nccl_options.h: stage 7: nccl-tests' options, one table for every program that prints its table: the sizes, the runs, the check. */
+/* nccl_options.h: the job runtime: nccl-tests' options, one table for every program that prints its table: the sizes, the runs, the check. */
 #ifndef RDMA_STEPS_NCCL_OPTIONS_H
 #define RDMA_STEPS_NCCL_OPTIONS_H
 
@@ -6,6 +6,11 @@
 #include <stddef.h>
 
 #include "cli.h"
+
+/* nccl-tests' one long-only option: the runtime's second block of keys (cli.h). */
+enum nccl_key {
+	CLI_KEY_MAXBYTES = CLI_STAGE_KEYS(101),
+};
 
 struct nccl_opts {
 	size_t minbytes, maxbytes;	/* -b, --maxbytes */
@@ -18,7 +23,7 @@ struct nccl_opts {
 /* nccl-tests' sizes scaled to rxe: 1 MiB once, 20 timed runs after 5 warm-ups, checked. */
 void nccl_opts_default(struct nccl_opts *opts);
 
-/* -b, --maxbytes, -f, -n, -w and -c, as nccl-tests names them (but -e: see step 07's --help). */
+/* -b, --maxbytes, -f, -n, -w and -c, as nccl-tests names them (but -e: -e is event mode's letter in these steps). */
 extern const struct cli_option nccl_cli_options[];
 int nccl_parse_option(int key, const char *arg, void *opts);
 #define NCCL_STAGE(opts) { nccl_cli_options, nccl_parse_option, (opts) }

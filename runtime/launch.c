@@ -1,4 +1,4 @@
-/* launch.c: stage 7: the rank, the world size and rank 0's address, from the options or a launcher's variables. */
+/* launch.c: the job runtime: the rank, the world size and rank 0's address, from the options or a launcher's variables. */
 #include "launch.h"
 #include "report.h"
 
@@ -25,11 +25,11 @@ static int env_int(const struct launcher *ln, const char *var, long max, int *ou
 	return cli_parse_int(what, text, 0, max, out);
 }
 
-int launch_resolve(int rank, int world, const struct cli_common *common, struct launch *l)
+int launch_resolve(const struct job_opts *job, const struct cli_common *common, struct launch *l)
 {
-	*l = (struct launch){ .rank = rank, .world = world, .source = "command line",
+	*l = (struct launch){ .rank = job->rank, .world = job->world, .source = "command line",
 			      .port = common->tcp_port };
-	if ((rank < 0) != (world < 0)) {
+	if ((job->rank < 0) != (job->world < 0)) {
 		report_error("give --rank and --world-size together, or neither (then a launcher's "
 			     "variables give them)");
 		return -1;
@@ -40,7 +40,7 @@ int launch_resolve(int rank, int world, const struct cli_common *common, struct 
 		if (!getenv(ln->rank_var) || !getenv(ln->size_var))
 			continue;
 		if (env_int(ln, ln->rank_var, 1 << 20, &l->rank) ||
-		    env_int(ln, ln->size_var, MAX_WORLD, &l->world))
+		    env_int(ln, ln->size_var, JOB_MAX_RANKS, &l->world))
 			return -1;
 		if (l->world < 1) {
 			report_error("%s (%s) is 0: a job has at least one rank", ln->size_var, ln->name);

@@ -1,4 +1,4 @@
-/* rendezvous.c: stage 7: rank 0 gathers every rank's hello, checks them, and answers each rank with its neighbours' QPs. */
+/* rendezvous.c: the job runtime: rank 0 gathers every rank's hello, checks them, and answers each rank with its neighbours' QPs. */
 #include "rendezvous.h"
 #include "clock.h"
 #include "report.h"
@@ -65,9 +65,9 @@ static const char *check_hello(const struct hello *h, const struct hello *zero, 
 }
 
 struct gathering {
-	struct hello hellos[MAX_WORLD];
-	bool came[MAX_WORLD];
-	int accepted[2 * MAX_WORLD];	/* every connection taken, to tell of a failure */
+	struct hello hellos[JOB_MAX_RANKS];
+	bool came[JOB_MAX_RANKS];
+	int accepted[2 * JOB_MAX_RANKS];	/* every connection taken, to tell of a failure */
 	int n_accepted;
 	int n_told;			/* of those, the ones already told of the failure and closed */
 	int failed;			/* the rank named in the failure, or -1 */
@@ -165,7 +165,7 @@ static void tell_failure(struct ring_ctl *c, struct gathering *g)
 /* Rank 0, on a failure: prints it and tells the connections still open; no rank goes on. */
 static void abort_rendezvous(struct ring_ctl *c, struct gathering *g)
 {
-	for (int r = 0; r < MAX_WORLD; r++)
+	for (int r = 0; r < JOB_MAX_RANKS; r++)
 		c->fds[r] = -1;
 	ctl_announce(c, g->failed, g->why);
 	tell_failure(c, g);
@@ -276,7 +276,7 @@ int rendezvous(struct ring_ctl *c, const struct launch *l, const struct hello *m
 		return failure ? -1 : 0;
 	if (l->rank != 0)
 		return join_rendezvous(c, l, mine, failure, out);
-	lfd = sock_listen(l->port, MAX_WORLD);
+	lfd = sock_listen(l->port, JOB_MAX_RANKS);
 	if (lfd < 0 && errno == EADDRINUSE) {
 		/* Another rank 0, or another job: joining it as a rank tells which. */
 		show("rendezvous", "TCP port %d is taken: joining whoever holds it as rank 0 does", l->port);

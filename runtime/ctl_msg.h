@@ -1,4 +1,4 @@
-/* ctl_msg.h: stage 7: the one message of the rendezvous and the control channel, on the wire, sent and received whole. */
+/* ctl_msg.h: the job runtime: the one message of the rendezvous and the control channel, on the wire, sent and received whole. */
 #ifndef RDMA_STEPS_CTL_MSG_H
 #define RDMA_STEPS_CTL_MSG_H
 

@@ -1,9 +1,9 @@
-/* launch.h: stage 7: the rank, the world size and rank 0's address, from the options or a launcher's variables. */
+/* launch.h: the job runtime: the rank, the world size and rank 0's address, from the options or a launcher's variables. */
 #ifndef RDMA_STEPS_LAUNCH_H
 #define RDMA_STEPS_LAUNCH_H
 
 #include "cli.h"
-#include "ring_options.h"
+#include "job_options.h"
 
 /* Where this process sits in the job, and who told it. */
 struct launch {
@@ -19,9 +19,9 @@ struct launch {
  * WORLD_SIZE, Open MPI's OMPI_COMM_WORLD_RANK and _SIZE, MPICH's PMI_RANK
  * and PMI_SIZE, Slurm's SLURM_PROCID and SLURM_NTASKS (an srun that starts
  * torchrun or mpirun sets Slurm's per task, theirs per process).  Rank 0's
- * address: HOST, else MASTER_ADDR.  RANK and WORLD are --rank and
+ * address: HOST, else MASTER_ADDR.  JOB's rank and world are --rank and
  * --world-size, -1 when not given.  Returns 0, or -1 after saying what is missing.
  */
-int launch_resolve(int rank, int world, const struct cli_common *common, struct launch *l);
+int launch_resolve(const struct job_opts *job, const struct cli_common *common, struct launch *l);
 
 #endif

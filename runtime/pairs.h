@@ -1,4 +1,4 @@
-/* pairs.h: stage 7: every rank's QP for every other rank, handed on through rank 0's control channel (a full mesh's rendezvous). */
+/* pairs.h: the job runtime: every rank's QP for every other rank, handed on through rank 0's control channel (a full mesh's rendezvous). */
 #ifndef RDMA_STEPS_PAIRS_H
 #define RDMA_STEPS_PAIRS_H
 

@@ -1,4 +1,4 @@
-/* rendezvous.h: stage 7: rank 0 gathers every rank's hello, checks them, and answers each rank with its neighbours' QPs. */
+/* rendezvous.h: the job runtime: rank 0 gathers every rank's hello, checks them, and answers each rank with its neighbours' QPs. */
 #ifndef RDMA_STEPS_RENDEZVOUS_H
 #define RDMA_STEPS_RENDEZVOUS_H
 
@@ -13,13 +13,12 @@
  * What the rendezvous carries comes in two kinds.  Per rank: what every
  * peer of the rank needs alike (its TCP ring port, and its address, which
  * rank 0 fills in from the connection).  Per pair of ranks: what one rank
- * made for one peer alone, a QP.  Step 07 connects each rank to its two
- * neighbours only, so a hello holds two QPs, and rank 0 answers each rank
+ * made for one peer alone, a QP.  The rendezvous is a ring's: a hello
+ * holds the rank's QPs to its two neighbours, and rank 0 answers each rank
  * with the next rank's part per rank and the one QP each neighbour made
- * for it.  A program that connects every rank to every rank would
- * send one QP per peer, in rank order, and be answered with every other
- * rank's part per rank and the QP that rank made for it: its message then
- * holds a count of QPs where step 07's holds two.
+ * for it.  A program that connects every rank to every rank meets here
+ * first (the ranks and the options checked), then hands on one QP per
+ * peer through rank 0 (pairs.h), and every rank's TCP port alike.
  */
 
 /* What a rank tells rank 0, and what rank 0 hands back to it. */

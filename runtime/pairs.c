@@ -1,4 +1,4 @@
-/* pairs.c: stage 7: every rank's QP for every other rank, handed on through rank 0's control channel (a full mesh's rendezvous). */
+/* pairs.c: the job runtime: every rank's QP for every other rank, handed on through rank 0's control channel (a full mesh's rendezvous). */
 #include "pairs.h"
 #include "report.h"
 #include "sock.h"

@@ -1,4 +1,4 @@
-/* nccl_options.c: stage 7: nccl-tests' options, one table for every program that prints its table: the sizes, the runs, the check. */
+/* nccl_options.c: the job runtime: nccl-tests' options, one table for every program that prints its table: the sizes, the runs, the check. */
 #include "nccl_options.h"
 #include "report.h"
 
