@@ -76,7 +76,8 @@ setup() {
 	assert_output --regexp '^[0-9]+:\s*CLI_KEY_PAUSE = CLI_STAGE_KEYS\(0\),'
 	[ "${#lines[@]}" -eq 1 ] || fail "common/cli.h declares other stages' keys: $output"
 	# Every program's --help still runs: no two of its stages share a key.
-	for program in build/bin/*; do
+	[ -x "$BIN/09_moe" ] || fail "no $BIN/09_moe: build first (make all)"
+	for program in "$BIN"/*; do
 		"$program" --help >/dev/null || fail "$program --help failed: its stages' options clash?"
 	done
 	# A planted clash: two stages whose options share a key, then a name.
@@ -109,4 +110,15 @@ error: clash: its options cannot be read (the line above says why)"
 	run "$BATS_TEST_TMPDIR/clash" names
 	assert_failure 2
 	assert_line --index 0 "error: options --first and --first share a name: each stage declares its keys in a block of its own (CLI_STAGE_KEYS in cli.h)"
+}
+
+@test "datapath.c: in each step on the job runtime, every ibv_post_send, ibv_post_recv, ibv_poll_cq and work request is in the step's datapath.c" {
+	cd "$PROJECT_ROOT"
+	mapfile -t steps < <(sed -nE 's/^STAGES_([0-9][0-9]_[a-z0-9_]+) :=.* runtime( |$).*/\1/p' Makefile)
+	[ "${#steps[@]}" -ge 2 ] || fail "no step names the runtime in the Makefile's STAGES_ lists"
+	for step in "${steps[@]}"; do
+		[ -f "steps/$step/datapath.c" ] || fail "steps/$step has no datapath.c"
+		run grep -lE '\bibv_(post_send|post_recv|poll_cq)\(|struct ibv_send_wr\b' "steps/$step"/*.c
+		assert_output "steps/$step/datapath.c"
+	done
 }

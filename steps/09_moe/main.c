@@ -49,13 +49,16 @@ static void show_syscalls(const struct a2a *a, const struct a2a_stats *d)
 		show("system calls", "dispatch: not counted (/proc/self/io has no syscw here)");
 		return;
 	}
+	bool naps = a->rule == PROGRESS_NAP;
+
 	show("system calls", "dispatch: %ld write() by its %llu ibv_post_send calls (syscw of "
 	     "/proc/self/io, read around each post: rxe's doorbell), none by ibv_poll_cq; %llu "
 	     "%s in its waits (ours, %s: a proxy thread or a GPU kernel would spin)",
 	     d->post_syscalls, (unsigned long long)d->posts,
-	     (unsigned long long)(a->crowded ? d->naps : d->yields),
-	     a->crowded ? "nanosleep()" : "sched_yield()", a->crowded ? "since the ranks outnumber "
-	     "the CPUs here (the waits line)" : "to let rxe's kernel work run");
+	     (unsigned long long)(naps ? d->naps : d->yields),
+	     naps ? "nanosleep()" : "sched_yield()", naps ? "since the ranks outnumber "
+	     "the CPUs here (the waits line)" : a->rule == PROGRESS_YIELD ?
+	     "to let rxe's kernel work run" : "none: a hardware NIC, so it spins");
 }
 
 static void show_posts(const struct moe_run *r)

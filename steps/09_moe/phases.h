@@ -5,7 +5,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "alltoall.h"
+#include "moe_datapath.h"
 #include "control.h"
 #include "experts.h"
 #include "gate.h"

@@ -1,6 +1,6 @@
-/* alltoall.h: step 09's one-sided all-to-all: a chain of WRITEs into a peer's buffer, then its signal (a FETCH_ADD, or the last WRITE's immediate); the waits. */
-#ifndef RDMA_STEPS_ALLTOALL_H
-#define RDMA_STEPS_ALLTOALL_H
+/* moe_datapath.h: step 09's data path (datapath.c): the all-to-all's state, a chain of WRITEs and its signal to each peer, and the waits; its bookkeeping and lines in a2a_report.c. */
+#ifndef RDMA_STEPS_MOE_DATAPATH_H
+#define RDMA_STEPS_MOE_DATAPATH_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -9,6 +9,7 @@
 #include "control.h"
 #include "layout.h"
 #include "mesh.h"
+#include "progress.h"
 
 /*
  * --signal imm: zero-byte receives posted on each QP before the go-ahead,
@@ -19,6 +20,33 @@
  */
 #define A2A_RECV_BATCH 16
 #define A2A_RECV_LOW 2
+
+/*
+ * The signal's immediate: the exchange in bits 31-16 (counted from 0, mod
+ * 65536), the phase in 15-8, the sender in 7-0: 0x00010102 is exchange 1,
+ * dispatch, from rank 2.  The receiver checks all three.
+ */
+#define MOE_IMM_EXCHANGES 0x10000u
+
+static inline uint32_t moe_imm(uint32_t seq, enum moe_phase ph, int sender)
+{
+	return (seq % MOE_IMM_EXCHANGES) << 16 | (uint32_t)ph << 8 | (uint32_t)sender;
+}
+
+static inline uint32_t moe_imm_exchange(uint32_t imm)
+{
+	return imm >> 16;
+}
+
+static inline uint32_t moe_imm_phase(uint32_t imm)
+{
+	return imm >> 8 & 0xff;
+}
+
+static inline uint32_t moe_imm_sender(uint32_t imm)
+{
+	return imm & 0xff;
+}
 
 /*
  * What a phase posted, for the output: posts (doorbells, a write() each on
@@ -38,6 +66,7 @@ struct a2a {
 	const struct moe_layout *l;
 	enum moe_signal signal;
 	int timeout_s;
+	enum progress_rule rule;		/* how the waits give the CPU away, decided once */
 	uint32_t seq;				/* the exchange under way, counted from 0 */
 	enum moe_phase ph;			/* its phase */
 	uint32_t rounds[PHASES];		/* exchanges of each phase so far, this one included:
@@ -51,13 +80,12 @@ struct a2a {
 	struct a2a_stats *st;			/* the phase under way's */
 	bool count_syscalls;			/* read /proc/self/io around each post: the one
 						 * exchange of each phase, not a sweep's timed ones */
-	bool crowded;				/* more ranks than online CPUs: the waits sleep */
 };
 
 /*
  * Before the first exchange: RECVS receives already posted on every QP
- * (mesh_meet).  Says how the waits will give the CPU away: by yielding, or,
- * when the ranks outnumber the online CPUs, by sleeping.
+ * (mesh_meet).  Decides, and says, how the waits give the CPU away
+ * (progress_rule_for).  In a2a_report.c.
  */
 void a2a_init(struct a2a *a, struct moe_mesh *m, struct ring_ctl *ctl, const struct moe_layout *l,
 	      enum moe_signal signal, int recvs, int timeout_s);
@@ -76,24 +104,54 @@ int a2a_begin(struct a2a *a, enum moe_phase ph, struct a2a_stats *st);
 int a2a_post(struct a2a *a, int peer, size_t src, uint64_t dst, size_t len,
 	     struct a2a_stats *st);
 
+/* Whether PEER's signal of this exchange has come: its word of the phase (fadd), or a receive completion (imm). */
+bool a2a_signalled(const struct a2a *a, int peer);
+
 /*
- * Waits, up to -t, until every peer's signal of this exchange has come:
- * each peer's word of the phase reads the phase's exchanges so far (fadd:
- * N - 1 words in our own memory), or N - 1 receive completions name it
- * (imm: our CQs).  Either way every WRITE before the signal has landed.
- * Yields the CPU between looks, or sleeps, 1 us doubling to 1 ms, when the
- * ranks outnumber the CPUs.  0, or -1 after ctl_fail (past -t, naming the
- * first peer whose signal did not come).
+ * Waits until every peer's signal of this exchange has come: each peer's
+ * word of the phase reads the phase's exchanges so far (fadd: N - 1 words in
+ * our own memory), or N - 1 receive completions name it (imm: our CQs).
+ * Either way every WRITE before the signal has landed.  Between looks, the
+ * runtime's progress loop; -t without a new signal names the first peer
+ * whose signal did not come.  0, or -1 after ctl_fail.
  */
 int a2a_wait_signal(struct a2a *a);
 
 /* Each peer's completion of our signal (and any WRITE's that failed before it); 0, or -1 after ctl_fail. */
 int a2a_wait_sent(struct a2a *a);
 
-/* Ends the exchange: the next one's early signals become its own. */
+/* a2a_report.c: ends the exchange: the next one's early signals become its own. */
 void a2a_end(struct a2a *a);
 
-/* The phase's name, for the output. */
+/* a2a_report.c: a signal kept early must be of this exchange's phase; -1 after ctl_fail if not. */
+int a2a_check_early(struct a2a *a);
+
+/* a2a_report.c: the phase's name, for the output. */
 const char *a2a_phase_name(enum moe_phase ph);
+
+/* a2a_report.c: /proc/self/io's write() count now, when counted (-1 otherwise), and a post's share. */
+long a2a_syscw(const struct a2a *a);
+void a2a_count_post(struct a2a_stats *st, long before, long after);
+
+/* a2a_report.c: one post to PEER done: its line, and the phase's figures. */
+void a2a_posted(const struct a2a *a, int peer, int writes, uint64_t dst, size_t len,
+		struct a2a_stats *st);
+
+/* a2a_report.c: the line of PEER's signal taken (SLOT 1: the next exchange's), and of our signal to PEER completed. */
+void a2a_show_signal(int peer, uint32_t imm, int slot);
+void a2a_show_sent(const struct a2a *a, int peer);
+
+/* a2a_report.c: how many peers have signalled this exchange; the line once every one has. */
+uint64_t a2a_signals_now(const struct a2a *a);
+void a2a_show_signals(struct a2a *a, uint64_t signals);
+
+/* a2a_report.c: a wait past -t names the first silent peer (-1, after ctl_fail), or finds none (0). */
+int a2a_name_silent(struct a2a *a);
+
+/* a2a_report.c: the first peer whose signal from us has not completed, or -1. */
+int a2a_first_sending(const struct a2a *a);
+
+/* a2a_report.c: a wait ends with RC: what it cost goes to the phase's figures; returns RC. */
+int a2a_waited(struct a2a *a, const struct progress *pr, int rc);
 
 #endif
