@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# 00_docs.bats: the prose holds together: internal links resolve, the contents list every chapter, INTERVIEW.md's figures are the book's, and the reading times follow from the word and character counts.
+# 00_docs.bats: the prose holds together: internal links resolve, the entry pages' steps tables list every step folder, the contents list every chapter, INTERVIEW.md's figures are the book's, and the reading times follow from the word and character counts.
 # Needs no RDMA device: it runs on the host, before the test VM boots.
 # bats file_tags=outside-vm
 
@@ -47,6 +47,62 @@ setup() {
 	assert_output --partial 'link to "other.md#nope"'
 	assert_output --partial 'link to "#step-08-nothing"'
 	assert_output --partial "4 broken links"
+}
+
+# Prints, one a line, where the steps tables of ROOT/README.md and ROOT/README.zh-CN.md (the section
+# "## The steps" or "## 各步", a row "| [`NN_name`](steps/NN_name/README.md) | ... |" for each step, the
+# Chinese row linking README.zh-CN.md) and the folders ROOT/steps/NN_name disagree; nothing when they agree.
+steps_table_problems() {
+	local root=$1 page chapter folders rows names LC_ALL=C
+	folders=$(find "$root/steps" -mindepth 1 -maxdepth 1 -type d -name '[0-9][0-9]_*' -printf '%f\n' | sort)
+	[ -n "$folders" ] || { echo "no step folders under $root/steps"; return; }
+	for page in README.md README.zh-CN.md; do
+		chapter=README.md
+		[ "$page" = README.zh-CN.md ] && chapter=README.zh-CN.md
+		rows=$(awk '/^## / { on = ($0 == "## The steps" || $0 == "## 各步"); next } on && /^\| *[^ |-]/' "$root/$page" | tail -n +2)
+		[ -n "$rows" ] || { echo "$page: no steps table (a section \"## The steps\" or \"## 各步\" with a row for each step)"; continue; }
+		names=$(sed -nE 's/^\| \[`([^`]*)`\]\(steps\/([^/)]*)\/([^)]*)\) \|.*/\1 \2 \3/p' <<<"$rows")
+		[ "$(wc -l <<<"$rows")" = "$(wc -l <<<"$names")" ] ||
+			grep -vE '^\| \[`[^`]*`\]\(steps/[^/)]*/[^)]*\) \|' <<<"$rows" | sed "s/^/$page: a row not in the form | [\`NN_name\`](steps\/NN_name\/$chapter) | ... |: /"
+		while read -r name dir file; do
+			[ -z "$name" ] || { [ "$name" = "$dir" ] && [ "$file" = "$chapter" ]; } ||
+				echo "$page: the row of $name links steps/$dir/$file, not steps/$name/$chapter"
+		done <<<"$names"
+		names=$(cut -d ' ' -f 1 <<<"$names")
+		comm -23 <(echo "$folders") <(sort <<<"$names") | sed "s|^|$page: the steps table has no row for the folder steps/|"
+		comm -13 <(echo "$folders") <(sort <<<"$names") | sed "s|\$|, which is not a folder under steps/|; s|^|$page: the steps table has a row for |"
+		# The order, over the steps that have both a folder and a row.
+		[ "$(grep -Fx -f <(echo "$folders") <<<"$names")" = "$(grep -Fx -f <(echo "$names") <<<"$folders")" ] ||
+			echo "$page: the steps table's rows are not in the order of the folders under steps/"
+	done
+}
+
+@test "README.md and README.zh-CN.md: the steps table has one row for each folder under steps/, in order, linking its chapter" {
+	run steps_table_problems "$PROJECT_ROOT"
+	assert_success
+	assert_output ""
+}
+
+@test "steps_table_problems: a step folder with no row, a row with no folder, a row out of order and a wrong link each fail, named" {
+	root=$BATS_TEST_TMPDIR/root
+	mkdir -p "$root/steps"
+	cp "$PROJECT_ROOT/README.md" "$PROJECT_ROOT/README.zh-CN.md" "$root/"
+	for dir in "$PROJECT_ROOT"/steps/[0-9][0-9]_*/; do mkdir "$root/steps/$(basename "$dir")"; done
+	run steps_table_problems "$root"
+	assert_output ""
+	mkdir "$root/steps/10_new_step"
+	sed -i '/^| \[`09_moe`\]/d' "$root/README.zh-CN.md"
+	sed -i '/^| \[`02_reg_mr`\]/{h;d}; /^| \[`03_cq_qp_rts`\]/G' "$root/README.md"
+	sed -i 's#(steps/04_post_wr/README.zh-CN.md)#(steps/04_post_wr/README.md)#' "$root/README.zh-CN.md"
+	run steps_table_problems "$root"
+	assert_output --partial "README.md: the steps table has no row for the folder steps/10_new_step"
+	assert_output --partial "README.md: the steps table's rows are not in the order of the folders under steps/"
+	assert_output --partial "README.zh-CN.md: the steps table has no row for the folder steps/09_moe"
+	assert_output --partial "README.zh-CN.md: the steps table has no row for the folder steps/10_new_step"
+	assert_output --partial "README.zh-CN.md: the row of 04_post_wr links steps/04_post_wr/README.md, not steps/04_post_wr/README.zh-CN.md"
+	rmdir "$root/steps/10_new_step" "$root/steps/01_open_pd"
+	run steps_table_problems "$root"
+	assert_output --partial "README.md: the steps table has a row for 01_open_pd, which is not a folder under steps/"
 }
 
 # The text of the front door FILE's first section, its contents (## Contents or ## 目录).
