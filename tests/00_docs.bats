@@ -190,7 +190,8 @@ interview_english_words() {
 }
 
 # prose_count en|zh-CN ideas|all FILE...: the words (en), or the Chinese characters and the English terms kept
-# among them (zh-CN), outside code blocks, comments and the generated links; "ideas" counts only sections 1 to 5.
+# among them (zh-CN), outside code blocks, comments and the generated links; "ideas" counts only sections 1 to 5,
+# "hands-on" only sections 1, 2 and 4.
 prose_count() {
 	perl -CSD -e '
 		my ($lang, $sel, @files) = @ARGV; my ($w, $n, $t) = (0, 0, 0);
@@ -205,6 +206,7 @@ prose_count() {
 				next if $nav || /^<!--/;
 				$top = $_ if /^## /;
 				next if $sel eq "ideas" && $top !~ /^## [1-5]\. /;
+				next if $sel eq "hands-on" && $top !~ /^## [124]\. /;
 				if ($lang eq "en") { $w += () = /\S+/g }
 				else { $n += () = /\p{Han}/g; $t += () = /[A-Za-z][\w-]*/g }
 			}
@@ -231,8 +233,9 @@ check_minutes() {
 	fails=steps/05_poll_destroy/when-a-completion-fails
 	row15=$(grep -F '| **Preparing for an interview, with 15 minutes** |' "$TUTORIAL")
 	rowhour=$(grep -F '| **Preparing for an interview, with an hour** |' "$TUTORIAL")
+	rowhands=$(grep -F '| **New to an RDMA team, with an hour, hands on** |' "$TUTORIAL")
 	rowday=$(grep -F '| **Joining an RDMA team, with a day** |' "$TUTORIAL")
-	[ -n "$row15" ] && [ -n "$rowhour" ] && [ -n "$rowday" ] || fail "a reading path is missing"
+	[ -n "$row15" ] && [ -n "$rowhour" ] && [ -n "$rowhands" ] && [ -n "$rowday" ] || fail "a reading path is missing"
 	read -r en en_min < <(sed -nE 's/.*its English is about ([0-9,]+) words \(([0-9]+) minutes\).*/\1 \2/p' <<<"$row15")
 	read -r zh zh_min < <(sed -nE 's/.*its Chinese about ([0-9,]+) characters and the English terms it keeps \(([0-9]+) minutes\).*/\1 \2/p' <<<"$row15")
 	[ -n "$en" ] && [ -n "$zh" ] || fail "the 15-minute path states no word and character counts"
@@ -254,6 +257,11 @@ check_minutes() {
 	n=$(prose_count en all "$fails.md")
 	check_count "When a completion fails" "$wf" "$n"
 	check_minutes "When a completion fails" "$n" "$wf_min" 200
+	read -r s124 s124_min < <(sed -nE 's/.*\[4\]\(#4-the-verbs-workflow\), about ([0-9,]+) words \(([0-9]+) minutes\).*/\1 \2/p' <<<"$rowhands")
+	[ -n "$s124" ] || fail "the hands-on path states no word count"
+	n=$(prose_count en hands-on TUTORIAL.md)
+	check_count "sections 1, 2 and 4" "$s124" "$n"
+	check_minutes "sections 1, 2 and 4" "$n" "$s124_min" 200
 	read -r all all_h < <(sed -nE 's/.*about ([0-9,]+) words of prose besides the command blocks and outputs, ([0-9]+) hours of reading.*/\1 \2/p' <<<"$rowday")
 	[ -n "$all" ] || fail "the day path states no word count"
 	# shellcheck disable=SC2046  # the chapters' names have no spaces
@@ -263,8 +271,9 @@ check_minutes() {
 	# The Chinese paths, from the Chinese chapters, in characters (each English term kept read as one more).
 	zh_tutorial=TUTORIAL.zh-CN.md
 	rowhour=$(grep -F '| **准备面试，有一个小时** |' "$zh_tutorial")
+	rowhands=$(grep -F '| **刚加入 RDMA 团队，动手一小时** |' "$zh_tutorial")
 	rowday=$(grep -F '| **刚加入 RDMA 团队，有一天时间** |' "$zh_tutorial")
-	[ -n "$rowhour" ] && [ -n "$rowday" ] || fail "a reading path is missing from $zh_tutorial"
+	[ -n "$rowhour" ] && [ -n "$rowhands" ] && [ -n "$rowday" ] || fail "a reading path is missing from $zh_tutorial"
 	iv_min=$(sed -nE 's/.*\[INTERVIEW.md\]\(INTERVIEW.md\) 的中文（([0-9]+) 分钟）.*/\1/p' <<<"$rowhour")
 	[ "$iv_min" = "$zh_min" ] || fail "$zh_tutorial's hour path gives INTERVIEW.md's Chinese $iv_min minutes, the 15-minute path $zh_min"
 	read -r s15 s15_min < <(sed -nE 's/.*节，约 ([0-9,]+) 个汉字，外加其中的英文术语（([0-9]+) 分钟）.*/\1 \2/p' <<<"$rowhour")
@@ -276,6 +285,11 @@ check_minutes() {
 	read -r chars terms < <(prose_count zh-CN all "$fails.zh-CN.md")
 	check_count "When a completion fails, in Chinese characters" "$wf" "$chars"
 	check_minutes "When a completion fails, in Chinese" "$((chars + terms))" "$wf_min" 400
+	read -r s124 s124_min < <(sed -nE 's/.*\[4\]\(#4-verbs-流程\) 节，约 ([0-9,]+) 个汉字，外加其中的英文术语（([0-9]+) 分钟）.*/\1 \2/p' <<<"$rowhands")
+	[ -n "$s124" ] || fail "$zh_tutorial's hands-on path states no character count"
+	read -r chars terms < <(prose_count zh-CN hands-on "$zh_tutorial")
+	check_count "sections 1, 2 and 4, in Chinese characters" "$s124" "$chars"
+	check_minutes "sections 1, 2 and 4, in Chinese" "$((chars + terms))" "$s124_min" 400
 	read -r all all_h < <(sed -nE 's/.*中文版正文约 ([0-9,]+) 个汉字，外加其中保留的英文术语，读完要 ([0-9]+) 小时.*/\1 \2/p' <<<"$rowday")
 	[ -n "$all" ] || fail "$zh_tutorial's day path states no character count"
 	# shellcheck disable=SC2046  # the chapters' names have no spaces
