@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# 00_docs.bats: the prose holds together: internal links resolve, the contents list every chapter, INTERVIEW.md's figures are the book's, and the reading times follow from the word and character counts.
+# 00_docs.bats: the prose holds together: internal links resolve, the entry pages' steps tables list every step folder, the contents list every chapter, INTERVIEW.md's figures are the book's, and the reading times follow from the word and character counts.
 # Needs no RDMA device: it runs on the host, before the test VM boots.
 # bats file_tags=outside-vm
 
@@ -47,6 +47,62 @@ setup() {
 	assert_output --partial 'link to "other.md#nope"'
 	assert_output --partial 'link to "#step-08-nothing"'
 	assert_output --partial "4 broken links"
+}
+
+# Prints, one a line, where the steps tables of ROOT/README.md and ROOT/README.zh-CN.md (the section
+# "## The steps" or "## 各步", a row "| [`NN_name`](steps/NN_name/README.md) | ... |" for each step, the
+# Chinese row linking README.zh-CN.md) and the folders ROOT/steps/NN_name disagree; nothing when they agree.
+steps_table_problems() {
+	local root=$1 page chapter folders rows names LC_ALL=C
+	folders=$(find "$root/steps" -mindepth 1 -maxdepth 1 -type d -name '[0-9][0-9]_*' -printf '%f\n' | sort)
+	[ -n "$folders" ] || { echo "no step folders under $root/steps"; return; }
+	for page in README.md README.zh-CN.md; do
+		chapter=README.md
+		[ "$page" = README.zh-CN.md ] && chapter=README.zh-CN.md
+		rows=$(awk '/^## / { on = ($0 == "## The steps" || $0 == "## 各步"); next } on && /^\| *[^ |-]/' "$root/$page" | tail -n +2)
+		[ -n "$rows" ] || { echo "$page: no steps table (a section \"## The steps\" or \"## 各步\" with a row for each step)"; continue; }
+		names=$(sed -nE 's/^\| \[`([^`]*)`\]\(steps\/([^/)]*)\/([^)]*)\) \|.*/\1 \2 \3/p' <<<"$rows")
+		[ "$(wc -l <<<"$rows")" = "$(wc -l <<<"$names")" ] ||
+			grep -vE '^\| \[`[^`]*`\]\(steps/[^/)]*/[^)]*\) \|' <<<"$rows" | sed "s/^/$page: a row not in the form | [\`NN_name\`](steps\/NN_name\/$chapter) | ... |: /"
+		while read -r name dir file; do
+			[ -z "$name" ] || { [ "$name" = "$dir" ] && [ "$file" = "$chapter" ]; } ||
+				echo "$page: the row of $name links steps/$dir/$file, not steps/$name/$chapter"
+		done <<<"$names"
+		names=$(cut -d ' ' -f 1 <<<"$names")
+		comm -23 <(echo "$folders") <(sort <<<"$names") | sed "s|^|$page: the steps table has no row for the folder steps/|"
+		comm -13 <(echo "$folders") <(sort <<<"$names") | sed "s|\$|, which is not a folder under steps/|; s|^|$page: the steps table has a row for |"
+		# The order, over the steps that have both a folder and a row.
+		[ "$(grep -Fx -f <(echo "$folders") <<<"$names")" = "$(grep -Fx -f <(echo "$names") <<<"$folders")" ] ||
+			echo "$page: the steps table's rows are not in the order of the folders under steps/"
+	done
+}
+
+@test "README.md and README.zh-CN.md: the steps table has one row for each folder under steps/, in order, linking its chapter" {
+	run steps_table_problems "$PROJECT_ROOT"
+	assert_success
+	assert_output ""
+}
+
+@test "steps_table_problems: a step folder with no row, a row with no folder, a row out of order and a wrong link each fail, named" {
+	root=$BATS_TEST_TMPDIR/root
+	mkdir -p "$root/steps"
+	cp "$PROJECT_ROOT/README.md" "$PROJECT_ROOT/README.zh-CN.md" "$root/"
+	for dir in "$PROJECT_ROOT"/steps/[0-9][0-9]_*/; do mkdir "$root/steps/$(basename "$dir")"; done
+	run steps_table_problems "$root"
+	assert_output ""
+	mkdir "$root/steps/10_new_step"
+	sed -i '/^| \[`09_moe`\]/d' "$root/README.zh-CN.md"
+	sed -i '/^| \[`02_reg_mr`\]/{h;d}; /^| \[`03_cq_qp_rts`\]/G' "$root/README.md"
+	sed -i 's#(steps/04_post_wr/README.zh-CN.md)#(steps/04_post_wr/README.md)#' "$root/README.zh-CN.md"
+	run steps_table_problems "$root"
+	assert_output --partial "README.md: the steps table has no row for the folder steps/10_new_step"
+	assert_output --partial "README.md: the steps table's rows are not in the order of the folders under steps/"
+	assert_output --partial "README.zh-CN.md: the steps table has no row for the folder steps/09_moe"
+	assert_output --partial "README.zh-CN.md: the steps table has no row for the folder steps/10_new_step"
+	assert_output --partial "README.zh-CN.md: the row of 04_post_wr links steps/04_post_wr/README.md, not steps/04_post_wr/README.zh-CN.md"
+	rmdir "$root/steps/10_new_step" "$root/steps/01_open_pd"
+	run steps_table_problems "$root"
+	assert_output --partial "README.md: the steps table has a row for 01_open_pd, which is not a folder under steps/"
 }
 
 # The text of the front door FILE's first section, its contents (## Contents or ## 目录).
@@ -134,7 +190,8 @@ interview_english_words() {
 }
 
 # prose_count en|zh-CN ideas|all FILE...: the words (en), or the Chinese characters and the English terms kept
-# among them (zh-CN), outside code blocks, comments and the generated links; "ideas" counts only sections 1 to 5.
+# among them (zh-CN), outside code blocks, comments and the generated links; "ideas" counts only sections 1 to 5,
+# "hands-on" only sections 1, 2 and 4.
 prose_count() {
 	perl -CSD -e '
 		my ($lang, $sel, @files) = @ARGV; my ($w, $n, $t) = (0, 0, 0);
@@ -149,6 +206,7 @@ prose_count() {
 				next if $nav || /^<!--/;
 				$top = $_ if /^## /;
 				next if $sel eq "ideas" && $top !~ /^## [1-5]\. /;
+				next if $sel eq "hands-on" && $top !~ /^## [124]\. /;
 				if ($lang eq "en") { $w += () = /\S+/g }
 				else { $n += () = /\p{Han}/g; $t += () = /[A-Za-z][\w-]*/g }
 			}
@@ -175,8 +233,9 @@ check_minutes() {
 	fails=steps/05_poll_destroy/when-a-completion-fails
 	row15=$(grep -F '| **Preparing for an interview, with 15 minutes** |' "$TUTORIAL")
 	rowhour=$(grep -F '| **Preparing for an interview, with an hour** |' "$TUTORIAL")
+	rowhands=$(grep -F '| **New to an RDMA team, with an hour, hands on** |' "$TUTORIAL")
 	rowday=$(grep -F '| **Joining an RDMA team, with a day** |' "$TUTORIAL")
-	[ -n "$row15" ] && [ -n "$rowhour" ] && [ -n "$rowday" ] || fail "a reading path is missing"
+	[ -n "$row15" ] && [ -n "$rowhour" ] && [ -n "$rowhands" ] && [ -n "$rowday" ] || fail "a reading path is missing"
 	read -r en en_min < <(sed -nE 's/.*its English is about ([0-9,]+) words \(([0-9]+) minutes\).*/\1 \2/p' <<<"$row15")
 	read -r zh zh_min < <(sed -nE 's/.*its Chinese about ([0-9,]+) characters and the English terms it keeps \(([0-9]+) minutes\).*/\1 \2/p' <<<"$row15")
 	[ -n "$en" ] && [ -n "$zh" ] || fail "the 15-minute path states no word and character counts"
@@ -198,6 +257,11 @@ check_minutes() {
 	n=$(prose_count en all "$fails.md")
 	check_count "When a completion fails" "$wf" "$n"
 	check_minutes "When a completion fails" "$n" "$wf_min" 200
+	read -r s124 s124_min < <(sed -nE 's/.*\[4\]\(#4-the-verbs-workflow\), about ([0-9,]+) words \(([0-9]+) minutes\).*/\1 \2/p' <<<"$rowhands")
+	[ -n "$s124" ] || fail "the hands-on path states no word count"
+	n=$(prose_count en hands-on TUTORIAL.md)
+	check_count "sections 1, 2 and 4" "$s124" "$n"
+	check_minutes "sections 1, 2 and 4" "$n" "$s124_min" 200
 	read -r all all_h < <(sed -nE 's/.*about ([0-9,]+) words of prose besides the command blocks and outputs, ([0-9]+) hours of reading.*/\1 \2/p' <<<"$rowday")
 	[ -n "$all" ] || fail "the day path states no word count"
 	# shellcheck disable=SC2046  # the chapters' names have no spaces
@@ -207,8 +271,9 @@ check_minutes() {
 	# The Chinese paths, from the Chinese chapters, in characters (each English term kept read as one more).
 	zh_tutorial=TUTORIAL.zh-CN.md
 	rowhour=$(grep -F '| **准备面试，有一个小时** |' "$zh_tutorial")
+	rowhands=$(grep -F '| **刚加入 RDMA 团队，动手一小时** |' "$zh_tutorial")
 	rowday=$(grep -F '| **刚加入 RDMA 团队，有一天时间** |' "$zh_tutorial")
-	[ -n "$rowhour" ] && [ -n "$rowday" ] || fail "a reading path is missing from $zh_tutorial"
+	[ -n "$rowhour" ] && [ -n "$rowhands" ] && [ -n "$rowday" ] || fail "a reading path is missing from $zh_tutorial"
 	iv_min=$(sed -nE 's/.*\[INTERVIEW.md\]\(INTERVIEW.md\) 的中文（([0-9]+) 分钟）.*/\1/p' <<<"$rowhour")
 	[ "$iv_min" = "$zh_min" ] || fail "$zh_tutorial's hour path gives INTERVIEW.md's Chinese $iv_min minutes, the 15-minute path $zh_min"
 	read -r s15 s15_min < <(sed -nE 's/.*节，约 ([0-9,]+) 个汉字，外加其中的英文术语（([0-9]+) 分钟）.*/\1 \2/p' <<<"$rowhour")
@@ -220,6 +285,11 @@ check_minutes() {
 	read -r chars terms < <(prose_count zh-CN all "$fails.zh-CN.md")
 	check_count "When a completion fails, in Chinese characters" "$wf" "$chars"
 	check_minutes "When a completion fails, in Chinese" "$((chars + terms))" "$wf_min" 400
+	read -r s124 s124_min < <(sed -nE 's/.*\[4\]\(#4-verbs-流程\) 节，约 ([0-9,]+) 个汉字，外加其中的英文术语（([0-9]+) 分钟）.*/\1 \2/p' <<<"$rowhands")
+	[ -n "$s124" ] || fail "$zh_tutorial's hands-on path states no character count"
+	read -r chars terms < <(prose_count zh-CN hands-on "$zh_tutorial")
+	check_count "sections 1, 2 and 4, in Chinese characters" "$s124" "$chars"
+	check_minutes "sections 1, 2 and 4, in Chinese" "$((chars + terms))" "$s124_min" 400
 	read -r all all_h < <(sed -nE 's/.*中文版正文约 ([0-9,]+) 个汉字，外加其中保留的英文术语，读完要 ([0-9]+) 小时.*/\1 \2/p' <<<"$rowday")
 	[ -n "$all" ] || fail "$zh_tutorial's day path states no character count"
 	# shellcheck disable=SC2046  # the chapters' names have no spaces

@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# 00_terms.bats: one Chinese term per idea (book/terms.zh-CN.tsv), in every Chinese chapter and in INTERVIEW.md's Chinese.
+# 00_terms.bats: one Chinese term per idea (book/terms.zh-CN.tsv), in every Chinese chapter, in README.zh-CN.md and in INTERVIEW.md's Chinese.
 # Needs no RDMA device: it reads the book, so it runs on the host.
 # bats file_tags=outside-vm
 
@@ -7,7 +7,7 @@ setup() {
 	load lib/test_helper
 }
 
-@test "the Chinese book, the Chinese figures' sources and INTERVIEW.md's Chinese use the book's term for each idea of book/terms.zh-CN.tsv, never the refused one" {
+@test "the Chinese book, README.zh-CN.md, the Chinese figures' sources and INTERVIEW.md's Chinese use the book's term for each idea of book/terms.zh-CN.tsv, never the refused one" {
 	run "$PROJECT_ROOT/tests/tools/terms.py"
 	assert_success
 	assert_output ""

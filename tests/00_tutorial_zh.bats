@@ -145,8 +145,9 @@ copy_editions() {
 	while IFS=$'\t' read -r en zh; do
 		head -n 5 "$en" | grep -qF "($(basename "$zh"))" || fail "$en does not link $(basename "$zh") at the top"
 		head -n 5 "$zh" | grep -qF "($(basename "$en"))" || fail "$zh does not link $(basename "$en") at the top"
-		# A Chinese chapter sends its reader to Chinese chapters: no link to another English chapter.
-		grep -oE '\]\([^)#]*\.md(#[^)]*)?\)' "$zh" | grep -vE '\.zh-CN\.md|\]\((\.\./)*(INTERVIEW|README)\.md|\]\('"$(basename "$en")"'\)' &&
+		# A Chinese chapter sends its reader to Chinese chapters: no link to another English chapter
+		# (CONTRIBUTING.md is not part of the book and has no Chinese twin).
+		grep -oE '\]\([^)#]*\.md(#[^)]*)?\)' "$zh" | grep -vE '\.zh-CN\.md|\]\((\.\./)*(INTERVIEW|README|CONTRIBUTING)\.md|\]\('"$(basename "$en")"'\)' &&
 			fail "$zh links an English chapter (above)"
 	done < <(tests/tools/chapters.sh pairs)
 	run tests/tools/check-links.sh README.zh-CN.md $(tests/tools/chapters.sh zh-CN)

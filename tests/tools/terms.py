@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""terms.py: refuse the Chinese terms that book/terms.zh-CN.tsv replaces, in every Chinese chapter, the Chinese figures' sources and INTERVIEW.md's Chinese, outside code.
+"""terms.py: refuse the Chinese terms that book/terms.zh-CN.tsv replaces, in every Chinese chapter, the Chinese entry page, the Chinese figures' sources and INTERVIEW.md's Chinese, outside code.
 
-Usage: tests/tools/terms.py [FILE...]   (default: tests/tools/chapters.sh zh-CN, diagrams/*.zh-CN.dot and INTERVIEW.md)
+Usage: tests/tools/terms.py [FILE...]   (default: tests/tools/chapters.sh zh-CN, README.zh-CN.md, diagrams/*.zh-CN.dot and INTERVIEW.md)
 Prints "FILE:LINE: 'REFUSED': the book says 'TERM' (IDEA)" for each use; exits 1 if any.
 In INTERVIEW.md only its Chinese is read: lines with a Han character, and of its
 tables the third column.  Fenced code blocks, `inline code` and the generated blocks
@@ -52,7 +52,7 @@ def chinese_lines(path):
 def main(argv):
     files = [Path(f) for f in argv] or [ROOT / f for f in subprocess.run(
         [str(ROOT / "tests" / "tools" / "chapters.sh"), "zh-CN"], capture_output=True, text=True, check=True,
-        cwd=ROOT).stdout.split()] + sorted((ROOT / "diagrams").glob("*.zh-CN.dot")) + [ROOT / "INTERVIEW.md"]
+        cwd=ROOT).stdout.split()] + [ROOT / "README.zh-CN.md"] + sorted((ROOT / "diagrams").glob("*.zh-CN.dot")) + [ROOT / "INTERVIEW.md"]
     terms = load_terms()
     found = 0
     for path in files:

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# timings.sh: print README's table of timings from the last .ci/run (build/test-results/timings.tsv), as Markdown.
+# timings.sh: print CONTRIBUTING.md's table of timings from the last .ci/run (build/test-results/timings.tsv), as Markdown.
 #
 # Usage: tests/tools/timings.sh [TIMINGS_TSV]
 # .ci/run writes one line per part of the run: NAME SECONDS SUMMARY [BESIDE], where
