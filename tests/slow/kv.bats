@@ -34,16 +34,21 @@ setup() {
 	assert_back_to_baseline
 }
 
-@test "kv: pushed requests of 65,535 and 65,536 segments of 64 B over 3 QPs: the immediate names every segment (24 bits; 16 wrapped segment 65,536 into request 1), every block counted in, every byte right" {
+@test "kv: pushed requests of 65,535, 65,536 and 65,790 segments of 64 B over 3 to 8 QPs: the immediate names every segment (24 bits; 16 wrapped segment 65,536 into request 1), every block counted in, every byte right" {
 	record_baseline
-	# 255 layers of 257 blocks: 65,535 segments, the most a 16-bit field held.
+	# 255 layers of 257 blocks: 65,535 segments, numbered 0 to 65,534.
 	run_server_client 08_kv_transfer --mode push --requests 1 --pool 1 --block-bytes 64 --qps 3 --layers 255 --blocks 257
 	assert_both_succeeded "65,535 segments"
 	assert_moved 1 65535 3
-	# 16 layers of 4,096 blocks: 65,536, one more, and the options' largest --blocks.
+	# 16 layers of 4,096 blocks: 65,536 segments, the last numbered 65,535, the most 16 bits hold.
 	run_server_client 08_kv_transfer --mode push --requests 1 --pool 1 --block-bytes 64 --qps 4 --layers 16 --blocks 4096
 	assert_both_succeeded "65,536 segments"
 	assert_moved 1 65536 4
+	# 255 layers of 258 blocks: 65,790, past 16 bits; with 16 each, segment 65,536 read as
+	# request 1's segment 0 and the decoder refused the plan.
+	run_server_client 08_kv_transfer --mode push --requests 1 --pool 1 --block-bytes 64 --qps 8 --layers 255 --blocks 258
+	assert_both_succeeded "65,790 segments"
+	assert_moved 1 65790 8
 	refute_output --partial "names no segment"
 	assert_back_to_baseline
 }
