@@ -105,18 +105,19 @@ send_to_server() {
 	send_to_server 'GET / HTTP/1.0\r\n\r\n%078d'
 	assert_failure 1
 	assert_output --partial 'error: the peer'"'"'s exchange message does not start with "RDST"'
-	# Version 2, MTU code 9: no such MTU.
-	send_to_server 'RDST\002\011%090d'
+	# Version 3, MTU code 9: no such MTU.
+	send_to_server 'RDST\003\011%090d'
 	assert_failure 1
 	assert_output --partial "error: the peer's exchange message has a bad MTU code (9): must be 1 (256) to 5 (4096)"
-	# Version 2 and a valid MTU code, but ASCII '0' bytes (0x30) where zeros are reserved.
+	# Version 3 and a valid MTU code, but ASCII '0' bytes (0x30) where zeros are reserved (the
+	# READs and atomics offered and accepted before them read 48, in range).
+	send_to_server 'RDST\003\003%090d'
+	assert_failure 1
+	assert_output --partial "error: the peer's exchange message has a bad reserved field (12336): must be 0 in version 3"
+	# A version 2 message, from an rdma-steps older than the rd_atomic agreement.
 	send_to_server 'RDST\002\003%090d'
 	assert_failure 1
-	assert_output --partial "error: the peer's exchange message has a bad reserved field (808464432): must be 0 in version 2"
-	# A version 1 message, from an older rdma-steps.
-	send_to_server 'RDST\001\003%090d'
-	assert_failure 1
-	assert_output --partial "error: the peer's exchange message has a bad version (1): this program speaks version 2 only"
+	assert_output --partial "error: the peer's exchange message has a bad version (2): this program speaks version 3 only (is the peer an older rdma-steps build? rebuild both)"
 	# Every field valid but the options text, which holds a terminal escape: refused, never echoed.
 	nul() { printf '\\000%.0s' $(seq "$1"); }
 	send_to_server "RDST\\002\\003$(nul 5)\\001$(nul 18)\\020\\000$(nul 6)\\020\\000$(nul 15)\\001\\033[31m$(nul 35)"
@@ -138,15 +139,15 @@ send_to_server() {
 	assert_back_to_baseline
 }
 
-# A version 2 exchange message (96 bytes, exchange.h's layout) as a printf format with no
+# A version 3 exchange message (96 bytes, exchange.h's layout) as a printf format with no
 # conversion: FIELD=HEX arguments replace the valid defaults, each HEX the field's whole width.
 exchange_msg() {
-	local -A f=([mtu]=03 [lid]=0000 [qpn]=00000011 [psn]=00000001 [rkey]=00000000 [reserved]=00000000
+	local -A f=([mtu]=03 [lid]=0000 [qpn]=00000011 [psn]=00000001 [rkey]=00000000 [rd]=01 [accept]=80 [reserved]=0000
 		[addr]=0000000000001000 [len]=0000000000001000 [gid]=00000000000000000000ffffc6120001)
 	local kv hex
 	for kv; do f[${kv%%=*}]=${kv#*=}; done
 	hex=52445354 # "RDST"
-	hex+=02${f[mtu]}${f[lid]}${f[qpn]}${f[psn]}${f[rkey]}${f[reserved]}${f[addr]}${f[len]}${f[gid]}
+	hex+=03${f[mtu]}${f[lid]}${f[qpn]}${f[psn]}${f[rkey]}${f[rd]}${f[accept]}${f[reserved]}${f[addr]}${f[len]}${f[gid]}
 	hex+=$(printf '00%.0s' $(seq 40)) # the options text: empty, as step 03's own
 	[ ${#hex} -eq 192 ] || fail "exchange_msg built ${#hex} hex digits, not 192: $*"
 	sed 's/../\\x&/g' <<<"$hex"
@@ -169,6 +170,10 @@ exchange_msg() {
 	assert_output --partial "error: the peer's exchange message has a bad MTU code (0): must be 1 (256) to 5 (4096)"
 	send_to_server "$(exchange_msg gid=00000000000000000000000000000000)"
 	assert_output --partial "error: the peer's exchange message has a bad address (0): neither a LID nor a GID to reach the peer by"
+	send_to_server "$(exchange_msg rd=00)"
+	assert_output --partial "error: the peer's exchange message has a bad rd_atomic offer (0): must be 1 to 128"
+	send_to_server "$(exchange_msg accept=81)"
+	assert_output --partial "error: the peer's exchange message has a bad rd_atomic accept (129): must be 1 to 128"
 	assert_back_to_baseline
 }
 

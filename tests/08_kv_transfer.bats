@@ -6,7 +6,7 @@ setup() {
 	load lib/kv
 }
 
-@test "08_kv_transfer pull over 2 QPs, adjacent blocks merged: both requests' blocks scattered on both sides, every byte right, the prefiller's CPU idle, all freed" {
+@test "08_kv_transfer pull over 2 QPs, adjacent blocks merged: both requests' blocks scattered on both sides, every byte right, the prefiller's CPU idle, all freed; with a smaller prefiller (RDMA_STEPS_CAPS), both sides agree on the READs in flight" {
 	record_baseline
 	run_server_client 08_kv_transfer --mode pull --qps 2 --run 2 --merge
 	assert_both_succeeded
@@ -32,6 +32,31 @@ setup() {
 		common=$(comm -12 <(printf '%s\n' "${!first}" | sort) <(printf '%s\n' "${!second}" | sort))
 		[ -z "$common" ] || fail "$side: request 1 reuses request 0's blocks: $common"
 	done
+	# Two NICs that serve different numbers of READs: the prefiller's device seen smaller by the
+	# test aid RDMA_STEPS_CAPS. Each side offers and accepts in stage 3's exchange, both agree
+	# on the least, every QP of both, and the pull runs.
+	port=$(pick_port)
+	RDMA_STEPS_CAPS=max_qp_rd_atom=4 start_step srv 08_kv_transfer -d "$DEV" -p "$port" -t 20 --mode pull --qps 2
+	wait_for_line "$BATS_TEST_TMPDIR/srv.out" '^listening '
+	start_step cli 08_kv_transfer -d "$DEV" -p "$port" -t 20 --mode pull --qps 2 127.0.0.1
+	cli_status=0 srv_status=0
+	wait "$cli_pid" || cli_status=$?
+	wait "$srv_pid" || srv_status=$?
+	assert_both_succeeded "RDMA_STEPS_CAPS=max_qp_rd_atom=4 on the prefiller"
+	assert_moved 2 16 2
+	[ "$(grep -c '^rd_atomic .*agreed with the peer: 4 of ours in flight (we offer 128, it serves up to 4), 4 of its served (it offers 4, we serve up to 128)$' <<<"$output")" -eq 2 ] ||
+		fail "the decoder did not agree to 4 READs in flight on both QPs: $output"
+	use_output_of srv
+	assert_line "RDMA_STEPS_CAPS     : a test aid: this run sees max_qp_rd_atom 4 where rxe0 has 128, as a smaller NIC would"
+	[ "$(grep -c '^rd_atomic .*agreed with the peer: 4 of ours in flight (we offer 4, it serves up to 128), 4 of its served (it offers 128, we serve up to 4)$' <<<"$output")" -eq 2 ] ||
+		fail "the prefiller did not agree to serve 4 READs on both QPs: $output"
+	# The aid only lowers, and names the limits it knows.
+	RDMA_STEPS_CAPS=max_qp_rd_atom=999 run_step 01_open_pd -d "$DEV"
+	assert_failure
+	assert_output --partial "error: RDMA_STEPS_CAPS: max_qp_rd_atom=999 is above $DEV's 128: the aid only lowers a limit"
+	RDMA_STEPS_CAPS=max_qp=4 run_step 01_open_pd -d "$DEV"
+	assert_failure
+	assert_output --partial "error: RDMA_STEPS_CAPS: 'max_qp=4' is not NAME=N with a limit it knows; write it as max_qp_wr=64,max_qp_rd_atom=4, with NAME one of max_qp_wr, max_sge, max_cqe, max_mw, max_qp_rd_atom, max_qp_init_rd_atom (or unset it)"
 	assert_back_to_baseline
 }
 

@@ -245,6 +245,10 @@ int create_cq_qp(struct rdma_dev *dev, const struct rdma_buf *buf, const struct 
 		.len = buf->len,
 		/* An rkey is a capability: send one only when the MR lets a peer in. */
 		.rkey = access_is_remote(buf->access) ? buf->mr->rkey : 0,
+		.rd_atomic = conn->rd_atomic,
+		/* What the device can serve of the peer's, up to what the exchange can say. */
+		.rd_accept = (uint8_t)(dev->attr.max_qp_rd_atom < EXCHANGE_RD_ATOMIC_MAX ?
+				       dev->attr.max_qp_rd_atom : EXCHANGE_RD_ATOMIC_MAX),
 	};
 	return 0;
 
@@ -290,7 +294,7 @@ static int move_to_rtr(struct rdma_dev *dev, struct rdma_conn *conn)
 		.path_mtu = path_mtu(conn),
 		.dest_qp_num = conn->remote.qpn,
 		.rq_psn = conn->remote.psn,
-		.max_dest_rd_atomic = conn->rd_atomic,
+		.max_dest_rd_atomic = conn->max_dest_rd_atomic,
 		.min_rnr_timer = QP_MIN_RNR_TIMER,
 		.ah_attr = {
 			.dlid = conn->remote.lid,
@@ -343,7 +347,7 @@ static int move_to_rts(struct rdma_conn *conn)
 		.timeout = conn->timeout,
 		.retry_cnt = conn->retry_cnt,
 		.rnr_retry = QP_RNR_RETRY,
-		.max_rd_atomic = conn->rd_atomic,
+		.max_rd_atomic = conn->max_rd_atomic,
 	};
 	int rc;
 
@@ -411,8 +415,51 @@ int connect_qp(struct rdma_dev *dev, const struct cli_common *opts, struct rdma_
 	return bring_up_qp(dev, conn);
 }
 
+int conn_offer_rd_atomic(const struct rdma_dev *dev, struct rdma_conn *conn, int n)
+{
+	int most = dev->attr.max_qp_init_rd_atom < EXCHANGE_RD_ATOMIC_MAX ?
+		   dev->attr.max_qp_init_rd_atom : EXCHANGE_RD_ATOMIC_MAX;
+
+	if (n < 1 || n > most) {
+		report_error("%d RDMA READs and atomics in flight is more than this device initiates "
+			     "(max_qp_init_rd_atom %d; the exchange says up to %d)", n,
+			     dev->attr.max_qp_init_rd_atom, EXCHANGE_RD_ATOMIC_MAX);
+		return -1;
+	}
+	conn->rd_atomic = conn->local.rd_atomic = (uint8_t)n;
+	return 0;
+}
+
+static uint8_t least(uint8_t a, uint8_t b)
+{
+	return a < b ? a : b;
+}
+
+/*
+ * The responder must serve as many READs and atomics as the requester keeps
+ * in flight, or the requester's extra ones fail with a remote invalid request
+ * error: each side offers and accepts in the exchange, and both take the
+ * least.  A peer that sent neither (ibv_rc_pingpong) gets stage 3's 1.
+ */
+static void agree_rd_atomic(struct rdma_conn *conn)
+{
+	const struct peer_info *me = &conn->local, *peer = &conn->remote;
+
+	if (!peer->rd_atomic && !peer->rd_accept) {
+		conn->max_rd_atomic = conn->max_dest_rd_atomic = conn->rd_atomic;
+		return;
+	}
+	conn->max_rd_atomic = least(me->rd_atomic, peer->rd_accept);
+	conn->max_dest_rd_atomic = least(me->rd_accept, peer->rd_atomic);
+	show("rd_atomic", "agreed with the peer: %d of ours in flight (we offer %d, it serves up to "
+	     "%d), %d of its served (it offers %d, we serve up to %d)", conn->max_rd_atomic,
+	     me->rd_atomic, peer->rd_accept, conn->max_dest_rd_atomic, peer->rd_atomic,
+	     me->rd_accept);
+}
+
 int bring_up_qp(struct rdma_dev *dev, struct rdma_conn *conn)
 {
+	agree_rd_atomic(conn);
 	if (move_to_rtr(dev, conn) || move_to_rts(conn))
 		return -1;
 	return show_qp_state(conn);

@@ -62,8 +62,10 @@ struct rdma_conn {
 	/* A step may change these three between creating the QP and connecting it. */
 	uint8_t timeout;			/* the ACK timeout: 4.096 us x 2^timeout a try */
 	uint8_t retry_cnt;			/* retransmissions before status 12 */
-	uint8_t rd_atomic;			/* RDMA READs and atomics in flight each way,
-						 * as initiator and as responder */
+	uint8_t rd_atomic;			/* RDMA READs and atomics we offer to keep in
+						 * flight (conn_offer_rd_atomic) */
+	uint8_t max_rd_atomic;			/* agreed with the peer: ours in flight, */
+	uint8_t max_dest_rd_atomic;		/* and the peer's we serve (agree_rd_atomic) */
 	stranger_namer *name_stranger;		/* from the hook, or NULL */
 	int sock;				/* the side channel to the peer, or -1 */
 	struct peer_info local, remote;
@@ -87,6 +89,13 @@ int connect_qp(struct rdma_dev *dev, const struct cli_common *opts, struct rdma_
 
 /* Moves the QP to RTR and RTS with what conn->remote says of the peer, and reads its state back. */
 int bring_up_qp(struct rdma_dev *dev, struct rdma_conn *conn);
+
+/*
+ * Between create_cq_qp and the exchange: offer N READs and atomics in flight
+ * instead of stage 3's 1.  Refused (-1, named) past the device's
+ * max_qp_init_rd_atom or EXCHANGE_RD_ATOMIC_MAX: never shrunk in silence.
+ */
+int conn_offer_rd_atomic(const struct rdma_dev *dev, struct rdma_conn *conn, int n);
 
 /*
  * Takes a QP in any state (ERR, after a failed work request) to RESET and

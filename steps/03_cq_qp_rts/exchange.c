@@ -25,7 +25,9 @@ void exchange_encode(const struct peer_info *info, uint8_t msg[EXCHANGE_MSG_LEN]
 	put_be32(msg + 8, info->qpn);
 	put_be32(msg + 12, info->psn);
 	put_be32(msg + 16, info->rkey);
-	put_be32(msg + 20, 0);
+	msg[20] = info->rd_atomic;
+	msg[21] = info->rd_accept;
+	put_be16(msg + 22, 0);
 	put_be64(msg + 24, info->addr);
 	put_be64(msg + 32, info->len);
 	memcpy(msg + 40, info->gid.raw, 16);
@@ -77,7 +79,8 @@ static int check_start(const uint8_t msg[EXCHANGE_START_LEN], stranger_namer *na
 		return -1;
 	}
 	if (msg[4] != EXCHANGE_VERSION)
-		return bad_field("version", msg[4], "this program speaks version 2 only");
+		return bad_field("version", msg[4], "this program speaks version 3 only (is the peer "
+				 "an older rdma-steps build? rebuild both)");
 	return 0;
 }
 
@@ -91,15 +94,21 @@ int exchange_decode(const uint8_t msg[EXCHANGE_MSG_LEN], struct peer_info *info)
 		.qpn = get_be32(msg + 8),
 		.psn = get_be32(msg + 12),
 		.rkey = get_be32(msg + 16),
+		.rd_atomic = msg[20],
+		.rd_accept = msg[21],
 		.addr = get_be64(msg + 24),
 		.len = get_be64(msg + 32),
 	};
 	memcpy(info->gid.raw, msg + 40, 16);
 	if (info->mtu < IBV_MTU_256 || info->mtu > IBV_MTU_4096)
 		return bad_field("MTU code", info->mtu, "must be 1 (256) to 5 (4096)");
-	/* Version 2 sends zeros here: anything else is not a version 2 message. */
-	if (get_be32(msg + 20))
-		return bad_field("reserved field", get_be32(msg + 20), "must be 0 in version 2");
+	if (info->rd_atomic < 1 || info->rd_atomic > EXCHANGE_RD_ATOMIC_MAX)
+		return bad_field("rd_atomic offer", info->rd_atomic, "must be 1 to 128");
+	if (info->rd_accept < 1 || info->rd_accept > EXCHANGE_RD_ATOMIC_MAX)
+		return bad_field("rd_atomic accept", info->rd_accept, "must be 1 to 128");
+	/* Version 3 sends zeros here: anything else is not a version 3 message. */
+	if (get_be16(msg + 22))
+		return bad_field("reserved field", get_be16(msg + 22), "must be 0 in version 3");
 	if (info->qpn == 0 || info->qpn > QPN_MASK)
 		return bad_field("QPN", info->qpn, "must be 1 to 0xffffff");
 	if (info->psn > PSN_MASK)

@@ -18,6 +18,16 @@ struct peer_info {
 	uint64_t addr;		/* buffer address, for RDMA READ and WRITE */
 	uint64_t len;		/* buffer length */
 	uint32_t rkey;		/* the key that lets the peer touch that buffer */
+	/*
+	 * RDMA READs and atomics in flight: the most this side will have
+	 * outstanding towards the peer (its initiator depth), and the most of
+	 * the peer's it can serve at once (its responder resources).  Each
+	 * side's max_rd_atomic is the least of its own offer and the peer's
+	 * accept, and its max_dest_rd_atomic the least of its accept and the
+	 * peer's offer: both ends agree (cq_qp_rts.c's agree_rd_atomic).  0 and 0:
+	 * a peer that sends none (ibv_rc_pingpong's), taken as 1 each way.
+	 */
+	uint8_t rd_atomic, rd_accept;
 	char options[EXCHANGE_OPTIONS_LEN];	/* what both sides must be given alike, as
 						 * command-line text ("-o send -s 4096"); "" in step 03 */
 	uint64_t options_digest;	/* --cm: the peer's options, as a digest (cm.h) */
@@ -26,9 +36,15 @@ struct peer_info {
 /* The peer's MTU when its exchange carries none (ibv_rc_pingpong's): the path MTU is then ours. */
 #define MTU_NOT_SENT ((enum ibv_mtu)0)
 
-/* Message version 2: magic, version, MTU, LID, QPN, PSN, rkey, address, length, GID, options. */
+/*
+ * Message version 3: magic, version, MTU, LID, QPN, PSN, rkey, the READs and
+ * atomics offered and accepted (version 2 had 4 reserved bytes there),
+ * address, length, GID, options.
+ */
 #define EXCHANGE_MAGIC "RDST"
-#define EXCHANGE_VERSION 2
+#define EXCHANGE_VERSION 3
+/* The most READs and atomics in flight either side may offer or accept: rxe rounds up to a power of two, and the QP's field is 8 bits. */
+#define EXCHANGE_RD_ATOMIC_MAX 128
 #define EXCHANGE_MSG_LEN (56 + EXCHANGE_OPTIONS_LEN)
 /* Enough to tell our magic and version, or a stranger's first words, apart. */
 #define EXCHANGE_START_LEN 12

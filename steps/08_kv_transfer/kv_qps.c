@@ -12,9 +12,9 @@ int kv_qps_create(struct kv_qps *q, struct session *s, const struct conn_opts *c
 	for (q->n = 1; q->n < n; q->n++) {
 		struct rdma_conn *c = &q->extra[q->n];
 
-		if (create_cq_qp(&s->dev, &s->buf, copts, c, NULL))
+		if (create_cq_qp(&s->dev, &s->buf, copts, c, NULL) ||
+		    conn_offer_rd_atomic(&s->dev, c, s->conn.rd_atomic))
 			return -1;
-		c->rd_atomic = s->conn.rd_atomic;
 		q->conn[q->n] = c;
 	}
 	return 0;

@@ -70,23 +70,26 @@ static void show_shape(const struct kv_opts *kv)
 }
 
 /*
- * In pull mode the decoder keeps many READs in flight: as many as the device
- * lets both ends, as a power of two (rxe rounds the value up to one, and 255
- * would become 256, which the 8-bit field cannot hold).
+ * In pull mode the decoder keeps many READs in flight: it offers as many as
+ * this device lets both ends, as a power of two (rxe rounds the value up to
+ * one, and 255 would become 256, which the 8-bit field cannot hold); the
+ * peer's accept, in stage 3's exchange, may lower what is agreed.
  */
-static void raise_rd_atomic(struct session *s, const struct kv_opts *kv)
+static int raise_rd_atomic(struct session *s, const struct kv_opts *kv)
 {
 	int most = s->dev.attr.max_qp_init_rd_atom < s->dev.attr.max_qp_rd_atom ?
 		   s->dev.attr.max_qp_init_rd_atom : s->dev.attr.max_qp_rd_atom, n = 1;
 
 	if (kv->mode != KV_PULL)
-		return;
+		return 0;
 	while (n * 2 <= most && n * 2 <= 128)
 		n *= 2;
-	s->conn.rd_atomic = (uint8_t)n;
+	if (conn_offer_rd_atomic(&s->dev, &s->conn, n))
+		return -1;
 	show("rd_atomic", "%d RDMA READs in flight on each QP, as the device allows (max_qp_init_rd_atom "
 	     "%d as initiator, max_qp_rd_atom %d as responder); stage 3 keeps 1", s->conn.rd_atomic,
 	     s->dev.attr.max_qp_init_rd_atom, s->dev.attr.max_qp_rd_atom);
+	return 0;
 }
 
 /*
@@ -353,7 +356,8 @@ int main(int argc, char **argv)
 	show_shape(&step.kv);
 	if (session_open(&sess, &opts, &step.mr, &step.conn))
 		goto out_close_session;
-	raise_rd_atomic(&sess, &step.kv);
+	if (raise_rd_atomic(&sess, &step.kv))
+		goto out_close_session;
 	exchange_set_options(&sess.conn.local, "--mode %s --qps %d", kv_mode_name(step.kv.mode),
 			     step.kv.qps);
 	if (kv_qps_create(&qps, &sess, &step.conn, step.kv.qps) ||
