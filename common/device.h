@@ -5,6 +5,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 #include <infiniband/verbs.h>
 
 /* INET6_ADDRSTRLEN: a GID prints like an IPv6 address. */
@@ -58,9 +59,18 @@ int gid_table_print(struct ibv_context *ctx, uint8_t port, const struct ibv_port
 struct dev_counters {
 	bool ok;	/* every counter could be read */
 	unsigned long long sent_pkts, rcvd_pkts, send_rnr, rcvd_rnr;
+	struct timespec at;	/* when they were read */
 };
 
-/* Reads DEVICE's port PORT counters from /sys/class/infiniband/DEVICE/ports/PORT/hw_counters. */
-void dev_counters_read(const char *device, uint8_t port, struct dev_counters *out);
+/*
+ * Reads CTX's port PORT counters from /sys/class/infiniband/NAME/ports/PORT/
+ * hw_counters.  The kernel answers a read from its copy for 10 ms after the
+ * last refresh (RDMA_HW_STATS_DEFAULT_LIFESPAN): a reading after BEFORE (the
+ * one to subtract from, or NULL) first waits out the rest of 20 ms since it,
+ * or a short run would show BEFORE's figures again.  The one way every step
+ * reads them.
+ */
+void dev_counters_read(struct ibv_context *ctx, uint8_t port, const struct dev_counters *before,
+		       struct dev_counters *out);
 
 #endif

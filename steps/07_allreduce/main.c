@@ -89,22 +89,16 @@ static void show_counters(const struct rdma_dev *dev, const struct dev_counters 
 	     "a WRITE came before its receive (another program on this device, or a credit bug)");
 }
 
-/* The counters of this rank's port, before and after the RDMA sweep. */
-static void read_ring_counters(const struct rdma_dev *dev, struct dev_counters *out)
-{
-	dev_counters_read(ibv_get_device_name(dev->ctx->device), dev->port, out);
-}
-
 static int run_transports(const struct sweep *s, const struct ring_opts *opts)
 {
 	struct sweep_result rdma = { 0 }, tcp = { 0 };
 	struct dev_counters before, after;
 
 	if (opts->job.transport != TRANSPORT_TCP) {
-		read_ring_counters(&s->ring->dev, &before);
+		dev_counters_read(s->ring->dev.ctx, s->ring->dev.port, NULL, &before);
 		if (run_sweep(s, TRANSPORT_RDMA, &rdma))
 			return -1;
-		read_ring_counters(&s->ring->dev, &after);
+		dev_counters_read(s->ring->dev.ctx, s->ring->dev.port, &before, &after);
 		show_bytes_check(s, &rdma);
 		show_counters(&s->ring->dev, &before, &after);
 		show_result_check(s, &rdma);

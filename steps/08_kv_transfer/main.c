@@ -252,11 +252,6 @@ static int break_access(struct kv_qps *q, const struct kv_request *req, struct r
 	return 0;
 }
 
-static void read_counters(const struct rdma_dev *dev, struct dev_counters *out)
-{
-	dev_counters_read(ibv_get_device_name(dev->ctx->device), dev->port, out);
-}
-
 /* The device's own count of what crossed it while the requests moved. */
 static void show_counters(const struct dev_counters *a, const struct dev_counters *b)
 {
@@ -373,11 +368,11 @@ int main(int argc, char **argv)
 		goto out_destroy_qps;
 
 	show_heading("stage 8: move each request's KV cache, layer by layer");
-	read_counters(&sess.dev, &before);
+	dev_counters_read(sess.dev.ctx, sess.dev.port, NULL, &before);
 	for (int r = 0; r < step.kv.requests; r++)
 		if (move_request(&sess, &qps, &pool, &step.kv, decoder, r, opts.timeout_s))
 			goto out_free_pool;
-	read_counters(&sess.dev, &after);
+	dev_counters_read(sess.dev.ctx, sess.dev.port, &before, &after);
 	show_counters(&before, &after);
 	if (decoder)
 		show("check", "right: %d requests, every byte of every block at this side's own block "

@@ -17,8 +17,6 @@
 #include <string.h>
 #include <time.h>
 
-/* Twice the kernel's 10 ms cache of the device counters (RDMA_HW_STATS_DEFAULT_LIFESPAN). */
-#define COUNTER_LIFESPAN_MS 20
 
 static const char purpose[] =
 	"Step 09: on top of steps 01-05 and the job runtime (launchers, rendezvous, control),\n"
@@ -113,23 +111,6 @@ static void show_counters(const struct moe_run *r, const struct dev_counters *a,
 	     "receive posted");
 }
 
-/*
- * The port's counters after the phases.  The kernel answers a read of
- * hw_counters from its copy for 10 ms after the last refresh
- * (RDMA_HW_STATS_DEFAULT_LIFESPAN): a run shorter than that would read
- * BEFORE's figures again, so it waits the rest out first.
- */
-static void read_counters_after(const struct moe_run *r, const struct timespec *since,
-				struct dev_counters *out)
-{
-	long left = COUNTER_LIFESPAN_MS - ms_since(since);
-	struct timespec t = { .tv_nsec = left * 1000000L };
-
-	if (left > 0)
-		nanosleep(&t, NULL);
-	dev_counters_read(ibv_get_device_name(r->mesh->dev.ctx->device), r->mesh->dev.port, out);
-}
-
 /* Over TCP, a dispatch's system calls: a copy into the kernel and one out of it for every byte. */
 static void show_tcp_syscalls(const struct moe_run *r)
 {
@@ -178,11 +159,9 @@ static int run_phases(struct moe_run *r)
 {
 	bool sweep = r->opts->sizes.sized, rdma = r->transport == TRANSPORT_RDMA;
 	struct dev_counters before, after;
-	struct timespec start;
 	uint64_t wrong;
 
-	dev_counters_read(ibv_get_device_name(r->mesh->dev.ctx->device), r->mesh->dev.port, &before);
-	clock_start(&start);
+	dev_counters_read(r->mesh->dev.ctx, r->mesh->dev.port, NULL, &before);
 	if (sweep) {
 		show_heading(rdma ? "stage 9, the sweep: a row per size, quiet while it runs" :
 			     "stage 9 over TCP, the sweep: a row per size, quiet while it runs");
@@ -192,7 +171,7 @@ static int run_phases(struct moe_run *r)
 		return -1;
 	}
 	if (rdma) {
-		read_counters_after(r, &start, &after);
+		dev_counters_read(r->mesh->dev.ctx, r->mesh->dev.port, &before, &after);
 		show_counters(r, &before, &after);
 	}
 	if (sweep)
