@@ -31,10 +31,9 @@ int job_parse_option(int key, const char *arg, void *ctx)
 		return cli_parse_int("--world-size", arg, 1, opts->max_world, &opts->world);
 	case CLI_KEY_TRANSPORT:
 		v = cli_pick_named("--transport", "transport", arg, transport_names, 0, 3);
-		if (v < 0)
-			return -1;
-		opts->transport = (enum transport)v;
-		return 0;
+		if (v >= 0)
+			opts->transport = (enum transport)v;
+		return v < 0 ? -1 : 0;
 	}
 	/* --qp-timeout */
 	return cli_parse_int("--qp-timeout", arg, 1, 31, &opts->qp_timeout);
