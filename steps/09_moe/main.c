@@ -285,8 +285,8 @@ static int run_rank(const struct cli_common *common, const struct moe_opts *opts
 		goto free_routes;
 	if (run_transports(&r))
 		goto free_routes;
-	if (common->pause)
-		pause_until_told("the exchange is done (see 'rdma resource show')");
+	if (common->pause && pause_until_told("the exchange is done (see 'rdma resource show')"))
+		goto free_routes;
 	rc = 0;
 free_routes:
 	free(routes);
