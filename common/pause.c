@@ -21,7 +21,7 @@ static void on_sigusr1(int sig)
 
 /*
  * Waits for a line on stdin (until EOF), SIGUSR1, a stop signal or the
- * deadline; returns what ended it.  The three signals stay blocked except
+ * deadline; returns what ended it, or NULL for a stop signal.  The three signals stay blocked except
  * inside ppoll, which unblocks them atomically: a signal that comes between
  * the flag test and the wait still ends the wait.  The monotonic clock is
  * immune to changes of the wall clock.
@@ -35,7 +35,7 @@ static const char *wait_for_go(int timeout_s, const sigset_t *wait_mask)
 	clock_start(&start);
 	while (!told_to_go_on) {
 		if (stop_requested())
-			return stop_signal_name();
+			return NULL;
 		long left_ms = timeout_s * 1000L - ms_since(&start);
 		struct timespec left = { .tv_sec = left_ms / 1000, .tv_nsec = left_ms % 1000 * 1000000 };
 
@@ -50,11 +50,12 @@ static const char *wait_for_go(int timeout_s, const sigset_t *wait_mask)
 	return "SIGUSR1";
 }
 
-void pause_until_told(const char *what)
+int pause_until_told(const char *what)
 {
 	struct sigaction sa = { .sa_handler = on_sigusr1 };
 	struct sigaction old;
 	sigset_t wake, old_mask, wait_mask;
+	const char *by;
 
 	sigemptyset(&wake);
 	sigaddset(&wake, SIGUSR1);
@@ -70,7 +71,12 @@ void pause_until_told(const char *what)
 	sigaction(SIGUSR1, &sa, &old);
 	show("paused", "pid %d, %s; press Enter or send SIGUSR1 to go on (at most %d s)",
 	     (int)getpid(), what, PAUSE_MAX_S);
-	show("resumed", "by %s", wait_for_go(PAUSE_MAX_S, &wait_mask));
+	by = wait_for_go(PAUSE_MAX_S, &wait_mask);
 	sigaction(SIGUSR1, &old, NULL);
 	sigprocmask(SIG_SETMASK, &old_mask, NULL);
+	/* Ctrl-C here ends the program as it does anywhere else: through its release lines, with status 1. */
+	if (!by)
+		return report_stopped();
+	show("resumed", "by %s", by);
+	return 0;
 }

@@ -6,9 +6,12 @@
 
 /*
  * Prints "paused: pid N, WHAT; press Enter or send SIGUSR1 to go on" and
- * waits for a line on stdin, SIGUSR1, or at most PAUSE_MAX_S seconds.  Ctrl-C
- * or SIGTERM ends the pause too, and the program then stops (see stop.h).
+ * waits for a line on stdin, SIGUSR1, or at most PAUSE_MAX_S seconds; then
+ * prints "resumed: by ..." and returns 0.  Ctrl-C or SIGTERM ends the pause
+ * as it ends any other wait (see stop.h): no "resumed" line, the "stopped by"
+ * error instead, and -1, so that the program releases what it created and
+ * exits with 1, as a Ctrl-C anywhere else makes it do.
  */
-void pause_until_told(const char *what);
+int pause_until_told(const char *what);
 
 #endif

@@ -233,7 +233,10 @@ int sock_connect(const char *host, int port, int timeout_s)
 		return report_stopped();
 	if (fd < 0) {
 		report_error("could not connect to %s port %d within %d s: %s. Is the server "
-			     "running (start it first, without a HOST argument)? A server takes one "
+			     "running (start it first, without a HOST argument), and where this host "
+			     "reaches it? Each 'make shell' is a VM with a network of its own, so a "
+			     "server in another one is out of reach, even at the same address: run "
+			     "both sides in one VM. A server takes one "
 			     "client and then stops listening, so it refuses a second one; and one "
 			     "started with --cm listens through rdma_cm, not on TCP (give both "
 			     "sides --cm, or neither)",

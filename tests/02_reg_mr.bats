@@ -52,6 +52,22 @@ copy_step_for_nobody() {
 	assert_back_to_baseline
 }
 
+@test "02_reg_mr: Ctrl-C at the --pause prompt stops the program as it does anywhere else: the stop named, the MR and PD released, status 1" {
+	record_baseline
+	start_step reg 02_reg_mr -d "$DEV" -s 64K --pause
+	log=$BATS_TEST_TMPDIR/reg.out
+	wait_for_line "$log" '^paused +: pid [0-9]+'
+	kill -INT "$(paused_pid "$log")"
+	finish_step reg "$reg_pid"
+	assert_failure 1
+	assert_line 'error: stopped by SIGINT (Ctrl-C): releasing what this program created, in reverse order'
+	refute_line --regexp '^resumed '
+	# A failure's release lines come without the teardown heading, as after any other error.
+	refute_line --partial '== teardown'
+	assert_in_order '^paused ' '^error: stopped by SIGINT' '^ibv_dereg_mr ' '^ibv_dealloc_pd ' '^ibv_close_device '
+	assert_back_to_baseline
+}
+
 @test "02_reg_mr: over the memlock limit, registration fails with a message saying how to raise it" {
 	record_baseline
 	# As root the limit does not apply (CAP_IPC_LOCK): run as nobody with 64 KiB.

@@ -33,7 +33,7 @@ setup() {
 	# A second client while the server serves the first: refused, and told why.
 	run_step 03_cq_qp_rts -d "$DEV" -p "$port" -t 1 127.0.0.1
 	assert_failure 1
-	assert_output --partial "Connection refused. Is the server running (start it first, without a HOST argument)? A server takes one client and then stops listening, so it refuses a second one"
+	assert_output --partial "Connection refused. Is the server running (start it first, without a HOST argument), and where this host reaches it? Each 'make shell' is a VM with a network of its own, so a server in another one is out of reach, even at the same address: run both sides in one VM. A server takes one client and then stops listening, so it refuses a second one"
 	kill -USR1 "$(paused_pid "$srv")" "$(paused_pid "$cli")"
 	finish_step cli "$cli_pid"
 	assert_success

@@ -11,14 +11,17 @@ setup() {
 	assert_both_succeeded
 	use_output_of srv
 	assert_line --regexp '^operation +: send, we are the target$'
-	# Least privilege: SEND/RECV needs no remote access on either side, so no rkey is sent.
-	assert_line --regexp '^access +: local_write: the NIC writes received messages here; no peer may reach this buffer$'
+	# Least privilege: SEND/RECV needs no remote access on either side, so no rkey is sent;
+	# the receiver's NIC writes its buffer, and the sender's only reads its own, which needs no right.
+	assert_line --regexp '^access +: local_write: the target of SEND: our NIC writes the received message here; no peer may reach this buffer$'
 	assert_line --regexp '^ibv_modify_qp +: RESET -> INIT: .*remote access none '
 	assert_line --regexp '^local buffer +: .*, rkey 0x0$'
 	assert_line --regexp '^ibv_poll_cq +: completion: opcode RECV, status success, 4096 bytes$'
 	assert_line --regexp '^data check +: 4096 bytes arrived intact$'
 	assert_in_order '^ibv_post_recv ' '^ibv_poll_cq .*RECV' '^data check '
 	use_output_of cli
+	assert_line --regexp '^access +: none: the initiator of SEND: our NIC only reads this buffer, which needs no right; no peer may reach it$'
+	assert_line --regexp '^ibv_reg_mr +: memory region registered: .*, access none$'
 	assert_line --regexp '^ibv_post_send +: SEND of 4096 bytes posted: '
 	assert_line --regexp '^ibv_poll_cq +: completion: opcode SEND, status success'
 	run_server_client 04_post_wr -o send -s 32
@@ -42,6 +45,7 @@ setup() {
 	assert_line --regexp '^target CQ +: 0 completion\(s\): a one-sided WRITE does not involve the target.s CPU$'
 	assert_line --regexp '^data check +: 4096 bytes arrived intact$'
 	use_output_of cli
+	assert_line --regexp '^access +: none: the initiator of RDMA WRITE: our NIC only reads this buffer, which needs no right; no peer may reach it$'
 	assert_line --regexp '^ibv_poll_cq +: completion: opcode RDMA_WRITE, status success'
 	run_server_client 04_post_wr -o write_imm --imm 0xdeadbeef
 	assert_both_succeeded "write_imm"
@@ -136,13 +140,16 @@ run_violation() {
 }
 
 # The initiator's side of a violation that moved its QP to ERR: the failed
-# completion (status STATUS), the state, and the next work request flushed.
+# completion (status STATUS) of work request 2, how long it took, the state, and
+# the same operation posted again as work request 3, flushed.
 assert_initiator_error() {
 	use_output_of cli
 	assert_line --regexp "^ibv_poll_cq +: completion of work request 2 \(send-queue operation\): status $1, vendor error 0x[0-9a-f]+\$"
+	assert_line --regexp '^  after +: [0-9]+ ms from the post to this completion$'
 	assert_line --regexp '^ibv_query_qp +: state ERR: '
-	assert_line --regexp '^ibv_poll_cq +: completion of work request 2 \(send-queue operation\): status Work Request Flushed Error \(5\), '
-	assert_in_order "status $1" '^ibv_query_qp +: state ERR' 'status Work Request Flushed Error' '^ibv_destroy_qp '
+	assert_line --regexp '^posting again +: work request 3 \(send-queue operation posted after the error\): the same [a-z_]+, .*; on a QP in ERR it must complete as flushed, having done nothing$'
+	assert_line --regexp '^ibv_poll_cq +: completion of work request 3 \(send-queue operation posted after the error\): status Work Request Flushed Error \(5\), '
+	assert_in_order "status $1" '^ibv_query_qp +: state ERR' '^posting again ' '^ibv_post_send ' 'status Work Request Flushed Error' '^ibv_destroy_qp '
 }
 
 # The target's side: its QP in STATE (ERR or RTS) and its guarded bytes intact.
@@ -169,11 +176,14 @@ assert_target_unchanged() {
 	record_baseline
 	run_violation rkey write_imm
 	assert_initiator_error 'remote access error \(10\)'
+	rkey=$(field_of "$BATS_TEST_TMPDIR/srv.out" '^local buffer' rkey)
+	# The first WRITE carries the rkey plus one, the one after the error the target's own.
+	assert_line --regexp '^posting again +: work request 3 \(send-queue operation posted after the error\): the same write_imm, this time with the rkey the target sent; '
+	assert_in_order "^ibv_post_send .*, rkey 0x$(printf '%x' $((rkey + 1))), " '^posting again ' "^ibv_post_send .*, rkey 0x$(printf '%x' "$rkey"), "
 	assert_target_unchanged ERR
 	# The receive a WRITE with immediate would have consumed is flushed when the QP fails.
 	assert_line --regexp '^ibv_poll_cq +: completion of work request 1 \(receive\): status Work Request Flushed Error \(5\), '
 	assert_line --regexp '^target CQ +: 1 completion\(s\)$'
-	rkey=$(field_of "$BATS_TEST_TMPDIR/srv.out" '^local buffer' rkey)
 	use_output_of cli
 	assert_line --regexp "^ibv_post_send +: RDMA WRITE of 4096 bytes posted: remote addr 0x[0-9a-f]+, rkey 0x$(printf '%x' $((rkey + 1))), with immediate value\$"
 	run_violation past_end write

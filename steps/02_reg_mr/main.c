@@ -33,11 +33,12 @@ int main(int argc, char **argv)
 	show_heading("stage 2: register memory");
 	if (register_buffer(&dev, &mr_opts, &buf))
 		goto out_close_device;
-	if (opts.pause)
-		pause_until_told("MR registered (see 'rdma resource show mr')");
+	if (opts.pause && pause_until_told("MR registered (see 'rdma resource show mr')"))
+		goto out_release_buffer;
 	status = EXIT_SUCCESS;
 
 	show_heading("teardown, in reverse order of creation");
+out_release_buffer:
 	if (release_buffer(&buf))
 		status = EXIT_FAILURE;
 out_close_device:

@@ -48,8 +48,8 @@ int main(int argc, char **argv)
 		goto out_close_session;
 	show("connected", "QP 0x%06x is in RTS, connected to QP 0x%06x", conn->local.qpn,
 	     conn->remote.qpn);
-	if (opts.pause)
-		pause_until_told("QP in RTS (see 'rdma resource show qp')");
+	if (opts.pause && pause_until_told("QP in RTS (see 'rdma resource show qp')"))
+		goto out_close_session;
 	/* Through rdma_cm the client ends the connection (DREQ), and the server waits for it. */
 	if (session_through_cm(&sess) && !opts.host && cm_wait_disconnect(&sess.cm))
 		goto out_close_session;

@@ -183,7 +183,7 @@ int expect_failed_completion(struct rdma_conn *conn, const char *what)
 		return -1;
 	}
 	show_failed_completion(&wc);
-	show("  after", "%ld ms", ms_since(&start));
+	show("  after", "%ld ms from the post to this completion", ms_since(&start));
 	return 0;
 }
 

@@ -187,8 +187,8 @@ int main(int argc, char **argv)
 	     opts.host ? "we are the initiator" : "we are the target");
 	if (run_stage4(&sess, &opts, &step))
 		goto out_close_session;
-	if (opts.pause)
-		pause_until_told("transfer done (see 'rdma resource show')");
+	if (opts.pause && pause_until_told("transfer done (see 'rdma resource show')"))
+		goto out_close_session;
 	status = EXIT_SUCCESS;
 
 	show_heading("teardown, in reverse order of creation");

@@ -67,9 +67,16 @@ void grant_op_access(struct reg_mr_opts *mr, enum wr_op op, bool target)
 					     "bytes here; no peer may reach this buffer"
 					   : "the initiator of an atomic: our NIC writes the old value "
 					     "here; no peer may reach this buffer");
-	else
+	else if (target)
 		reg_mr_grant(mr, IBV_ACCESS_LOCAL_WRITE,
-			     "the NIC writes received messages here; no peer may reach this buffer");
+			     "the target of SEND: our NIC writes the received message here; no peer "
+			     "may reach this buffer");
+	else
+		/* The NIC reading local memory, to send it, needs no right at all. */
+		reg_mr_grant(mr, 0, op == OP_SEND ? "the initiator of SEND: our NIC only reads this "
+			     "buffer, which needs no right; no peer may reach it"
+			     : "the initiator of RDMA WRITE: our NIC only reads this buffer, which "
+			     "needs no right; no peer may reach it");
 }
 
 bool op_is_atomic(enum wr_op op)
@@ -278,6 +285,10 @@ const char *wr_id_name(uint64_t wr_id)
 		return "receive";
 	case WR_ID_SEND:
 		return "send-queue operation";
+	case WR_ID_SEND_AFTER_ERR:
+		return "send-queue operation posted after the error";
+	case WR_ID_RECV_AFTER_ERR:
+		return "receive posted after the error";
 	default:
 		return "unknown";
 	}

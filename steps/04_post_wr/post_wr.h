@@ -50,8 +50,10 @@ const char *op_name(enum wr_op op);
 
 /*
  * Least privilege for OP on this side (the target, or the initiator): a
- * WRITE target gets remote_write, a READ target remote_read, and every other
- * buffer local_write only.  -a overrides it.
+ * WRITE target gets remote_write, a READ target remote_read, an atomic's
+ * target remote_atomic, a buffer the NIC writes into (a SEND's target, a
+ * READ's or an atomic's initiator) local_write, and one it only reads (a
+ * SEND's or a WRITE's initiator) no right at all.  -a overrides it.
  */
 void grant_op_access(struct reg_mr_opts *mr, enum wr_op op, bool target);
 
@@ -64,11 +66,16 @@ int check_atomic_support(const struct rdma_dev *dev, size_t len);
 /* Whether OP consumes a receive on the target (SEND and WRITE with immediate do). */
 bool op_needs_recv(enum wr_op op);
 
-/* The wr_id of each kind of work request, which its completion carries back. */
+/*
+ * The wr_id of each kind of work request, which its completion carries back:
+ * a failed completion has no opcode, so its wr_id alone says which WR it was.
+ */
 #define WR_ID_RECV 1	/* a receive */
 #define WR_ID_SEND 2	/* the operation on the send queue: SEND, WRITE or READ */
+#define WR_ID_SEND_AFTER_ERR 3	/* --violate: the same operation, posted again on the QP in ERR */
+#define WR_ID_RECV_AFTER_ERR 4	/* --violate: a receive posted on the QP in ERR */
 
-/* What a wr_id of ours tags: "receive", "send-queue operation" or "unknown". */
+/* What a wr_id of ours tags: "receive", "send-queue operation", ..., or "unknown". */
 const char *wr_id_name(uint64_t wr_id);
 
 /* Posts one receive of LEN bytes into BUF: the landing place for a SEND, or the slot a WRITE_IMM's notice uses. */

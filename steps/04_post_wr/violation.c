@@ -39,6 +39,16 @@ static const char *const violation_plans[] = {
 			 "crashed peer would",
 };
 
+/* The initiator's work request after the error: the same operation, and how it differs from the broken one. */
+static const char *const violation_retries[] = {
+	[VIOLATE_ACCESS] = "as before (the target's rights were the fault)",
+	[VIOLATE_RKEY] = "this time with the rkey the target sent",
+	[VIOLATE_PAST_END] = "this time at the target's own address",
+	[VIOLATE_OTHER_PD] = "this time from the MR in the QP's own PD",
+	[VIOLATE_SHORT_RECV] = "as before (the target's receive was the fault)",
+	[VIOLATE_GONE] = "as before (the target's QP is what is missing)",
+};
+
 const struct cli_option violation_cli_options[] = {
 	{ "violate", 'V', "KIND", "break memory protection on purpose, the same KIND on "
 	  "both sides: access, rkey, past_end, other_pd, short_recv or gone" },
@@ -121,14 +131,26 @@ static int show_qp_after_error(struct rdma_conn *conn, enum ibv_qp_state *state)
 	return 0;
 }
 
-/* On a QP in ERR: the send-queue work request just posted must come back flushed, having done nothing. */
-static int expect_flushed_send(struct rdma_conn *conn)
+/*
+ * On a QP in ERR: the same operation again, unbroken, tagged with a wr_id of
+ * its own; it must come back flushed, having done nothing.
+ */
+static int post_again_after_error(struct rdma_conn *conn, const struct rdma_buf *buf,
+				  const struct post_opts *post, enum violation v)
 {
+	struct prepared_op op;
 	struct ibv_wc wc;
 
-	if (take_any_completion(conn, &wc, FLUSH_TIMEOUT_MS))
+	show("posting again", "work request %d (%s): the same %s, %s; on a QP in ERR it must "
+	     "complete as flushed, having done nothing", WR_ID_SEND_AFTER_ERR,
+	     wr_id_name(WR_ID_SEND_AFTER_ERR), op_name(post->op), violation_retries[v]);
+	prepare_operation(&op, conn, buf, buf->len, post);
+	op.wr.wr_id = WR_ID_SEND_AFTER_ERR;
+	if (post_prepared(conn, &op) || take_any_completion(conn, &wc, FLUSH_TIMEOUT_MS))
 		return -1;
 	show_failed_completion(&wc);
+	if (expect_wr_id(&wc, WR_ID_SEND_AFTER_ERR))
+		return -1;
 	if (wc.status != IBV_WC_WR_FLUSH_ERR) {
 		report_error("a work request posted on a QP in ERR completed with status %s, not as "
 			     "flushed", ibv_wc_status_str(wc.status));
@@ -137,11 +159,21 @@ static int expect_flushed_send(struct rdma_conn *conn)
 	return 0;
 }
 
-/* On a QP in ERR: the receive just posted should come back flushed; rxe on Linux 6.1 never returns it. */
-static int show_flushed_recv(struct rdma_conn *conn)
+/*
+ * On a QP in ERR: a receive posted now, tagged with a wr_id of its own, should
+ * come back flushed; rxe on Linux 6.1 never returns it.
+ */
+static int post_recv_after_error(struct rdma_conn *conn, const struct rdma_buf *buf)
 {
+	struct prepared_recv r;
 	struct ibv_wc wc;
-	int rc = wait_completion(conn, &wc, FLUSH_TIMEOUT_MS);
+	int rc;
+
+	prepare_receive(&r, buf, buf->len);
+	r.wr.wr_id = WR_ID_RECV_AFTER_ERR;
+	if (post_prepared_receive(conn, &r))
+		return -1;
+	rc = wait_completion(conn, &wc, FLUSH_TIMEOUT_MS);
 
 	if (rc == 1) {
 		show("ibv_poll_cq", "no completion within %d ms: this provider does not flush a "
@@ -224,8 +256,7 @@ int violate_as_initiator(struct rdma_dev *dev, struct rdma_conn *conn, const str
 		return -1;
 	if (post_violating(dev, conn, buf, post, v) || show_qp_after_error(conn, &state))
 		return -1;
-	if (state == IBV_QPS_ERR &&
-	    (post_operation(conn, buf, buf->len, post) || expect_flushed_send(conn)))
+	if (state == IBV_QPS_ERR && post_again_after_error(conn, buf, post, v))
 		return -1;
 	if (post->op == OP_READ) {
 		if (!check_pattern(buf->addr, buf->len, GUARD_SEED))
@@ -295,7 +326,7 @@ int violate_as_target(struct rdma_conn *conn, const struct rdma_buf *buf,
 	if (n < 0 || show_qp_after_error(conn, &state))
 		return -1;
 	show("target CQ", "%d completion(s)", n);
-	if (state == IBV_QPS_ERR && (post_receive(conn, buf, buf->len) || show_flushed_recv(conn)))
+	if (state == IBV_QPS_ERR && post_recv_after_error(conn, buf))
 		return -1;
 	if (v == VIOLATE_SHORT_RECV)
 		return check_past_receive(buf, recv_len);

@@ -127,6 +127,11 @@ int main(int argc, char **argv)
 	step.conn.hook = &hook;
 	if (step.poll.rping)
 		grant_rping_access(&step.mr, opts.host != NULL);
+	else if (opts.host && step.post.op == OP_SEND && step.poll.depth <= 1)
+		/* Step 04's SEND initiator only reads its buffer; in a ping-pong the reply lands in it. */
+		reg_mr_grant(&step.mr, IBV_ACCESS_LOCAL_WRITE,
+			     "the initiator of a SEND ping-pong: our NIC reads each ping from here and "
+			     "writes the target's reply here; no peer may reach this buffer");
 	else
 		grant_op_access(&step.mr, step.post.op, !opts.host);
 
@@ -135,8 +140,8 @@ int main(int argc, char **argv)
 	if (step.poll.rping ? run_rping(&sess, &rping, &opts, step.poll.iters)
 			    : run_over_side_channel(&sess, &opts, &step))
 		goto out_close_session;
-	if (opts.pause)
-		pause_until_told("transfers done (see 'rdma resource show')");
+	if (opts.pause && pause_until_told("transfers done (see 'rdma resource show')"))
+		goto out_close_session;
 	status = EXIT_SUCCESS;
 
 	show_heading("stage 5: destroy everything, in reverse order of creation");

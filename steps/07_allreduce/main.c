@@ -137,8 +137,8 @@ static int run_rank(const struct cli_common *common, const struct ring_opts *opt
 	show_heading("stage 7: the collective, every size");
 	if (run_transports(&s, opts) || ring_leave(ring, ctl, common->timeout_s))
 		return -1;
-	if (common->pause)
-		pause_until_told("the collective is done (see 'rdma resource show')");
+	if (common->pause && pause_until_told("the collective is done (see 'rdma resource show')"))
+		return -1;
 	return 0;
 }
 

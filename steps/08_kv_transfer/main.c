@@ -377,8 +377,8 @@ int main(int argc, char **argv)
 	if (decoder)
 		show("check", "right: %d requests, every byte of every block at this side's own block "
 		     "addresses is the prefiller's, layer by layer", step.kv.requests);
-	if (opts.pause)
-		pause_until_told("transfers done (see 'rdma resource show')");
+	if (opts.pause && pause_until_told("transfers done (see 'rdma resource show')"))
+		goto out_free_pool;
 	status = EXIT_SUCCESS;
 
 	show_heading("teardown, in reverse order of creation");

@@ -282,8 +282,9 @@ static int run_rank(const struct cli_common *common, const struct moe_opts *opts
 	rc = run_transports(&r);
 	if (check_guards(&layout, mesh))
 		rc = -1;
-	if (!rc && common->pause)
-		pause_until_told("the exchange is done (see 'rdma resource show')");
+	if (!rc && common->pause &&
+	    pause_until_told("the exchange is done (see 'rdma resource show')"))
+		rc = -1;
 free_routes:
 	free(routes);
 	return rc;

@@ -35,6 +35,9 @@ export HOME=$TMPDIR/home
 mkdir -p "$HOME"
 tests/vm/banner.sh >"$out/banner"
 rdma resource show rxe0 >"$out/resources-at-boot"
+# Address randomisation, left on as make shell leaves it: two runs place the buffer apart.
+cat /proc/sys/kernel/randomize_va_space >"$out/aslr"
+for k in 1 2; do build/bin/02_reg_mr -s 4K | sed -n 's/^buffer  *: 4096 bytes at \(0x[0-9a-f]*\),.*/\1/p'; done >"$out/addresses"
 for dir in "$PWD" /tmp "$TMPDIR" "$HOME" /usr; do
 	if touch "$dir/.lab-probe" 2>/dev/null; then echo "$dir writable"; rm -f "$dir/.lab-probe"; else echo "$dir read-only"; fi
 done >"$out/writable"
@@ -69,7 +72,7 @@ echo $? >"$out/make.status"
 build/bin/01_open_pd --help | sed -n 3p >"$out/after-vm"
 JOB
 	chmod +x "$COPY/lab-job.sh"
-	RDMA_VM_PROJECT_RW=1 RDMA_VM_TIMEOUT=600 "$COPY/tests/vm/boot.sh" "$PROJECT_ROOT/build/vm" "$RESULTS" "$COPY/lab-job.sh" \
+	RDMA_VM_PROJECT_RW=1 RDMA_VM_ASLR=1 RDMA_VM_TIMEOUT=600 "$COPY/tests/vm/boot.sh" "$PROJECT_ROOT/build/vm" "$RESULTS" "$COPY/lab-job.sh" \
 		>"$BATS_TEST_TMPDIR/boot.out" 2>&1 &
 	vm=$!
 	wait_for_file "$RESULTS/ready" 300 || { kill "$vm"; fail "the guest never ran the step: $(tail -n 20 "$BATS_TEST_TMPDIR/boot.out")"; }
@@ -83,6 +86,14 @@ JOB
 	assert_line --regexp "^Writable too: /tmp, /run/tmp \(TMPDIR\) and /run/tmp/home; the rest of / is the host's, read-only\.$|^Writable too: /run/tmp \(TMPDIR\) and /run/tmp/home \(/tmp is the host's, read-only\)"
 	assert_line --regexp "^'rdma resource show' starts at pd 1, cq 1, qp 1: ib_core's own"
 	assert_output --partial 'Ctrl-b d, fit, then'
+	assert_line --regexp "^next pane, 'exit' closes one\.  Ctrl-b z zooms a pane to the whole window and$"
+	assert_line --regexp '^back; Ctrl-b \[ scrolls back through its output'
+	assert_line 'Address randomisation is on, as on any host: each run prints new buffer'
+	run cat "$RESULTS/aslr"
+	assert_output 2
+	mapfile -t addresses <"$RESULTS/addresses"
+	[ ${#addresses[@]} -eq 2 ] && [ "${addresses[0]}" != "${addresses[1]}" ] ||
+		fail "two runs of 02_reg_mr placed the buffer at '${addresses[*]}': not two different addresses"
 	run cat "$RESULTS/resources-at-boot"
 	assert_output --regexp '^0: rxe0: pd 1 cq 1 qp 1 cm_id 0 mr 0 '
 	run cat "$RESULTS/writable"

@@ -54,7 +54,25 @@ if [ "$what" = shell ]; then
 	case $nodes in 1 | 2 | 3 | 4) ;; *) die "NODES must be 1 to 4, not '$nodes'" ;; esac
 	[ "$mode" = native ] && die "this machine has an RDMA device ($(first_device)): run the tutorial's commands here directly, or set RDMA_TEST_MODE=vm"
 	{ [ -t 0 ] && [ -t 1 ]; } || die "needs a terminal: run 'make shell' from an interactive terminal"
-	export RDMA_VM_INTERACTIVE=1 RDMA_VM_PROJECT_RW=1
+	# RDMA_VM_ASLR: address randomisation stays on here, as on any host, so that each run
+	# prints new buffer addresses (guest-init.sh turns it off for every other job, for speed).
+	export RDMA_VM_INTERACTIVE=1 RDMA_VM_PROJECT_RW=1 RDMA_VM_ASLR=1
+	# Another 'make shell' already running: say what one more means, here and in the banner.
+	# shellcheck source=tests/vm/shells.bash
+	. tests/vm/shells.bash
+	running=$(running_shell_vms)
+	if [ "$nodes" = 1 ]; then
+		RDMA_VM_HOSTNAME=$(free_shell_hostname "$running")
+		export RDMA_VM_HOSTNAME
+		these="another VM, $RDMA_VM_HOSTNAME"
+	else
+		these="$nodes other VMs, node1 to node$nodes, on a wire of their own"
+	fi
+	if [ -n "$running" ]; then
+		other_shells_note "$running" "$these"
+		RDMA_VM_OTHER_SHELLS=$(list_shell_vms "$running")
+		export RDMA_VM_OTHER_SHELLS
+	fi
 fi
 if [ "$mode" = native ]; then
 	export RDMA_DEV=${RDMA_DEV:-$(first_device)} RDMA_STEPS_RESULTS=$results

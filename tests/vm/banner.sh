@@ -26,18 +26,38 @@ the hub that joins them, so 'tcpdump -i eth0 -n udp port 4791' there sees every
 node's packets."
 fi
 if [ -w /tmp ]; then tmp_note="/tmp, $TMPDIR (TMPDIR) and $HOME"; else tmp_note="$TMPDIR (TMPDIR) and $HOME (/tmp is the host's, read-only)"; fi
+# guest-init.sh turns address randomisation off for every job but make shell's (RDMA_VM_ASLR).
+if [ "$(cat /proc/sys/kernel/randomize_va_space 2>/dev/null)" = 0 ]; then
+	aslr_note="Address randomisation is off in this VM: every run prints the same buffer
+addresses, on both sides of a step, so an address shows nothing crossed: compare rkeys."
+else
+	aslr_note="Address randomisation is on, as on any host: each run prints new buffer
+addresses, so a client's 'remote buffer' equal to its server's 'local buffer'
+shows the address crossed ('make test' turns it off, for speed under emulation)."
+fi
+# Another make shell ran already (tests/vm/shells.bash): that VM is another machine.
+other_note=
+if [ -n "${RDMA_VM_OTHER_SHELLS:-}" ]; then
+	other_note="
+ANOTHER 'make shell' RUNS BESIDE THIS ONE: $RDMA_VM_OTHER_SHELLS.
+That VM is another machine, on another network, even at the same address: a
+server there and a client here never meet.  Run both sides of a step here."
+fi
 cat <<TEXT
 
-$where
+$where$other_note
 You are root in $PWD, the project itself, writable and uncached: edit and run
 'make' here or on the host, and the rebuilt step runs here at once.
 Writable too: $tmp_note; the rest of / is the host's, read-only.
 Run each chapter's commands as written (steps/NN_name/README.md).  For more
 terminals, start 'tmux':
 Ctrl-b % splits left/right, Ctrl-b " splits top/bottom, Ctrl-b o moves to the
-next pane, 'exit' closes one.  After resizing your window, run 'fit' outside
-tmux: Ctrl-b d, fit, then 'tmux attach' (if your own terminal already runs
-tmux, the outer one takes Ctrl-b: press it twice, Ctrl-b Ctrl-b d).
+next pane, 'exit' closes one.  Ctrl-b z zooms a pane to the whole window and
+back; Ctrl-b [ scrolls back through its output (arrows, PgUp; q ends it).
+After resizing your window, run 'fit' outside tmux: Ctrl-b d, fit, then
+'tmux attach' (if your own terminal already runs tmux, the outer one takes
+Ctrl-b: press it twice, Ctrl-b Ctrl-b d).
+$aslr_note
 'rdma resource show' starts at pd 1, cq 1, qp 1: ib_core's own (QP1, the GSI QP
 for management datagrams, with its CQ and PD).  Ctrl-C on a step leaves nothing
 behind: the kernel frees what a process held, as 'rdma resource show' shows.

@@ -26,7 +26,7 @@ timeout_s=${RDMA_VM_TIMEOUT:-1500}
 # The settings that cross into the guest, each under the one name it has on both
 # sides: job.env exports those that are set.  Add a setting here and nowhere else.
 forwarded=(RDMA_STEPS_BIN RDMA_STEPS_GCOV SOAK_ITERS BENCH_REPS BENCH_QUICK BENCH_COUNT_PASSES BENCH_COUNT_JOBS BENCH_ONLY STEP_TIMEOUT TIME_SCALE TRAIN_RANKS TRAIN_TIMEOUT
-	BENCH_NODES_SIZES RDMA_VM_NODE RDMA_VM_NODES RDMA_VM_PROJECT_RW TERM LINES COLUMNS)
+	BENCH_NODES_SIZES RDMA_VM_NODE RDMA_VM_NODES RDMA_VM_PROJECT_RW RDMA_VM_ASLR RDMA_VM_HOSTNAME RDMA_VM_OTHER_SHELLS TERM LINES COLUMNS)
 # make shell: the guest's console gets this terminal's size.
 if [ -t 0 ]; then
 	read -r LINES COLUMNS < <(stty size)
@@ -99,6 +99,12 @@ fi
 
 kernel=$(readlink "$vm_dir/vmlinuz" | sed 's|.*/||')
 if [ "${RDMA_VM_INTERACTIVE:-0}" = 1 ]; then
+	# The name by which a later 'make shell' finds this one (tests/vm/shells.bash): its hostname.
+	vm_hostname=${RDMA_VM_HOSTNAME:-rdma-vm}
+	[ -n "${RDMA_VM_NODE:-}" ] && vm_hostname=node$RDMA_VM_NODE
+	# shellcheck source=tests/vm/shells.bash
+	. "$root/tests/vm/shells.bash"
+	qemu+=(-name "$SHELL_VM_TAG:$vm_hostname")
 	echo "vm: booting $kernel under QEMU (TCG, no KVM)$node_note; the shell comes up in about 15 s"
 	# The guest sends CR LF itself. QEMU keeps output processing on, so turn off
 	# the LF -> CR LF mapping here: a bare LF must only move down (tmux relies on it).

@@ -23,7 +23,7 @@ run_node() { # K N PORT VM_DIR RESULTS_DIR
 		echo "shell: node $k waits for node 1's end of its wire (127.0.0.1 port $((port + k - 2)))"
 		wait_listening "$((port + k - 2))" 60
 	fi
-	RDMA_VM_INTERACTIVE=1 RDMA_VM_PROJECT_RW=1 RDMA_VM_NODE=$k RDMA_VM_NODES=$n RDMA_VM_WIRE_PORT=$port \
+	RDMA_VM_INTERACTIVE=1 RDMA_VM_PROJECT_RW=1 RDMA_VM_ASLR=1 RDMA_VM_NODE=$k RDMA_VM_NODES=$n RDMA_VM_WIRE_PORT=$port \
 		RDMA_VM_CPUS=$(node_cpus "$n") tests/vm/boot.sh "$4" "$5/node$k" tests/vm/shell.sh
 	status=$?
 	[ "$status" = 0 ] || { echo "shell: node $k ended with status $status; press Enter to close"; read -r; }
@@ -41,7 +41,8 @@ case $n in 2 | 3 | 4) ;; *) die "NODES must be 1 to 4, not '$n'" ;; esac
 command -v tmux >/dev/null || die "several nodes need tmux on this machine: run 'make deps' as root"
 port=$(wire_free_port $((n - 1))) || die "no $((n - 1)) free TCP ports in a row in 20000-29999 on 127.0.0.1 for the wire"
 session=rdma-steps-nodes-$port
-me=$root/tests/vm/nodes.sh
+# A pane takes the tmux server's environment, not ours: what run.sh found running goes on its command line.
+me="RDMA_VM_OTHER_SHELLS=$(printf '%q' "${RDMA_VM_OTHER_SHELLS:-}") $root/tests/vm/nodes.sh"
 # A session of its own, even from inside tmux: then the outer tmux takes Ctrl-b first.
 TMUX='' tmux new-session -d -s "$session" -x "$(tput cols 2>/dev/null || echo 160)" -y "$(tput lines 2>/dev/null || echo 48)" \
 	"$me --node 1 $n $port $vm_dir $results" || die "tmux could not start a session"
