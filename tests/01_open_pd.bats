@@ -76,7 +76,7 @@ setup() {
 @test "01_open_pd --help documents every option" {
 	run_step 01_open_pd --help
 	assert_success
-	for opt in --ib-dev --ib-port --gid-idx --help; do
+	for opt in --ib-dev --ib-port --gid-idx --pause --help; do
 		assert_output --partial -- "$opt"
 	done
 }

@@ -1,6 +1,7 @@
 /* main.c: step 01: open an RDMA device, show what it offers, allocate a protection domain, free it all. */
 #include "device.h"
 #include "open_pd.h"
+#include "pause.h"
 #include "report.h"
 
 #include <inttypes.h>
@@ -12,6 +13,7 @@ static const struct cli_spec spec = {
 	.program = "01_open_pd",
 	.purpose = "Step 01: open an RDMA device, show its attributes, port and GID table,\n"
 		   "allocate a protection domain (PD), then free everything in reverse order.",
+	.pauses = true,
 };
 
 static void show_node_guid(__be64 guid_be)
@@ -61,6 +63,8 @@ int main(int argc, char **argv)
 	show_device(&dev);
 	show_heading("GID table");
 	failures = gid_table_print(dev.ctx, dev.port, &dev.port_attr, dev.gid_index) ? 1 : 0;
+	if (opts.pause && pause_until_told("the PD is allocated (see 'rdma resource show')"))
+		failures++;
 
 	show_heading("teardown, in reverse order of creation");
 	failures += close_device_pd(&dev);
