@@ -219,6 +219,17 @@ static int poll_both(struct rdma_ring *r, struct ring_ctl *ctl, const struct rin
 	return n_next + n_prev;
 }
 
+/* Nothing moved for TIMEOUT_S: tells rank 0 which neighbour this rank waits on (ctl_stall). */
+static int stalled(struct rdma_ring *r, struct ring_ctl *ctl, const struct plan *plan, int sent,
+		   int taken, int timeout_s)
+{
+	if (sent < plan->n_send && r->credit_count == 0)
+		return ctl_stall(ctl, ring_next(r), "it returned no credit for %d s to rank %d, which has "
+				 "written every slot it was given", timeout_s, r->rank);
+	return ctl_stall(ctl, ring_prev(r), "it wrote nothing for %d s to rank %d, which has taken %d "
+			 "of its %d pieces", timeout_s, r->rank, taken, plan->n_recv);
+}
+
 int ring_run(struct rdma_ring *r, const struct ring_layout *l, const struct plan *plan,
 	     struct ring_ctl *ctl, int timeout_s)
 {
@@ -252,7 +263,7 @@ int ring_run(struct rdma_ring *r, const struct ring_layout *l, const struct plan
 		/* Nothing came: the runtime's rule gives the CPU away; -t without progress, a stall. */
 		rc = progress_idle(&pr);
 		if (rc == PROGRESS_STALLED)
-			rc = ring_stalled(r, ctl, plan, sent, taken, timeout_s);
+			rc = stalled(r, ctl, plan, sent, taken, timeout_s);
 		if (rc)
 			return -1;
 	}
@@ -266,18 +277,25 @@ int ring_finish(struct rdma_ring *r, struct ring_ctl *ctl, int timeout_s)
 	struct progress pr;
 	int taken = 0, n, rc;
 
+	bool quiet = !showing();
+
+	/* The last credits' completions, quietly, as every run's. */
+	show_quiet(true);
 	progress_start(&pr, ctl, r->rule, timeout_s);
 	while (r->credit_sends_in_flight > 0) {
 		n = poll_both(r, ctl, &l, &none, &taken);
 		if (n < 0)
-			return -1;
+			break;
 		if (n > 0)
 			continue;
 		rc = progress_idle(&pr);
 		if (rc == PROGRESS_STALLED)
-			rc = ring_stalled(r, ctl, &none, 0, 0, timeout_s);
-		if (rc)
-			return -1;
+			rc = stalled(r, ctl, &none, 0, 0, timeout_s);
+		if (rc) {
+			n = -1;
+			break;
+		}
 	}
-	return 0;
+	show_quiet(quiet);
+	return n < 0 ? -1 : 0;
 }

@@ -131,11 +131,11 @@ static int run_rank(const struct cli_common *common, const struct ring_opts *opt
 		failure = "its set-up failed (see its output)";
 	mine.tcp_port = tcp_ring_port(tcp);
 	ring_opts_format(opts, mine.options, sizeof(mine.options));
-	if (ring_meet(ring, ctl, l, &mine, failure, &nb) ||
+	if (ring_meet(ring, ctl, l, &mine, failure, &nb) || ring_grant_slots(ring, ctl) ||
 	    (opts->job.transport != TRANSPORT_RDMA && tcp_ring_connect(tcp, &nb, ctl, common->timeout_s)))
 		return -1;
 	show_heading("stage 7: the collective, every size");
-	if (run_transports(&s, opts) || ring_leave(ring, ctl, common->timeout_s))
+	if (run_transports(&s, opts) || ring_finish(ring, ctl, common->timeout_s) || ring_leave(ctl))
 		return -1;
 	if (common->pause && pause_until_told("the collective is done (see 'rdma resource show')"))
 		return -1;

@@ -64,31 +64,15 @@ int ring_meet(struct rdma_ring *r, struct ring_ctl *ctl, const struct launch *l,
 		ctl_fail(ctl, l->rank, "its QPs did not reach RTS (see its output)");
 		return -1;
 	}
-	/* Every QP is in RTS before the first credit goes out. */
-	return ctl_gather(ctl, &none, all) || ring_grant_slots(r, ctl) ? -1 : 0;
+	/* Every QP is in RTS before the first credit goes out (ring_grant_slots, next). */
+	return ctl_gather(ctl, &none, all);
 }
 
-int ring_stalled(struct rdma_ring *r, struct ring_ctl *ctl, const struct plan *plan, int sent,
-		 int taken, int timeout_s)
-{
-	if (sent < plan->n_send && r->credit_count == 0)
-		return ctl_stall(ctl, ring_next(r), "it returned no credit for %d s to rank %d, which has "
-				 "written every slot it was given", timeout_s, r->rank);
-	return ctl_stall(ctl, ring_prev(r), "it wrote nothing for %d s to rank %d, which has taken %d "
-			 "of its %d pieces", timeout_s, r->rank, taken, plan->n_recv);
-}
-
-int ring_leave(struct rdma_ring *r, struct ring_ctl *ctl, int timeout_s)
+int ring_leave(struct ring_ctl *ctl)
 {
 	struct rank_result none = { 0 }, all[MAX_WORLD];
-	bool quiet = !showing();
-	int rc;
 
-	/* The last credits' completions, quietly, as every run's. */
-	show_quiet(true);
-	rc = ring_finish(r, ctl, timeout_s);
-	show_quiet(quiet);
-	return rc || ctl_gather(ctl, &none, all) ? -1 : 0;
+	return ctl_gather(ctl, &none, all);
 }
 
 int ring_close(struct rdma_ring *r)

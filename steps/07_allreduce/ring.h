@@ -95,8 +95,9 @@ int ring_grant_slots(struct rdma_ring *r, struct ring_ctl *ctl);
 /*
  * Meets the other ranks: MINE (its options and per-rank part filled in) gains
  * both QPs, goes to rank 0 through the rendezvous, or FAILURE instead; then
- * both QPs to RTS against what NB says of the neighbours, every rank in RTS,
- * and the slots granted.  0, or -1 after every rank was told.
+ * both QPs to RTS against what NB says of the neighbours, and every rank in
+ * RTS; the caller then grants the slots (ring_grant_slots).  0, or -1 after
+ * every rank was told.
  */
 int ring_meet(struct rdma_ring *r, struct ring_ctl *ctl, const struct launch *l,
 	      struct hello *mine, const char *failure, struct neighbours *nb);
@@ -108,18 +109,11 @@ int ring_meet(struct rdma_ring *r, struct ring_ctl *ctl, const struct launch *l,
 int ring_run(struct rdma_ring *r, const struct ring_layout *l, const struct plan *plan,
 	     struct ring_ctl *ctl, int timeout_s);
 
-/* datapath.c: waits until the SENDs that carry our last credits are acknowledged. */
+/* datapath.c: waits, quietly, until the SENDs that carry our last credits are acknowledged. */
 int ring_finish(struct rdma_ring *r, struct ring_ctl *ctl, int timeout_s);
 
-/*
- * ring.c: nothing moved for TIMEOUT_S, SENT of PLAN's pieces posted and
- * TAKEN come: tells rank 0 which neighbour this rank waits on (ctl_stall).
- */
-int ring_stalled(struct rdma_ring *r, struct ring_ctl *ctl, const struct plan *plan, int sent,
-		 int taken, int timeout_s);
-
-/* The last credits acknowledged (quietly), then a last meeting of every rank; 0 or -1. */
-int ring_leave(struct rdma_ring *r, struct ring_ctl *ctl, int timeout_s);
+/* After ring_finish: a last meeting of every rank; 0 or -1. */
+int ring_leave(struct ring_ctl *ctl);
 
 /* Releases stages 3, 2 and 1; returns how many releases failed. */
 int ring_close(struct rdma_ring *r);

@@ -207,7 +207,8 @@ static int reap_all(struct a2a *a)
 	return 0;
 }
 
-bool a2a_signalled(const struct a2a *a, int peer)
+/* Whether PEER's signal of this exchange has come: its word of the phase (fadd), or a receive completion (imm). */
+static bool signalled(const struct a2a *a, int peer)
 {
 	const uint64_t *word;
 
@@ -218,14 +219,31 @@ bool a2a_signalled(const struct a2a *a, int peer)
 	return __atomic_load_n(word, __ATOMIC_ACQUIRE) >= a->rounds[a->ph];
 }
 
+/* How many peers have signalled this exchange, and the first that has not (-1: none). */
+static uint64_t signals_now(const struct a2a *a, int *silent)
+{
+	uint64_t n = 0;
+
+	*silent = -1;
+	for (int p = 0; p < a->m->world; p++) {
+		if (p == a->m->rank)
+			continue;
+		if (signalled(a, p))
+			n++;
+		else if (*silent < 0)
+			*silent = p;
+	}
+	return n;
+}
+
 int a2a_wait_signal(struct a2a *a)
 {
 	uint64_t want = (uint64_t)(a->m->world - 1), now, before = 0;
 	struct progress pr;
-	int rc;
+	int rc, silent;
 
 	progress_start(&pr, a->ctl, a->rule, a->timeout_s);
-	while ((now = a2a_signals_now(a)) < want) {
+	while ((now = signals_now(a, &silent)) < want) {
 		if (a->signal == SIGNAL_IMM && reap_all(a))
 			return a2a_waited(a, &pr, -1);
 		if (now > before) {
@@ -233,8 +251,11 @@ int a2a_wait_signal(struct a2a *a)
 			progress_made(&pr);
 		}
 		rc = progress_idle(&pr);
-		if (rc == PROGRESS_STALLED && a2a_name_silent(a) == 0)
-			continue;	/* the last signal came since the look: the next look ends the wait */
+		/* Past -t: look once more, for the last signal may have come since. */
+		if (rc == PROGRESS_STALLED && (now = signals_now(a, &silent)) == want)
+			continue;
+		if (rc == PROGRESS_STALLED)
+			a2a_name_silent(a, silent, now);
 		if (rc)
 			return a2a_waited(a, &pr, -1);
 	}

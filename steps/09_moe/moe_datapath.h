@@ -104,9 +104,6 @@ int a2a_begin(struct a2a *a, enum moe_phase ph, struct a2a_stats *st);
 int a2a_post(struct a2a *a, int peer, size_t src, uint64_t dst, size_t len,
 	     struct a2a_stats *st);
 
-/* Whether PEER's signal of this exchange has come: its word of the phase (fadd), or a receive completion (imm). */
-bool a2a_signalled(const struct a2a *a, int peer);
-
 /*
  * Waits until every peer's signal of this exchange has come: each peer's
  * word of the phase reads the phase's exchanges so far (fadd: N - 1 words in
@@ -141,12 +138,11 @@ void a2a_posted(const struct a2a *a, int peer, int writes, uint64_t dst, size_t 
 void a2a_show_signal(int peer, uint32_t imm, int slot);
 void a2a_show_sent(const struct a2a *a, int peer);
 
-/* a2a_report.c: how many peers have signalled this exchange; the line once every one has. */
-uint64_t a2a_signals_now(const struct a2a *a);
+/* a2a_report.c: the line once every peer's signal has come (SIGNALS of them). */
 void a2a_show_signals(struct a2a *a, uint64_t signals);
 
-/* a2a_report.c: a wait past -t names the first silent peer (-1, after ctl_fail), or finds none (0). */
-int a2a_name_silent(struct a2a *a);
+/* a2a_report.c: a wait past -t names SILENT, the first peer whose signal did not come, SIGNALS of N - 1 having come. */
+void a2a_name_silent(struct a2a *a, int silent, uint64_t signals);
 
 /* a2a_report.c: the first peer whose signal from us has not completed, or -1. */
 int a2a_first_sending(const struct a2a *a);

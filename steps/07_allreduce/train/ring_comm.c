@@ -52,7 +52,8 @@ static int meet_ranks(struct ring_comm *rc, const char *failure)
 	struct neighbours nb;
 
 	ring_opts_format(&rc->opts, mine.options, sizeof(mine.options));
-	return ring_meet(&rc->ring, &rc->ctl, &rc->launch, &mine, failure, &nb);
+	return ring_meet(&rc->ring, &rc->ctl, &rc->launch, &mine, failure, &nb) ||
+	       ring_grant_slots(&rc->ring, &rc->ctl) ? -1 : 0;
 }
 
 /* Releases what join made, in reverse; returns how many releases failed. */
@@ -171,7 +172,8 @@ int ring_comm_leave(struct ring_comm *rc)
 	show_quiet(!rc->verbose);
 	/* After a failure the other ranks are gone or going: release, meet no one. */
 	if (!rc->failed)
-		failed = ring_leave(&rc->ring, &rc->ctl, rc->common.timeout_s) != 0;
+		failed = ring_finish(&rc->ring, &rc->ctl, rc->common.timeout_s) ||
+			 ring_leave(&rc->ctl) ? 1 : 0;
 	failed += release_all(rc);
 	show_quiet(false);
 	return failed;
