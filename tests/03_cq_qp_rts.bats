@@ -120,7 +120,7 @@ send_to_server() {
 	assert_output --partial "error: the peer's exchange message has a bad version (2): this program speaks version 3 only (is the peer an older rdma-steps build? rebuild both)"
 	# Every field valid but the options text, which holds a terminal escape: refused, never echoed.
 	nul() { printf '\\000%.0s' $(seq "$1"); }
-	send_to_server "RDST\\002\\003$(nul 5)\\001$(nul 18)\\020\\000$(nul 6)\\020\\000$(nul 15)\\001\\033[31m$(nul 35)"
+	send_to_server "RDST\\003\\003$(nul 5)\\001$(nul 8)\\001\\200$(nul 8)\\020\\000$(nul 6)\\020\\000$(nul 15)\\001\\033[31m$(nul 35)"
 	assert_failure 1
 	assert_output --partial "error: the peer's exchange message has a bad options text (bytes 56 to 95): must be printable ASCII, then NULs to the end"
 	refute_output --partial $'\033'
@@ -199,12 +199,12 @@ end_fake_peer() {
 	end_fake_peer
 	assert_output --partial "error: the peer sent nothing for $((2 * TIME_SCALE)) s on the side channel"
 	start_fake_peer
-	printf 'RDST\002\003\000\000' >&5
+	printf 'RDST\003\003\000\000' >&5
 	end_fake_peer
 	assert_output --partial "error: the peer sent only 8 bytes of its message, then nothing for $((2 * TIME_SCALE)) s: is it speaking the same exchange format?"
 	# More than the start: the rest of the message never comes.
 	start_fake_peer
-	printf 'RDST\002\003%014d' 0 >&5
+	printf 'RDST\003\003%014d' 0 >&5
 	end_fake_peer
 	assert_output --partial "error: the peer sent only 20 bytes of its message, then nothing for $((2 * TIME_SCALE)) s"
 	start_fake_peer
