@@ -71,6 +71,8 @@ wait_for_rping_listen() {
 	# rping's client advertises 100 bytes to our 64-byte server: named, and both end.
 	start_step srv 05_poll_destroy --peer=rping -n 5 -s 64 -p "$CM_PORT" -t 10
 	wait_for_line "$BATS_TEST_TMPDIR/srv.out" '^listening '
+	# rping's client is refused by our server, so its own status is that refusal's: the test is of
+	# our side's message, below.
 	timeout -k 2 "$STEP_TIMEOUT" rping -c -V -C 5 -S 100 -p "$CM_PORT" -a "$CM_ADDR" >"$BATS_TEST_TMPDIR/rping.out" 2>&1 || true
 	finish_step srv "$srv_pid"
 	assert_failure 1

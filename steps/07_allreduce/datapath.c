@@ -230,12 +230,26 @@ static int stalled(struct rdma_ring *r, struct ring_ctl *ctl, const struct plan 
 			 "of its %d pieces", timeout_s, r->rank, taken, plan->n_recv);
 }
 
+/*
+ * After a poll that found nothing: the runtime's rule gives the CPU away, and
+ * -t without progress tells rank 0 whom this rank waits on.  0 or -1.
+ */
+static int wait_a_little(struct rdma_ring *r, struct ring_ctl *ctl, struct progress *pr,
+			 const struct plan *plan, int sent, int taken, int timeout_s)
+{
+	int rc = progress_idle(pr);
+
+	if (rc == PROGRESS_STALLED)
+		rc = stalled(r, ctl, plan, sent, taken, timeout_s);
+	return rc ? -1 : 0;
+}
+
 int ring_run(struct rdma_ring *r, const struct ring_layout *l, const struct plan *plan,
 	     struct ring_ctl *ctl, int timeout_s)
 {
 	struct ibv_wc early[MAX_SLOTS];
 	struct progress pr;
-	int sent = 0, taken = 0, n, rc;
+	int sent = 0, taken = 0, n;
 
 	progress_start(&pr, ctl, r->rule, timeout_s);
 	/* What came early is taken first, in order; what is early even for this run stays kept. */
@@ -260,11 +274,24 @@ int ring_run(struct rdma_ring *r, const struct ring_layout *l, const struct plan
 			progress_made(&pr);
 			continue;
 		}
-		/* Nothing came: the runtime's rule gives the CPU away; -t without progress, a stall. */
-		rc = progress_idle(&pr);
-		if (rc == PROGRESS_STALLED)
-			rc = stalled(r, ctl, plan, sent, taken, timeout_s);
-		if (rc)
+		if (wait_a_little(r, ctl, &pr, plan, sent, taken, timeout_s))
+			return -1;
+	}
+	return 0;
+}
+
+/* The SENDs of our last credits acknowledged; 0 or -1. */
+static int finish_credits(struct rdma_ring *r, struct ring_ctl *ctl, int timeout_s)
+{
+	struct plan none = { 0 };
+	struct ring_layout l = { .world = r->world };
+	struct progress pr;
+	int taken = 0, n;
+
+	progress_start(&pr, ctl, r->rule, timeout_s);
+	while (r->credit_sends_in_flight > 0) {
+		n = poll_both(r, ctl, &l, &none, &taken);
+		if (n < 0 || (n == 0 && wait_a_little(r, ctl, &pr, &none, 0, 0, timeout_s)))
 			return -1;
 	}
 	return 0;
@@ -272,30 +299,12 @@ int ring_run(struct rdma_ring *r, const struct ring_layout *l, const struct plan
 
 int ring_finish(struct rdma_ring *r, struct ring_ctl *ctl, int timeout_s)
 {
-	struct plan none = { 0 };
-	struct ring_layout l = { .world = r->world };
-	struct progress pr;
-	int taken = 0, n, rc;
-
 	bool quiet = !showing();
+	int rc;
 
 	/* The last credits' completions, quietly, as every run's. */
 	show_quiet(true);
-	progress_start(&pr, ctl, r->rule, timeout_s);
-	while (r->credit_sends_in_flight > 0) {
-		n = poll_both(r, ctl, &l, &none, &taken);
-		if (n < 0)
-			break;
-		if (n > 0)
-			continue;
-		rc = progress_idle(&pr);
-		if (rc == PROGRESS_STALLED)
-			rc = stalled(r, ctl, &none, 0, 0, timeout_s);
-		if (rc) {
-			n = -1;
-			break;
-		}
-	}
+	rc = finish_credits(r, ctl, timeout_s);
 	show_quiet(quiet);
-	return n < 0 ? -1 : 0;
+	return rc;
 }
