@@ -5,7 +5,8 @@ STEPS := $(sort $(notdir $(wildcard steps/[0-9][0-9]_*)))
 BUILD ?= build
 BIN := $(BUILD)/bin
 OBJ := $(BUILD)/obj
-VM_DIR := build/vm
+# RDMA_VM_KERNEL=SUITE: the VM boots that Debian suite's kernel (tests/vm/kernel-choice.bash).
+VM_DIR := build/vm$(if $(RDMA_VM_KERNEL),/$(RDMA_VM_KERNEL))
 
 CC ?= cc
 PKG_CONFIG ?= pkg-config

@@ -21,6 +21,8 @@ setup_file() {
 
 setup() {
 	load ../lib/test_helper
+	# shellcheck source=tests/vm/kernel-choice.bash
+	. "$PROJECT_ROOT/tests/vm/kernel-choice.bash"
 	cd "$PROJECT_ROOT" || return 1
 }
 
@@ -68,7 +70,7 @@ done
 JOB
 	chmod +x "$WORK/job.sh"
 	mkdir -p "$WORK/results"
-	RDMA_VM_TIMEOUT=600 tests/vm/boot.sh build/vm "$WORK/results" "$WORK/job.sh" >"$WORK/boot.out" 2>&1 ||
+	RDMA_VM_TIMEOUT=600 tests/vm/boot.sh "$(vm_kernel_dir "$PWD")" "$WORK/results" "$WORK/job.sh" >"$WORK/boot.out" 2>&1 ||
 		fail "the VM's job failed: $(tail -n 20 "$WORK/boot.out")"
 	for step in steps/[0-9][0-9]_*; do
 		step=${step#steps/}

@@ -5,6 +5,8 @@
 
 setup() {
 	load ../lib/test_helper
+	# shellcheck source=tests/vm/kernel-choice.bash
+	. "$PROJECT_ROOT/tests/vm/kernel-choice.bash"
 	COPY=$BATS_TEST_TMPDIR/project
 	RESULTS=$BATS_TEST_TMPDIR/results
 	mkdir -p "$COPY" "$RESULTS"
@@ -72,7 +74,7 @@ echo $? >"$out/make.status"
 build/bin/01_open_pd --help | sed -n 3p >"$out/after-vm"
 JOB
 	chmod +x "$COPY/lab-job.sh"
-	RDMA_VM_PROJECT_RW=1 RDMA_VM_ASLR=1 RDMA_VM_TIMEOUT=600 "$COPY/tests/vm/boot.sh" "$PROJECT_ROOT/build/vm" "$RESULTS" "$COPY/lab-job.sh" \
+	RDMA_VM_PROJECT_RW=1 RDMA_VM_ASLR=1 RDMA_VM_TIMEOUT=600 "$COPY/tests/vm/boot.sh" "$(vm_kernel_dir "$PROJECT_ROOT")" "$RESULTS" "$COPY/lab-job.sh" \
 		>"$BATS_TEST_TMPDIR/boot.out" 2>&1 &
 	vm=$!
 	wait_for_file "$RESULTS/ready" 300 || { kill "$vm"; fail "the guest never ran the step: $(tail -n 20 "$BATS_TEST_TMPDIR/boot.out")"; }
@@ -135,7 +137,7 @@ wait_for_pane() { # SESSION PANE SECONDS REGEX
 }
 
 @test "lab: make shell NODES=2 puts node 1 and node 2 side by side, each named, and a step runs from one to the other" {
-	session=$(RDMA_LAB_DETACHED=1 "$COPY/tests/vm/nodes.sh" 2 "$PROJECT_ROOT/build/vm" "$RESULTS")
+	session=$(RDMA_LAB_DETACHED=1 "$COPY/tests/vm/nodes.sh" 2 "$(vm_kernel_dir "$PROJECT_ROOT")" "$RESULTS")
 	[ -n "$session" ] || fail "nodes.sh started no tmux session"
 	for pane in 0 1; do
 		wait_for_pane "$session" $pane 300 "^root@node$((pane + 1)):" || {
@@ -168,7 +170,7 @@ wait_for_pane() { # SESSION PANE SECONDS REGEX
 }
 
 @test "lab: make shell NODES=3 tiles nodes 1 to 3, each named, and the banner's own step 07 command runs the ring across them" {
-	session=$(RDMA_LAB_DETACHED=1 "$COPY/tests/vm/nodes.sh" 3 "$PROJECT_ROOT/build/vm" "$RESULTS")
+	session=$(RDMA_LAB_DETACHED=1 "$COPY/tests/vm/nodes.sh" 3 "$(vm_kernel_dir "$PROJECT_ROOT")" "$RESULTS")
 	[ -n "$session" ] || fail "nodes.sh started no tmux session"
 	for pane in 0 1 2; do
 		wait_for_pane "$session" $pane 300 "^root@node$((pane + 1)):" || {

@@ -18,7 +18,7 @@ set -euo pipefail
 
 # libc6-dev is only a Recommends of gcc: without it there is no stdint.h.
 build_packages=(gcc libc6-dev make pkg-config libibverbs-dev librdmacm-dev)
-# xz-utils: the VM boots the kernel unpacked from Debian's vmlinuz, which is xz-compressed.
+# xz-utils and zstd: the VM boots the kernel unpacked from Debian's vmlinuz, xz-compressed up to 6.x, zstd from 7.x (RDMA_VM_KERNEL).
 # mount: the VM's init runs this machine's own mount over 9p, and a minimal root lacks it.
 # strace, gnuplot-nox and jq: make bench counts system calls and draws its plot; its test reads the JSON.
 # python3: tests/tools/tutorial-parity.py, which keeps the Chinese edition in step with the English.
@@ -28,7 +28,7 @@ build_packages=(gcc libc6-dev make pkg-config libibverbs-dev librdmacm-dev)
 # are drawn in; graphviz measures their labels in it, so 'make diagrams' and tests/00_diagrams.bats need it.
 run_packages=(rdma-core ibverbs-providers ibverbs-utils rdmacm-utils perftest iproute2 kmod procps mount
 	bats bats-assert bats-support qemu-system-x86 busybox-static graphviz fonts-wqy-microhei tmux shellcheck
-	strace gnuplot-nox jq xz-utils python3 cmark-gfm)
+	strace gnuplot-nox jq xz-utils zstd python3 cmark-gfm)
 
 case ${1:-all} in
 build) packages=("${build_packages[@]}") ;;

@@ -99,8 +99,11 @@ for _ in $(seq 1 "$hogs"); do
 	hog_pids+=($!)
 done
 echo "flake-hunt: $rounds rounds of $* in one VM, with $hogs busy loop(s) on the host's $(nproc) cores"
-tests/vm/prepare.sh build/vm || exit 1
-RDMA_VM_TIMEOUT=$((rounds * 900)) tests/vm/boot.sh build/vm "$out" tests/tools/flake-hunt.sh --in-vm "$rounds" "$@"
+# shellcheck source=tests/vm/kernel-choice.bash
+. tests/vm/kernel-choice.bash
+vm_dir=$(vm_kernel_dir "$PWD") || exit 1
+tests/vm/prepare.sh "$vm_dir" || exit 1
+RDMA_VM_TIMEOUT=$((rounds * 900)) tests/vm/boot.sh "$vm_dir" "$out" tests/tools/flake-hunt.sh --in-vm "$rounds" "$@"
 status=$?
 stop_hogs
 trap - EXIT

@@ -17,7 +17,9 @@ if [ "${1:-}" = --results ]; then
 	results=$root/${2:?tests/tools/run.sh: --results needs a folder}
 	shift 2
 fi
-vm_dir=$root/build/vm
+# shellcheck source=tests/vm/kernel-choice.bash
+. "$root/tests/vm/kernel-choice.bash"
+vm_dir=$(vm_kernel_dir "$root") || exit 1
 what=${1:?usage: tests/tools/run.sh [--results DIR] test [BATS_FILE...] | demo | bench | train | shell [NODES]}
 shift
 

@@ -15,7 +15,9 @@ n=${1:?$usage}
 out=${2:?$usage}
 shift 2
 [ $# -ge 1 ] || { echo "$usage" >&2; exit 2; }
-vm_dir=$root/build/vm
+# shellcheck source=tests/vm/kernel-choice.bash
+. tests/vm/kernel-choice.bash
+vm_dir=$(vm_kernel_dir "$root") || exit 1
 
 die() { echo "nodes: $*" >&2; exit 1; }
 
