@@ -146,7 +146,7 @@ test: deps all nocuda ## Run the bats suite over soft-RoCE: natively if an RDMA 
 # PACKAGES is a set of tests/tools/deps.sh's; BUILT FIRST, the targets it needs.  A
 # check that needs settings, or a step after its tests, says so in slow_env_NAME
 # or slow_then_NAME beside its line.  'make help' describes each check with the
-# header line of its first bats file.
+# header line of its first bats file, or with slow_help_NAME where that is set.
 SLOW_RESULTS := build/test-results
 SLOW_CHECKS :=
 define slow_check
@@ -175,6 +175,10 @@ $(eval $(call slow_check,test-nodes,nodes,all vm,tests/slow/nodes.bats))
 $(eval $(call slow_check,test-train,collective,all vm,tests/slow/train.bats))
 slow_env_test-train := RDMA_VM_MEM=4096
 $(eval $(call slow_check,test-render,browser,,tests/slow/render.bats))
+# The device tests of make test again, in a VM booting the other kernel (CONTRIBUTING.md, "The guest kernel").
+$(eval $(call slow_check,test-kernel,all,all nocuda,$(filter-out tests/00_%,$(wildcard tests/[0-9][0-9]_*.bats))))
+slow_env_test-kernel := RDMA_VM_KERNEL=$(or $(OTHER_KERNEL),trixie-backports)
+slow_help_test-kernel := the device tests of make test in a VM booting the kernel that is not the default (OTHER_KERNEL, default trixie-backports: Linux 7.x), each answer rxe changed asserted for that kernel (about 8 min).
 
 .PHONY: slow-checks
 slow-checks: ## List the slow checks, one name a line (.ci/run runs each)
@@ -268,4 +272,4 @@ help: ## List the targets
 	@echo "Targets (variables: TESTS=tests/NN_x.bats to run some tests, RDMA_TEST_MODE=native|vm):"
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/^([a-z-]+):.*## (.*)/  \1\t\2/' | expand -t 18
 	@echo "Slow checks (results in $(SLOW_RESULTS)/NAME/; .ci/run runs them all):"
-	@$(foreach c,$(SLOW_CHECKS),printf '  %s\t%s\n' $(c) "$$(sed -n '2s/^# [^:]*: //p' $(firstword $(slow_files_$(c))))" | expand -t 18;)
+	@$(foreach c,$(SLOW_CHECKS),printf '  %s\t%s\n' $(c) "$(or $(slow_help_$(c)),$$(sed -n '2s/^# [^:]*: //p' $(firstword $(slow_files_$(c)))))" | expand -t 18;)

@@ -223,6 +223,17 @@ finish_step() {
 	use_output_of "$name"
 }
 
+# Whether the kernel that runs the tests (the guest's, in the VM: RDMA_VM_KERNEL) is
+# MAJOR.MINOR or later.  For the few answers rxe changed between the kernels the VM
+# boots (CONTRIBUTING.md, "The guest kernel"): each such test asserts each kernel's
+# answer exactly, gated by this, never a looser check that takes both.
+kernel_at_least() { # MAJOR MINOR
+	local major minor
+	IFS=. read -r major minor _ < <(uname -r)
+	minor=${minor%%[!0-9]*}
+	[ "$major" -gt "$1" ] || { [ "$major" -eq "$1" ] && [ "$minor" -ge "$2" ]; }
+}
+
 # Fails unless lines matching the regexes appear in OUTPUT in the order given (each after the last).
 assert_in_order() {
 	local -a text

@@ -42,6 +42,7 @@ suite_lists() {
 	local mirror
 	mkdir -p "$vm_dir/apt/lists/partial" "$vm_dir/apt/cache/archives/partial"
 	if [ -z "$(find "$vm_dir/apt/updated" -mmin -1440 2>/dev/null)" ]; then
+		# shellcheck disable=SC2016  # apt's own $(FIELD) syntax, not the shell's
 		mirror=$(apt-get indextargets --format '$(REPO_URI) $(RELEASE)' 2>/dev/null |
 			awk '$2 !~ /-/ && $1 ~ /debian\/?$/ { print $1; exit }')
 		[ -n "$mirror" ] || die "the host's apt lists no Debian mirror to fetch $suite's kernel from. Run 'apt-get update' as root, then retry."
