@@ -17,7 +17,7 @@
 
 /* Completions taken in one ibv_poll_cq call. */
 #define POLL_BATCH 16
-/* How often a wait looks at the side channel for a peer that is gone. */
+/* A wait that takes no completion for this long looks at the side channel for a peer gone. */
 #define PEER_CHECK_MS 100
 /* The wait for the prefiller's notice: how long each look at the side channel may sleep in poll(). */
 #define NOTICE_SLICE_MS 1
@@ -440,9 +440,10 @@ static int reached(const struct kv_mover *m, enum until what, int k, int n)
 
 /*
  * The one wait of the data path: until WHAT, look at every CQ; after a look
- * that took nothing, look at Ctrl-C, at the clock (-t without a completion
- * is a stall) and, every PEER_CHECK_MS, at the side channel, which a peer
- * that has stopped closes.  0 or -1, said.
+ * that took nothing, look at Ctrl-C and at the clock: -t without a
+ * completion is a stall, and every PEER_CHECK_MS without one the side
+ * channel is looked at, which a peer that has stopped closes.  One clock
+ * read a look, as a busy poll should.  0 or -1, said.
  *
  * Not the job runtime's progress loop (runtime/progress.c), which steps 07
  * and 09 wait in: that loop looks around at a launched job's control
@@ -458,29 +459,31 @@ static int reached(const struct kv_mover *m, enum until what, int k, int n)
  */
 static int wait_until(struct kv_mover *m, enum until what, int k, int n)
 {
-	struct timespec progress, peer_check;
+	struct timespec progress;
+	long quiet, peer_check = PEER_CHECK_MS;
 	int rc;
 
 	clock_start(&progress);
-	peer_check = progress;
 	while (!(rc = reached(m, what, k, n))) {
 		rc = reap_all(m);
 		if (rc < 0)
 			return -1;
 		if (rc > 0) {
 			clock_start(&progress);
+			peer_check = PEER_CHECK_MS;
 			continue;
 		}
 		if (stop_requested())
 			return report_stopped();
-		if (ms_since(&progress) > m->timeout_s * 1000L) {
+		quiet = ms_since(&progress);
+		if (quiet > m->timeout_s * 1000L) {
 			report_error("request %d: nothing completed for %d s (-t), %d of %d blocks in: "
 				     "is the peer alive?", m->req->number, m->timeout_s,
 				     m->counts->blocks, m->total_blocks);
 			return -1;
 		}
-		if (ms_since(&peer_check) > PEER_CHECK_MS) {
-			clock_start(&peer_check);
+		if (quiet > peer_check) {
+			peer_check = quiet + PEER_CHECK_MS;
 			if (sock_peer_closed(m->fd))
 				return report_peer_gone(m);
 		}

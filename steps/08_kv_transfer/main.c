@@ -162,7 +162,8 @@ static void show_result(const struct kv_opts *kv, const struct kv_request *req,
 	     res->counted.blocks_at_last < kv->layers * kv->blocks ?
 	     ": a decoder that took it as the end would have read an incomplete cache" : "");
 	show("counting", "request %d handed over at %d of %d blocks: nothing orders one QP against "
-	     "another, so the decoder counts", req->number, res->counted.blocks, kv->layers * kv->blocks);
+	     "another, so the decoder counts", req->number, res->counted.blocks,
+	     kv->layers * kv->blocks);
 	if (kv->layer_ms)
 		show_overlap(kv, res);
 }
