@@ -66,6 +66,7 @@ struct chain_wr {
 	bool signalled;		/* the chain's last */
 };
 
+/* One side's data path while one request moves: what it posted, what has come back, what is in flight. */
 struct kv_mover {
 	struct kv_qps *q;
 	const struct kv_request *req;
