@@ -1,13 +1,14 @@
 /* main.c: step 08: a KV cache moved from a prefill node to a decode node, one-sided, in paged blocks over K QPs. */
 #include "cq_qp_rts.h"
 #include "exchange.h"
+#include "kv_datapath.h"
 #include "kv_grant.h"
 #include "kv_options.h"
+#include "kv_plan.h"
 #include "kv_pool.h"
 #include "kv_qps.h"
 #include "kv_wire.h"
 #include "pause.h"
-#include "post_wr.h"
 #include "report.h"
 #include "session.h"
 #include "transfer.h"
@@ -143,7 +144,7 @@ static void show_result(const struct kv_opts *kv, const struct kv_request *req,
 	}
 	for (int k = 0; k < qps; k++)
 		p += snprintf(p, sizeof(per_qp) - (size_t)(p - per_qp), "%s%llu", k ? " " : "",
-			      (unsigned long long)res->bytes_per_qp[k]);
+			      (unsigned long long)res->counted.bytes_per_qp[k]);
 	show("request", "%d: %d blocks in %d WRs (%d adjacent pairs merged), %zu bytes in %.1f ms, "
 	     "%.3f GB/s", req->number, kv->layers * kv->blocks, req->n_seg,
 	     kv->layers * kv->blocks - req->n_seg, kv_request_bytes(kv), res->ms,
@@ -157,11 +158,12 @@ static void show_result(const struct kv_opts *kv, const struct kv_request *req,
 	if (!decoder)
 		return;
 	show("last-message rule", "the request's last block came (QP %d) with %d of %d blocks in%s",
-	     res->last_qp, res->blocks_at_last, kv->layers * kv->blocks,
-	     res->blocks_at_last < kv->layers * kv->blocks ?
+	     res->counted.last_qp, res->counted.blocks_at_last, kv->layers * kv->blocks,
+	     res->counted.blocks_at_last < kv->layers * kv->blocks ?
 	     ": a decoder that took it as the end would have read an incomplete cache" : "");
 	show("counting", "request %d handed over at %d of %d blocks: nothing orders one QP against "
-	     "another, so the decoder counts", req->number, res->blocks, kv->layers * kv->blocks);
+	     "another, so the decoder counts", req->number, res->counted.blocks,
+	     kv->layers * kv->blocks);
 	if (kv->layer_ms)
 		show_overlap(kv, res);
 }
@@ -214,7 +216,7 @@ static int show_revoked(struct session *s, struct kv_qps *q, const struct kv_req
 	int k = req->seg[0].qp;
 
 	/* A WRITE with immediate needs a receive before its rkey is even looked at. */
-	if (granting && kv->mode == KV_PUSH && post_receives(q->conn[k], &s->buf, 0, 1))
+	if (granting && kv_probe_receive(q, req, kv))
 		return -1;
 	if (exchange_sync(s->conn.sock, 'R', timeout_s) ||
 	    (!granting && kv_probe_revoked(q, req, kv, timeout_s)) ||
