@@ -112,6 +112,49 @@ error: clash: its options cannot be read (the line above says why)"
 	assert_line --index 0 "error: options --first and --first share a name: each stage declares its keys in a block of its own (CLI_STAGE_KEYS in cli.h)"
 }
 
+@test "fault points: each stage declares its own beside its verbs; a program two of whose stages declare one point refuses to run, naming it" {
+	cd "$PROJECT_ROOT"
+	# common/fault.c keeps the mechanism only: no point is declared there.
+	run grep -nE '^\s*\{ "[a-z_]+", "[^"]+", E[A-Z]+ \},' common/fault.c
+	assert_failure 1
+	# Every program knows its own step's points, and refuses any other name with its own list.
+	[ -x "$BIN/09_moe" ] || fail "no $BIN/09_moe: build first (make all)"
+	for program in "$BIN"/*; do
+		name=${program##*/}
+		RDMA_STEPS_FAIL_AT=nonesuch run "$program"
+		assert_failure 2
+		assert_output --regexp "^error: RDMA_STEPS_FAIL_AT: 'nonesuch' is not a fault point of $name; use one of [a-z_, ]+ \(or unset it\)$"
+		known=" ${output#*use one of }"
+		known=${known% (or unset it)},
+		for point in $(sed -nE 's/.*fault_at\("([a-z_]+)"\).*/\1/p' "steps/$name"/*.c "steps/$name"/*.h); do
+			[[ $known == *" $point,"* ]] || fail "$name does not list the point $point its own code has: $output"
+		done
+	done
+	# A planted clash: two stages that both declare post_send.
+	cat >"$BATS_TEST_TMPDIR/clash.c" <<'C'
+#include "cli.h"
+#include <errno.h>
+int main(int argc, char **argv)
+{
+	static const struct fault_point a[] = { { "post_recv", "ibv_post_recv", ENOMEM },
+						{ "post_send", "ibv_post_send", ENOMEM }, { 0 } };
+	static const struct fault_point b[] = { { "post_send", "ibv_post_send (a chain)", ENOMEM }, { 0 } };
+	const struct fault_point *const faults[] = { a, b, NULL };
+	const struct cli_spec spec = { .program = "clash", .purpose = "", .faults = faults };
+	struct cli_common common;
+
+	return cli_parse(argc, argv, &spec, &common);
+}
+C
+	# shellcheck disable=SC2046 # pkg-config's flags are words
+	cc -Icommon $(pkg-config --cflags libibverbs) -o "$BATS_TEST_TMPDIR/clash" "$BATS_TEST_TMPDIR/clash.c" \
+		common/cli.c common/report.c common/fault.c common/stop.c common/clock.c || fail "the planted clash did not build"
+	run "$BATS_TEST_TMPDIR/clash" --help
+	assert_failure 2
+	assert_output "error: fault point post_send is declared twice, for ibv_post_send and for ibv_post_send (a chain): each stage declares the points of its own verbs only (fault_use in fault.h)
+error: clash: its fault points cannot be told apart (the line above says why)"
+}
+
 @test "datapath.c: in each step on the job runtime, every ibv_post_send, ibv_post_recv, ibv_poll_cq and work request is in the step's datapath.c" {
 	cd "$PROJECT_ROOT"
 	mapfile -t steps < <(sed -nE 's/^STAGES_([0-9][0-9]_[a-z0-9_]+) :=.* runtime( |$).*/\1/p' Makefile)

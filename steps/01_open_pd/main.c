@@ -3,17 +3,21 @@
 #include "open_pd.h"
 #include "pause.h"
 #include "report.h"
+#include "teardown.h"
 
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <endian.h>
 
+static const struct fault_point *const faults[] = { open_pd_faults, teardown_faults, NULL };
+
 static const struct cli_spec spec = {
 	.program = "01_open_pd",
 	.purpose = "Step 01: open an RDMA device, show its attributes, port and GID table,\n"
 		   "allocate a protection domain (PD), then free everything in reverse order.",
 	.pauses = true,
+	.faults = faults,
 };
 
 static void show_node_guid(__be64 guid_be)

@@ -9,6 +9,12 @@
 #include <errno.h>
 #include <stdio.h>
 
+const struct fault_point open_pd_faults[] = {
+	{ "open_device", "ibv_open_device", ENOMEM },
+	{ "alloc_pd", "ibv_alloc_pd", ENOMEM },
+	{ 0 },
+};
+
 static void show_device_list(struct ibv_device **list, int count)
 {
 	char names[256];

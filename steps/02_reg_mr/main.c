@@ -3,6 +3,7 @@
 #include "pause.h"
 #include "reg_mr.h"
 #include "report.h"
+#include "teardown.h"
 
 #include <stdlib.h>
 
@@ -14,8 +15,11 @@ int main(int argc, char **argv)
 {
 	struct reg_mr_opts mr_opts;
 	const struct cli_stage stages[] = { REG_MR_STAGE(&mr_opts), { 0 } };
+	const struct fault_point *const faults[] = { open_pd_faults, reg_mr_faults,
+						     teardown_faults, NULL };
 	const struct cli_spec spec = { .program = "02_reg_mr", .purpose = purpose,
-				       .pauses = true, .stages = stages };
+				       .pauses = true, .stages = stages,
+				       .faults = faults };
 	struct cli_common opts;
 	int usage;
 	struct rdma_dev dev;

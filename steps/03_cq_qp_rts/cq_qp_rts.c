@@ -14,6 +14,16 @@
 #include <time.h>
 #include <unistd.h>
 
+const struct fault_point cq_qp_faults[] = {
+	{ "create_comp_channel", "ibv_create_comp_channel", EMFILE },
+	{ "create_cq", "ibv_create_cq", ENOMEM },
+	{ "create_qp", "ibv_create_qp", ENOMEM },
+	{ "modify_qp_init", "ibv_modify_qp (RESET -> INIT)", EINVAL },
+	{ "modify_qp_rtr", "ibv_modify_qp (INIT -> RTR)", EINVAL },
+	{ "modify_qp_rts", "ibv_modify_qp (RTR -> RTS)", EINVAL },
+	{ 0 },
+};
+
 /* Retransmission timeout: 4.096 us * 2^14, about 67 ms per try. */
 #define QP_TIMEOUT 14
 #define QP_RETRY_CNT 7

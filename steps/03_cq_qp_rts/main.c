@@ -2,9 +2,12 @@
 #include "cm.h"
 #include "cq_qp_rts.h"
 #include "exchange.h"
+#include "open_pd.h"
 #include "pause.h"
+#include "reg_mr.h"
 #include "report.h"
 #include "session.h"
+#include "teardown.h"
 
 #include <stdlib.h>
 
@@ -24,8 +27,11 @@ int main(int argc, char **argv)
 	struct step_opts step = { 0 };
 	const struct cli_stage stages[] = { REG_MR_STAGE(&step.mr), CQ_QP_STAGE(&step.conn),
 					    CQ_QP_CM_STAGE(&step.conn), { 0 } };
+	const struct fault_point *const faults[] = { open_pd_faults, reg_mr_faults, cq_qp_faults,
+						     cm_faults, teardown_faults, NULL };
 	const struct cli_spec spec = { .program = "03_cq_qp_rts", .purpose = purpose,
-				       .connects = true, .pauses = true, .stages = stages };
+				       .connects = true, .pauses = true, .stages = stages,
+				       .faults = faults };
 	struct cli_common opts;
 	int usage;
 	struct session sess;

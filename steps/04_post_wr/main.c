@@ -1,13 +1,16 @@
 /* main.c: step 04: post one work request (SEND/RECV, RDMA WRITE, WRITE with immediate or READ) and check the bytes. */
-#include "cq_qp_rts.h"
+#include "cm.h"
 #include "completion.h"
+#include "cq_qp_rts.h"
 #include "exchange.h"
+#include "open_pd.h"
 #include "pattern.h"
 #include "pause.h"
 #include "post_wr.h"
 #include "reg_mr.h"
 #include "report.h"
 #include "session.h"
+#include "teardown.h"
 #include "violation.h"
 
 #include <stdlib.h>
@@ -148,8 +151,12 @@ int main(int argc, char **argv)
 	const struct cli_stage stages[] = { REG_MR_STAGE(&step.mr), CQ_QP_CM_STAGE(&step.conn),
 					    POST_WR_STAGE(&step.post), VIOLATION_STAGE(&step.violation),
 					    { 0 } };
+	const struct fault_point *const faults[] = { open_pd_faults, reg_mr_faults, cq_qp_faults,
+						     cm_faults, post_wr_faults,
+						     teardown_faults, NULL };
 	const struct cli_spec spec = { .program = "04_post_wr", .purpose = purpose,
-				       .connects = true, .pauses = true, .stages = stages };
+				       .connects = true, .pauses = true, .stages = stages,
+				       .faults = faults };
 	struct cli_common opts;
 	int usage;
 	struct session sess;

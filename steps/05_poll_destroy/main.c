@@ -1,18 +1,21 @@
 /* main.c: step 05: run many messages, wait for completions by busy polling or by events, report latency and bandwidth. */
+#include "cm.h"
 #include "cq_qp_rts.h"
 #include "exchange.h"
+#include "open_pd.h"
 #include "pause.h"
 #include "pingpong.h"
 #include "pipeline.h"
 #include "poll_options.h"
 #include "poller.h"
 #include "post_wr.h"
-#include "reg_mr.h"
 #include "rc_pingpong_wire.h"
 #include "recovery.h"
+#include "reg_mr.h"
 #include "report.h"
 #include "rping_wire.h"
 #include "session.h"
+#include "teardown.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -99,8 +102,12 @@ int main(int argc, char **argv)
 		REG_MR_STAGE(&step.mr), CQ_QP_STAGE(&step.conn), POST_WR_OP_STAGE(&step.post),
 		POLL_STAGE(&step.poll), { 0 }
 	};
+	const struct fault_point *const faults[] = { open_pd_faults, reg_mr_faults, cq_qp_faults,
+						     cm_faults, post_wr_faults, poller_faults,
+						     teardown_faults, NULL };
 	const struct cli_spec spec = { .program = "05_poll_destroy", .purpose = purpose,
-				       .connects = true, .pauses = true, .stages = stages };
+				       .connects = true, .pauses = true, .stages = stages,
+				       .faults = faults };
 	struct cli_common opts;
 	int usage;
 	struct conn_hook hook;

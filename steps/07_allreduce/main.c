@@ -1,8 +1,12 @@
 /* main.c: step 07: a ring all-reduce over verbs, N ranks launched like a training job, measured as nccl-tests measures it. */
 #include "control.h"
+#include "cq_qp_rts.h"
 #include "fault.h"
 #include "launch.h"
+#include "open_pd.h"
 #include "pause.h"
+#include "post_wr.h"
+#include "reg_mr.h"
 #include "rendezvous.h"
 #include "report.h"
 #include "ring.h"
@@ -10,6 +14,7 @@
 #include "schedule.h"
 #include "sweep.h"
 #include "tcp_ring.h"
+#include "teardown.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -147,8 +152,11 @@ int main(int argc, char **argv)
 	struct ring_opts opts;
 	const struct cli_stage stages[] = { RING_STAGE(&opts), JOB_STAGE(&opts.job),
 					    NCCL_STAGE(&opts.sizes), { 0 } };
+	const struct fault_point *const faults[] = { open_pd_faults, reg_mr_faults, cq_qp_faults,
+						     post_wr_faults, teardown_faults, NULL };
 	const struct cli_spec spec = { .program = "07_allreduce", .purpose = purpose,
-				       .connects = true, .pauses = true, .stages = stages };
+				       .connects = true, .pauses = true, .stages = stages,
+				       .faults = faults };
 	struct cli_common common;
 	struct launch l;
 	struct rdma_ring ring = { .to_next.sock = -1, .from_prev.sock = -1 };

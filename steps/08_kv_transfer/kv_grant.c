@@ -7,6 +7,13 @@
 #include <errno.h>
 #include <stdlib.h>
 
+const struct fault_point kv_grant_faults[] = {
+	{ "alloc_mw", "ibv_alloc_mw", ENOMEM },
+	{ "bind_mw", "ibv_post_send (IBV_WR_BIND_MW)", ENOMEM },
+	{ "local_inv", "ibv_post_send (IBV_WR_LOCAL_INV)", ENOMEM },
+	{ 0 },
+};
+
 
 /* Waits (stage 4's wait) for one completion on QP K's CQ, a bind or an invalidation this side posted; 0 or -1. */
 static int wait_local_op(struct kv_qps *q, int k, const char *what, int timeout_s)

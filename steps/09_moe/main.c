@@ -1,15 +1,20 @@
 /* main.c: step 09: MoE dispatch and combine over verbs: a variable all-to-all, every rank to every rank, signalled with remote atomics. */
 #include "clock.h"
 #include "control.h"
+#include "cq_qp_rts.h"
 #include "device.h"
 #include "fault.h"
 #include "launch.h"
 #include "moe_options.h"
 #include "moe_sweep.h"
+#include "open_pd.h"
 #include "pause.h"
 #include "phases.h"
+#include "post_wr.h"
+#include "reg_mr.h"
 #include "report.h"
 #include "tcp_alltoall.h"
+#include "teardown.h"
 
 #include <stdbool.h>
 #include <stdio.h>
@@ -295,8 +300,10 @@ int main(int argc, char **argv)
 	struct moe_opts opts;
 	const struct cli_stage stages[] = { MOE_STAGE(&opts), JOB_STAGE(&opts.job),
 					    NCCL_STAGE(&opts.sizes), { 0 } };
+	const struct fault_point *const faults[] = { open_pd_faults, reg_mr_faults, cq_qp_faults,
+						     post_wr_faults, teardown_faults, NULL };
 	const struct cli_spec spec = { .program = "09_moe", .purpose = purpose, .connects = true,
-				       .pauses = true, .stages = stages };
+				       .pauses = true, .stages = stages, .faults = faults };
 	struct cli_common common;
 	struct launch l;
 	struct moe_mesh mesh;
