@@ -60,7 +60,7 @@ struct cli_spec {
 	bool connects;			/* has server and client roles (takes [HOST], -p and -t) */
 	bool pauses;			/* takes --pause */
 	const struct cli_stage *stages;	/* the stages the step stacks, ended by a zeroed entry */
-	/* The fault points of every stage the program links, one table each, ended by NULL. */
+	/* The fault points of the stages the program runs, one table each, ended by NULL. */
 	const struct fault_point *const *faults;
 };
 

@@ -15,11 +15,11 @@ struct fault_point {
 
 /*
  * Each stage declares the points of its own verbs, beside the calls, in a
- * table of its own ended by a zeroed entry (open_pd_faults in step 01's
- * open_pd.c, teardown_faults here in common/teardown.c).  A program lists the
- * tables of the stages it links in its cli_spec, as it lists their options,
- * and cli_parse hands them to fault_use.  Returns 0, or -1 after naming a
- * point that two entries share: a clash fails every run of that program.
+ * table of its own ended by a zeroed entry (as common/teardown.c does for the
+ * release helpers' verbs).  A program lists the tables of the stages it runs
+ * in its cli_spec, as it lists their options, and cli_parse hands them to
+ * fault_use.  Returns 0, or -1 after naming a point that two entries share:
+ * a clash fails every run of that program.
  */
 int fault_use(const struct fault_point *const *tables);
 

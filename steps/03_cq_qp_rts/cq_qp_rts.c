@@ -411,7 +411,9 @@ static int show_qp_state(struct rdma_conn *conn)
 int connect_qp(struct rdma_dev *dev, const struct cli_common *opts, struct rdma_conn *conn)
 {
 	show("role", "%s", opts->host ? "client" : "server");
-	conn->sock = opts->host ? sock_connect(opts->host, opts->tcp_port, opts->timeout_s)
+	conn->sock = opts->host ? sock_connect(opts->host, opts->tcp_port, opts->timeout_s,
+					       "one started with --cm listens through rdma_cm, not "
+					       "on TCP (give both sides --cm, or neither)")
 				  : sock_accept_one(opts->tcp_port, opts->timeout_s);
 	if (conn->sock < 0)
 		return -1;
