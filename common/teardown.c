@@ -6,16 +6,6 @@
 #include <errno.h>
 #include <stdio.h>
 
-const struct fault_point teardown_faults[] = {
-	{ "destroy_qp", "ibv_destroy_qp", EBUSY },
-	{ "destroy_cq", "ibv_destroy_cq", EBUSY },
-	{ "destroy_comp_channel", "ibv_destroy_comp_channel", EBUSY },
-	{ "dereg_mr", "ibv_dereg_mr", EBUSY },
-	{ "dealloc_pd", "ibv_dealloc_pd", EBUSY },
-	{ "close_device", "ibv_close_device", EIO },
-	{ 0 },
-};
-
 int release_qp(struct ibv_qp *qp)
 {
 	uint32_t qpn;

@@ -4,12 +4,12 @@
 
 #include <infiniband/verbs.h>
 
-#include "fault.h"
-
 /*
  * Each returns 0 when the object is gone (or was NULL) and 1 when the verb
  * failed, so that a close function can add the failures up and go on
- * releasing the rest instead of stopping at the first one.
+ * releasing the rest instead of stopping at the first one.  Each verb is a
+ * fault point named after it (destroy_qp ... close_device), declared with
+ * the points of the stage that creates the object.
  */
 int release_qp(struct ibv_qp *qp);
 int release_cq(struct ibv_cq *cq);
@@ -17,8 +17,5 @@ int release_comp_channel(struct ibv_comp_channel *channel);
 int release_mr(struct ibv_mr *mr);
 int release_pd(struct ibv_pd *pd);
 int release_context(struct ibv_context *ctx);
-
-/* The release verbs' fault points, from the QP to the device: every program lists them. */
-extern const struct fault_point teardown_faults[];
 
 #endif

@@ -73,14 +73,14 @@ setup() {
 	printf 'static const char *hint = "give both sides --cm";\n' >>"$tree/common/sock.c"
 	printf 'static const void *job = &ctl_fail;\n' >>"$tree/common/clock.c"
 	# What common/ declares itself it names freely.
-	printf 'static const void *own = &teardown_faults;\n' >>"$tree/common/clock.c"
+	printf 'static const void *own = &fault_use;\n' >>"$tree/common/clock.c"
 	run "$PROJECT_ROOT/tests/tools/layering.py" "$tree"
 	assert_failure 1
 	assert_line --regexp "^common/wait\.c:[0-9]+: names step 03 \('/\* as step 03 does \*/'\)$"
 	assert_line --regexp '^common/report\.c:[0-9]+: names open_device_pd, defined first in step 01 \(steps/01_open_pd/open_pd\.h\)$'
 	assert_line --regexp '^common/sock\.c:[0-9]+: names --cm, an option step 03 defines \(steps/03_cq_qp_rts/cq_qp_rts\.c\)$'
 	assert_line --regexp '^common/clock\.c:[0-9]+: names ctl_fail, defined first in the runtime \(runtime/control\.h\)$'
-	refute_output --partial teardown_faults
+	refute_output --partial fault_use
 	[ "${#lines[@]}" -eq 5 ] || fail "expected 4 places and the summary: $output"
 }
 

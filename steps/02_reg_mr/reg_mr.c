@@ -14,6 +14,7 @@
 
 const struct fault_point reg_mr_faults[] = {
 	{ "reg_mr", "ibv_reg_mr", ENOMEM },
+	{ "dereg_mr", "ibv_dereg_mr", EBUSY },
 	{ 0 },
 };
 

@@ -60,7 +60,7 @@ int register_buffer(struct rdma_dev *dev, const struct reg_mr_opts *opts, struct
 /* Deregisters what register_buffer made, then frees the buffer unless that failed; returns how many releases failed. */
 int release_buffer(struct rdma_buf *buf);
 
-/* Stage 2's fault point: registering the buffer. */
+/* Stage 2's fault points: registering the buffer, and deregistering it (release_mr). */
 extern const struct fault_point reg_mr_faults[];
 
 #endif

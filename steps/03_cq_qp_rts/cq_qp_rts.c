@@ -21,6 +21,9 @@ const struct fault_point cq_qp_faults[] = {
 	{ "modify_qp_init", "ibv_modify_qp (RESET -> INIT)", EINVAL },
 	{ "modify_qp_rtr", "ibv_modify_qp (INIT -> RTR)", EINVAL },
 	{ "modify_qp_rts", "ibv_modify_qp (RTR -> RTS)", EINVAL },
+	{ "destroy_qp", "ibv_destroy_qp", EBUSY },
+	{ "destroy_cq", "ibv_destroy_cq", EBUSY },
+	{ "destroy_comp_channel", "ibv_destroy_comp_channel", EBUSY },
 	{ 0 },
 };
 

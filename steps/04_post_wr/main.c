@@ -10,7 +10,6 @@
 #include "reg_mr.h"
 #include "report.h"
 #include "session.h"
-#include "teardown.h"
 #include "violation.h"
 
 #include <stdlib.h>
@@ -144,6 +143,10 @@ static int run_stage4(struct session *sess, const struct cli_common *opts,
 	return run_target(sess, &step->post, opts->timeout_s);
 }
 
+/* The fault points of the stages this program runs: RDMA_STEPS_FAIL_AT names one of them. */
+static const struct fault_point *const faults[] = { open_pd_faults, reg_mr_faults, cq_qp_faults,
+						    cm_faults, post_wr_faults, NULL };
+
 int main(int argc, char **argv)
 {
 	struct step_opts step = { 0 };
@@ -151,9 +154,6 @@ int main(int argc, char **argv)
 	const struct cli_stage stages[] = { REG_MR_STAGE(&step.mr), CQ_QP_CM_STAGE(&step.conn),
 					    POST_WR_STAGE(&step.post), VIOLATION_STAGE(&step.violation),
 					    { 0 } };
-	const struct fault_point *const faults[] = { open_pd_faults, reg_mr_faults, cq_qp_faults,
-						     cm_faults, post_wr_faults,
-						     teardown_faults, NULL };
 	const struct cli_spec spec = { .program = "04_post_wr", .purpose = purpose,
 				       .connects = true, .pauses = true, .stages = stages,
 				       .faults = faults };

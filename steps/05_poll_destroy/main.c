@@ -15,7 +15,6 @@
 #include "report.h"
 #include "rping_wire.h"
 #include "session.h"
-#include "teardown.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -95,6 +94,10 @@ static void grant_rping_access(struct reg_mr_opts *mr, bool client)
 			     "here; no peer may reach this buffer");
 }
 
+/* The fault points of the stages this program runs: RDMA_STEPS_FAIL_AT names one of them. */
+static const struct fault_point *const faults[] = { open_pd_faults, reg_mr_faults, cq_qp_faults,
+						    cm_faults, post_wr_faults, poller_faults, NULL };
+
 int main(int argc, char **argv)
 {
 	struct step_opts step = { 0 };
@@ -102,9 +105,6 @@ int main(int argc, char **argv)
 		REG_MR_STAGE(&step.mr), CQ_QP_STAGE(&step.conn), POST_WR_OP_STAGE(&step.post),
 		POLL_STAGE(&step.poll), { 0 }
 	};
-	const struct fault_point *const faults[] = { open_pd_faults, reg_mr_faults, cq_qp_faults,
-						     cm_faults, post_wr_faults, poller_faults,
-						     teardown_faults, NULL };
 	const struct cli_spec spec = { .program = "05_poll_destroy", .purpose = purpose,
 				       .connects = true, .pauses = true, .stages = stages,
 				       .faults = faults };

@@ -14,7 +14,6 @@
 #include "schedule.h"
 #include "sweep.h"
 #include "tcp_ring.h"
-#include "teardown.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -147,13 +146,15 @@ static int run_rank(const struct cli_common *common, const struct ring_opts *opt
 	return 0;
 }
 
+/* The fault points of the stages this program runs: RDMA_STEPS_FAIL_AT names one of them. */
+static const struct fault_point *const faults[] = { open_pd_faults, reg_mr_faults, cq_qp_faults,
+						    post_wr_faults, NULL };
+
 int main(int argc, char **argv)
 {
 	struct ring_opts opts;
 	const struct cli_stage stages[] = { RING_STAGE(&opts), JOB_STAGE(&opts.job),
 					    NCCL_STAGE(&opts.sizes), { 0 } };
-	const struct fault_point *const faults[] = { open_pd_faults, reg_mr_faults, cq_qp_faults,
-						     post_wr_faults, teardown_faults, NULL };
 	const struct cli_spec spec = { .program = "07_allreduce", .purpose = purpose,
 				       .connects = true, .pauses = true, .stages = stages,
 				       .faults = faults };

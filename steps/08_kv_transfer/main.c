@@ -12,7 +12,6 @@
 #include "reg_mr.h"
 #include "report.h"
 #include "session.h"
-#include "teardown.h"
 #include "transfer.h"
 
 #include <errno.h>
@@ -328,13 +327,14 @@ out_free_table:
 	return rc;
 }
 
+/* The fault points of the stages this program runs: RDMA_STEPS_FAIL_AT names one of them. */
+static const struct fault_point *const faults[] = { open_pd_faults, reg_mr_faults, cq_qp_faults,
+						    post_wr_faults, kv_grant_faults, post_ex_faults, NULL };
+
 int main(int argc, char **argv)
 {
 	struct step_opts step = { 0 };
 	const struct cli_stage stages[] = { KV_STAGE(&step.kv), { 0 } };
-	const struct fault_point *const faults[] = { open_pd_faults, reg_mr_faults, cq_qp_faults,
-						     post_wr_faults, kv_grant_faults,
-						     post_ex_faults, teardown_faults, NULL };
 	const struct cli_spec spec = { .program = "08_kv_transfer", .purpose = purpose,
 				       .connects = true, .pauses = true, .stages = stages,
 				       .faults = faults };

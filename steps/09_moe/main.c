@@ -14,7 +14,6 @@
 #include "reg_mr.h"
 #include "report.h"
 #include "tcp_alltoall.h"
-#include "teardown.h"
 
 #include <stdbool.h>
 #include <stdio.h>
@@ -295,13 +294,15 @@ free_routes:
 	return rc;
 }
 
+/* The fault points of the stages this program runs: RDMA_STEPS_FAIL_AT names one of them. */
+static const struct fault_point *const faults[] = { open_pd_faults, reg_mr_faults, cq_qp_faults,
+						    post_wr_faults, NULL };
+
 int main(int argc, char **argv)
 {
 	struct moe_opts opts;
 	const struct cli_stage stages[] = { MOE_STAGE(&opts), JOB_STAGE(&opts.job),
 					    NCCL_STAGE(&opts.sizes), { 0 } };
-	const struct fault_point *const faults[] = { open_pd_faults, reg_mr_faults, cq_qp_faults,
-						     post_wr_faults, teardown_faults, NULL };
 	const struct cli_spec spec = { .program = "09_moe", .purpose = purpose, .connects = true,
 				       .pauses = true, .stages = stages, .faults = faults };
 	struct cli_common common;
