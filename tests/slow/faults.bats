@@ -32,7 +32,7 @@ read_fault_table() {
 # Fails unless NAME's output shows the fault at POINT and an error naming its verb
 # (for the completion point, the completion that failed).
 assert_fault_named() {
-	local name=$1 point=$2 shown=${SHOWN[$2]:?no fault point $2 in any stage's table} error
+	local name=$1 point=$2 shown=${SHOWN[$2]:?no fault point $2 in the tables of the stages} error
 	error=$shown
 	[ "$point" = completion ] && error='completion of work request'
 	use_output_of "$name"
