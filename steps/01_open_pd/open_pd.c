@@ -9,6 +9,14 @@
 #include <errno.h>
 #include <stdio.h>
 
+const struct fault_point open_pd_faults[] = {
+	{ "open_device", "ibv_open_device", ENOMEM },
+	{ "alloc_pd", "ibv_alloc_pd", ENOMEM },
+	{ "dealloc_pd", "ibv_dealloc_pd", EBUSY },
+	{ "close_device", "ibv_close_device", EIO },
+	{ 0 },
+};
+
 static void show_device_list(struct ibv_device **list, int count)
 {
 	char names[256];

@@ -12,6 +12,12 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+const struct fault_point reg_mr_faults[] = {
+	{ "reg_mr", "ibv_reg_mr", ENOMEM },
+	{ "dereg_mr", "ibv_dereg_mr", EBUSY },
+	{ 0 },
+};
+
 #define MAX_MR_SIZE ((size_t)1 << 34)
 
 static const struct flag_name access_names[] = {

@@ -19,6 +19,24 @@
 #include <time.h>
 #include <unistd.h>
 
+const struct fault_point cm_faults[] = {
+	{ "cm_create_event_channel", "rdma_create_event_channel", ENODEV },
+	{ "cm_create_id", "rdma_create_id", ENOMEM },
+	{ "cm_resolve_addr", "rdma_resolve_addr", ENETUNREACH },
+	{ "cm_resolve_route", "rdma_resolve_route", ENOMEM },
+	{ "cm_bind_addr", "rdma_bind_addr", EADDRINUSE },
+	{ "cm_listen", "rdma_listen", ENOMEM },
+	{ "cm_create_qp", "rdma_create_qp", ENOMEM },
+	{ "cm_private_version", "our private data (sent with version 2)", EPROTO },
+	{ "cm_private_length", "our private data (sent with length 32)", EPROTO },
+	{ "cm_connect", "rdma_connect", ENOMEM },
+	{ "cm_accept", "rdma_accept", EINVAL },
+	{ "cm_reject", "rdma_reject", EINVAL },
+	{ "cm_disconnect", "rdma_disconnect", EINVAL },
+	{ "cm_destroy_id", "rdma_destroy_id", EBUSY },
+	{ 0 },
+};
+
 /* The REJ reasons (IBTA CM chapter, table "REJ reason codes") that a connection here meets. */
 #define REJ_INVALID_SERVICE_ID 8
 #define REJ_CONSUMER_DEFINED 28

@@ -10,6 +10,7 @@
 
 #include "cli.h"
 #include "exchange.h"
+#include "fault.h"
 
 /*
  * The private data of our REQ and REP, version 1, 40 bytes, multi-byte fields
@@ -122,5 +123,8 @@ int cm_private_decode(const uint8_t *msg, size_t len, struct peer_info *remote, 
 
 /* The digest of an options text that travels in place of the text. */
 uint64_t cm_options_digest(const char *options);
+
+/* Stage 3's fault points over rdma_cm (--cm): its calls, and our private data broken on purpose. */
+extern const struct fault_point cm_faults[];
 
 #endif

@@ -14,6 +14,19 @@
 #include <time.h>
 #include <unistd.h>
 
+const struct fault_point cq_qp_faults[] = {
+	{ "create_comp_channel", "ibv_create_comp_channel", EMFILE },
+	{ "create_cq", "ibv_create_cq", ENOMEM },
+	{ "create_qp", "ibv_create_qp", ENOMEM },
+	{ "modify_qp_init", "ibv_modify_qp (RESET -> INIT)", EINVAL },
+	{ "modify_qp_rtr", "ibv_modify_qp (INIT -> RTR)", EINVAL },
+	{ "modify_qp_rts", "ibv_modify_qp (RTR -> RTS)", EINVAL },
+	{ "destroy_qp", "ibv_destroy_qp", EBUSY },
+	{ "destroy_cq", "ibv_destroy_cq", EBUSY },
+	{ "destroy_comp_channel", "ibv_destroy_comp_channel", EBUSY },
+	{ 0 },
+};
+
 /* Retransmission timeout: 4.096 us * 2^14, about 67 ms per try. */
 #define QP_TIMEOUT 14
 #define QP_RETRY_CNT 7
@@ -401,7 +414,9 @@ static int show_qp_state(struct rdma_conn *conn)
 int connect_qp(struct rdma_dev *dev, const struct cli_common *opts, struct rdma_conn *conn)
 {
 	show("role", "%s", opts->host ? "client" : "server");
-	conn->sock = opts->host ? sock_connect(opts->host, opts->tcp_port, opts->timeout_s)
+	conn->sock = opts->host ? sock_connect(opts->host, opts->tcp_port, opts->timeout_s,
+					       "one started with --cm listens through rdma_cm, not "
+					       "on TCP (give both sides --cm, or neither)")
 				  : sock_accept_one(opts->tcp_port, opts->timeout_s);
 	if (conn->sock < 0)
 		return -1;

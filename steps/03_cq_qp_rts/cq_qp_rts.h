@@ -9,6 +9,7 @@
 #include "cli.h"
 #include "device.h"
 #include "exchange.h"
+#include "fault.h"
 #include "open_pd.h"
 #include "reg_mr.h"
 
@@ -109,5 +110,8 @@ int destroy_cq_qp(struct rdma_conn *conn);
 
 /* The QP's state as the provider reports it (ibv_query_qp), into STATE; 0 or -1. */
 int query_qp_state(struct rdma_conn *conn, enum ibv_qp_state *state);
+
+/* Stage 3's fault points: creating the CQ and QP, moving the QP to RTS, and destroying them (release_qp, ...). */
+extern const struct fault_point cq_qp_faults[];
 
 #endif

@@ -1,7 +1,9 @@
 /* main.c: step 04: post one work request (SEND/RECV, RDMA WRITE, WRITE with immediate or READ) and check the bytes. */
-#include "cq_qp_rts.h"
+#include "cm.h"
 #include "completion.h"
+#include "cq_qp_rts.h"
 #include "exchange.h"
+#include "open_pd.h"
 #include "pattern.h"
 #include "pause.h"
 #include "post_wr.h"
@@ -141,6 +143,10 @@ static int run_stage4(struct session *sess, const struct cli_common *opts,
 	return run_target(sess, &step->post, opts->timeout_s);
 }
 
+/* The fault points of the stages this program runs: RDMA_STEPS_FAIL_AT names one of them. */
+static const struct fault_point *const faults[] = { open_pd_faults, reg_mr_faults, cq_qp_faults,
+						    cm_faults, post_wr_faults, NULL };
+
 int main(int argc, char **argv)
 {
 	struct step_opts step = { 0 };
@@ -149,7 +155,8 @@ int main(int argc, char **argv)
 					    POST_WR_STAGE(&step.post), VIOLATION_STAGE(&step.violation),
 					    { 0 } };
 	const struct cli_spec spec = { .program = "04_post_wr", .purpose = purpose,
-				       .connects = true, .pauses = true, .stages = stages };
+				       .connects = true, .pauses = true, .stages = stages,
+				       .faults = faults };
 	struct cli_common opts;
 	int usage;
 	struct session sess;

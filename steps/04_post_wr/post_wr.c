@@ -7,6 +7,13 @@
 #include <errno.h>
 #include <string.h>
 
+const struct fault_point post_wr_faults[] = {
+	{ "post_recv", "ibv_post_recv", ENOMEM },
+	{ "post_send", "ibv_post_send", ENOMEM },
+	{ "completion", "a completion (status RETRY_EXC_ERR)", EIO },
+	{ 0 },
+};
+
 static const char *const op_names[] = {
 	[OP_SEND] = "send",	  [OP_WRITE] = "write",	       [OP_WRITE_IMM] = "write_imm",
 	[OP_READ] = "read",	  [OP_FETCH_ADD] = "fetch_add", [OP_CMP_SWAP] = "cmp_swap",

@@ -9,6 +9,7 @@
 #include <infiniband/verbs.h>
 
 #include "cq_qp_rts.h"
+#include "fault.h"
 #include "reg_mr.h"
 
 /* Stage 4's long-only option keys (cli.h's blocks). */
@@ -159,5 +160,8 @@ int atomic_check_target(const struct rdma_buf *buf, enum wr_op op);
 
 /* Fails unless the atomic brought ATOMIC_BEFORE back into the initiator's first 8 bytes. */
 int atomic_check_fetched(const struct rdma_buf *buf);
+
+/* Stage 4's fault points: posting, and a completion (completion.h) that comes back failed. */
+extern const struct fault_point post_wr_faults[];
 
 #endif

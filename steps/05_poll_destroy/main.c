@@ -1,15 +1,17 @@
 /* main.c: step 05: run many messages, wait for completions by busy polling or by events, report latency and bandwidth. */
+#include "cm.h"
 #include "cq_qp_rts.h"
 #include "exchange.h"
+#include "open_pd.h"
 #include "pause.h"
 #include "pingpong.h"
 #include "pipeline.h"
 #include "poll_options.h"
 #include "poller.h"
 #include "post_wr.h"
-#include "reg_mr.h"
 #include "rc_pingpong_wire.h"
 #include "recovery.h"
+#include "reg_mr.h"
 #include "report.h"
 #include "rping_wire.h"
 #include "session.h"
@@ -92,6 +94,10 @@ static void grant_rping_access(struct reg_mr_opts *mr, bool client)
 			     "here; no peer may reach this buffer");
 }
 
+/* The fault points of the stages this program runs: RDMA_STEPS_FAIL_AT names one of them. */
+static const struct fault_point *const faults[] = { open_pd_faults, reg_mr_faults, cq_qp_faults,
+						    cm_faults, post_wr_faults, poller_faults, NULL };
+
 int main(int argc, char **argv)
 {
 	struct step_opts step = { 0 };
@@ -100,7 +106,8 @@ int main(int argc, char **argv)
 		POLL_STAGE(&step.poll), { 0 }
 	};
 	const struct cli_spec spec = { .program = "05_poll_destroy", .purpose = purpose,
-				       .connects = true, .pauses = true, .stages = stages };
+				       .connects = true, .pauses = true, .stages = stages,
+				       .faults = faults };
 	struct cli_common opts;
 	int usage;
 	struct conn_hook hook;

@@ -7,6 +7,13 @@
 #include <errno.h>
 #include <stdlib.h>
 
+const struct fault_point kv_grant_faults[] = {
+	{ "alloc_mw", "ibv_alloc_mw", ENOMEM },
+	{ "bind_mw", "ibv_post_send (IBV_WR_BIND_MW)", ENOMEM },
+	{ "local_inv", "ibv_post_send (IBV_WR_LOCAL_INV)", ENOMEM },
+	{ 0 },
+};
+
 /* Binds window I to segment I's blocks on the segment's QP (a type 2 bind is a work request). */
 static int bind_one(struct kv_grant *g, struct kv_qps *q, const struct kv_request *req, int i,
 		    int access, int timeout_s)

@@ -5,6 +5,7 @@
 #include <stdint.h>
 #include <infiniband/verbs.h>
 
+#include "fault.h"
 #include "kv_plan.h"
 #include "kv_qps.h"
 
@@ -38,5 +39,8 @@ int kv_grant_bind(struct kv_grant *g, struct kv_qps *q, const struct kv_request 
  * destroyed.  Returns how many of these steps failed.
  */
 int kv_grant_revoke(struct kv_grant *g, struct kv_qps *q, int timeout_s);
+
+/* The windows' fault points (--windows): allocating, binding and invalidating them. */
+extern const struct fault_point kv_grant_faults[];
 
 #endif

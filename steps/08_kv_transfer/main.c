@@ -8,11 +8,15 @@
 #include "kv_pool.h"
 #include "kv_qps.h"
 #include "kv_wire.h"
+#include "open_pd.h"
 #include "pause.h"
+#include "post_wr.h"
+#include "reg_mr.h"
 #include "report.h"
 #include "session.h"
 #include "transfer.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -21,6 +25,12 @@
 #define DECODE_SEED 0x0bdecade
 /* How many of a block table's entries its line shows. */
 #define TABLE_SHOWN 32
+
+/* --post ex's fault point: the doorbell of a chain written with the extended API. */
+static const struct fault_point post_ex_faults[] = {
+	{ "wr_complete", "ibv_wr_complete", ENOMEM },
+	{ 0 },
+};
 
 static const char purpose[] =
 	"Step 08: on top of steps 01-05, move a request's KV cache from the prefill node (the\n"
@@ -320,12 +330,17 @@ out_free_table:
 	return rc;
 }
 
+/* The fault points of the stages this program runs: RDMA_STEPS_FAIL_AT names one of them. */
+static const struct fault_point *const faults[] = { open_pd_faults, reg_mr_faults, cq_qp_faults,
+						    post_wr_faults, kv_grant_faults, post_ex_faults, NULL };
+
 int main(int argc, char **argv)
 {
 	struct step_opts step = { 0 };
 	const struct cli_stage stages[] = { KV_STAGE(&step.kv), { 0 } };
 	const struct cli_spec spec = { .program = "08_kv_transfer", .purpose = purpose,
-				       .connects = true, .pauses = true, .stages = stages };
+				       .connects = true, .pauses = true, .stages = stages,
+				       .faults = faults };
 	struct cli_common opts;
 	struct conn_hook hook;
 	struct session sess;
