@@ -10,6 +10,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <sched.h>
+#include <time.h>
 
 /* Completions taken in one ibv_poll_cq call. */
 #define POLL_BATCH 32
@@ -19,6 +20,9 @@
 #define CTL_SEND_ID LOSSY_CTL_RECVS
 /* Empty looks between two looks at the side channel and the clock. */
 #define LOOK_EVERY 256
+/* Empty looks in a row before a wait starts to nap, and its longest nap. */
+#define SPIN_LOOKS 1024
+#define NAP_MAX_NS 1000000L
 
 /* ---- Both sides ---- */
 
@@ -26,17 +30,27 @@ static void moved(struct lossy_xfer *x)
 {
 	clock_start(&x->moved);
 	x->idle = 0;
+	x->nap_ns = 0;
 }
 
 /*
- * A look that found nothing: rxe's "NIC" is kernel work on these same CPUs,
- * so a waiting side gives its CPU away; every LOOK_EVERY looks it also
- * looks at the side channel (a peer that has stopped closes it) and at -t.
+ * A look that found nothing.  rxe's "NIC" is kernel work on these same
+ * CPUs, so a waiting side gives its CPU away: a yield, and after SPIN_LOOKS
+ * empty looks in a row (the timer, an answer not yet asked for) a nap,
+ * 1 us doubling to 1 ms, so that a long wait leaves the CPUs to others.
+ * Every LOOK_EVERY looks it also looks at the side channel (a peer that has
+ * stopped closes it) and at -t.
  */
 static int idle_look(struct lossy_xfer *x, bool sender)
 {
-	sched_yield();
-	if (++x->idle % LOOK_EVERY)
+	if (++x->idle < SPIN_LOOKS) {
+		sched_yield();
+	} else {
+		x->nap_ns = x->nap_ns ? x->nap_ns * 2 : 1000;
+		x->nap_ns = x->nap_ns < NAP_MAX_NS ? x->nap_ns : NAP_MAX_NS;
+		nanosleep(&(struct timespec){ .tv_nsec = x->nap_ns }, NULL);
+	}
+	if (x->idle % LOOK_EVERY)
 		return 0;
 	if (stop_requested())
 		return report_stopped();

@@ -21,7 +21,8 @@ struct lossy_xfer {
 	int timeout_s;			/* -t: the longest anything may take without progress */
 	uint32_t round;			/* the round under way, from 1 */
 	struct timespec moved;		/* the last progress: -t counts from here */
-	unsigned idle;			/* empty looks since the last look at the side channel */
+	unsigned idle;			/* empty looks in a row */
+	long nap_ns;			/* the last nap of this wait, 0 when none yet */
 	double start_us, end_us;	/* the transfer, from the go-ahead to the last chunk in */
 	/* The sender's. */
 	uint64_t posts, again, again_bytes;	/* WRITEs posted; chunks and bytes sent again */

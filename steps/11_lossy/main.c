@@ -143,6 +143,7 @@ int main(int argc, char **argv)
 	if (connect_qp(&sess.dev, &opts, &sess.conn) ||
 	    lossy_paths_connect(&link, &sess, sender, opts.timeout_s))
 		goto out_destroy_paths;
+	show_heading("stage 11: the chunks, and a buffer for the asks and SACKs");
 	if (chunk_map_init(&map, sess.buf.len, lossy_path_mtu(&link), sender))
 		goto out_destroy_paths;
 	if (lossy_check_drops(&step.lossy, map.n) ||
