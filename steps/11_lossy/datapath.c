@@ -276,6 +276,7 @@ static int take_sack(struct lossy_xfer *x, const struct ibv_wc *wc)
 	}
 	if (chunk_map_take_sack(x->m, x->bits, s.n_in))
 		return -1;
+	x->sacks++;
 	for (int k = 0; k < x->l->n; k++) {
 		struct lossy_path *p = &x->l->path[k];
 

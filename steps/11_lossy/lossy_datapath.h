@@ -32,6 +32,7 @@ struct lossy_xfer {
 	bool shown_post;		/* this round's first post has its line */
 	uint64_t *bits;			/* a SACK's bitmap, as it came */
 	struct sack last;		/* the last answer to our ask */
+	uint32_t sacks;			/* SACKs taken, of every kind */
 	/* The receiver's. */
 	uint32_t answered;		/* asks answered */
 	uint32_t ask_round;		/* an ask to answer: its round; 0 when none */

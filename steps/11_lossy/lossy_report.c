@@ -77,12 +77,19 @@ void lossy_show_sack_sent(const struct lossy_xfer *x, char kind, uint32_t round)
 	}
 }
 
+/* The sender knows the chunks in from the receiver's SACKs alone: say which. */
+static const char *as_told(const struct lossy_xfer *x, bool sender)
+{
+	if (!sender)
+		return "";
+	return x->sacks ? " (as its last SACK said)" : " (it had sent no SACK yet)";
+}
+
 int lossy_report_peer_gone(const struct lossy_xfer *x, bool sender)
 {
 	report_error("round %u: the %s closed the side channel with %u of %u chunks in%s: it has "
 		     "stopped (killed, or it failed: see its output)", x->round,
-		     sender ? "receiver" : "sender", x->m->n_in, x->m->n,
-		     sender ? " (as its last SACK said)" : "");
+		     sender ? "receiver" : "sender", x->m->n_in, x->m->n, as_told(x, sender));
 	return -1;
 }
 
@@ -90,6 +97,6 @@ int lossy_report_stalled(const struct lossy_xfer *x, bool sender)
 {
 	report_error("round %u: nothing came from the %s for %d s (-t), with %u of %u chunks in%s: "
 		     "is it stopped?", x->round, sender ? "receiver" : "sender", x->timeout_s,
-		     x->m->n_in, x->m->n, sender ? " (as its last SACK said)" : "");
+		     x->m->n_in, x->m->n, as_told(x, sender));
 	return -1;
 }
