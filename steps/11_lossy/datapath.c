@@ -469,6 +469,8 @@ int lossy_post_first_receives(struct lossy_xfer *x, bool sender)
 			if (post_path_receives(x, k, x->l->window - n < RECV_BATCH ?
 					  (int)(x->l->window - n) : RECV_BATCH))
 				return -1;
+		/* The sender counts these from the plan: no credit is due for them. */
+		x->sacked[k] = x->l->path[k].receives;
 		lossy_show_receives(x, k, (int)x->l->window);
 	}
 	return 0;
