@@ -148,6 +148,12 @@ static struct ibv_qp *create_qp_with_send_ops(struct rdma_dev *dev, struct ibv_q
 	return qp;
 }
 
+/* "RC" or "UC", for the QP's lines. */
+static const char *qp_type_name(enum ibv_qp_type type)
+{
+	return type == IBV_QPT_UC ? "UC" : "RC";
+}
+
 /* ibv_create_qp (or ibv_create_qp_ex), then RESET -> INIT by hand; on failure no QP is left. */
 static int create_qp_in_init(struct rdma_dev *dev, const struct rdma_buf *buf,
 			     struct ibv_qp_init_attr *init, uint64_t send_ops, struct rdma_conn *conn)
@@ -163,8 +169,9 @@ static int create_qp_in_init(struct rdma_dev *dev, const struct rdma_buf *buf,
 	}
 	conn->max_inline = init->cap.max_inline_data;
 	send_ops_format(send_ops, ops, sizeof(ops));
-	show(verb, "RC QP 0x%06x in RESET: send queue %u WRs, receive queue %u WRs, "
-	     "inline up to %u bytes%s", conn->qp->qp_num, init->cap.max_send_wr,
+	show(verb, "%s QP 0x%06x in RESET: send queue %u WRs, receive queue %u WRs, "
+	     "inline up to %u bytes%s", qp_type_name(conn->qp_type), conn->qp->qp_num,
+	     init->cap.max_send_wr,
 	     init->cap.max_recv_wr, init->cap.max_inline_data, ops);
 	if (move_to_init(dev, buf, conn)) {
 		release_qp(conn->qp);
@@ -207,7 +214,7 @@ int create_cq_qp(struct rdma_dev *dev, const struct rdma_buf *buf, const struct 
 {
 	const struct conn_hook *hook = opts->hook;
 	struct ibv_qp_init_attr init = {
-		.qp_type = IBV_QPT_RC,
+		.qp_type = hook && hook->qp_type ? hook->qp_type : IBV_QPT_RC,
 		/* Each send WR says whether it wants a completion (IBV_SEND_SIGNALED): a pipeline asks for few. */
 		.sq_sig_all = 0,
 		.cap = qp_capacities(hook),
@@ -219,6 +226,7 @@ int create_cq_qp(struct rdma_dev *dev, const struct rdma_buf *buf, const struct 
 		.retry_cnt = QP_RETRY_CNT,
 		.rd_atomic = QP_RD_ATOMIC,
 		.name_stranger = hook ? hook->name_stranger : NULL,
+		.qp_type = init.qp_type,
 	};
 	if (opts->events) {
 		/* A file descriptor the kernel makes readable when a completion arrives on an armed CQ. */
@@ -316,6 +324,9 @@ static int move_to_rtr(struct rdma_dev *dev, struct rdma_conn *conn)
 		},
 	};
 	char gid[GID_STR_LEN], route[128], mtu_why[64] = "ours: the peer sent none";
+	/* UC answers nothing: no READs or atomics to serve, no RNR NAK to send. */
+	int mask = IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
+		   (conn->qp_type == IBV_QPT_UC ? 0 : IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER);
 	int rc;
 
 	if (dev->gid_index != GID_NONE) {
@@ -332,10 +343,7 @@ static int move_to_rtr(struct rdma_dev *dev, struct rdma_conn *conn)
 	} else {
 		snprintf(route, sizeof(route), "to LID 0x%04x, no GRH", conn->remote.lid);
 	}
-	rc = fault_at("modify_qp_rtr") ? errno :
-	     ibv_modify_qp(conn->qp, &attr,
-			   IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
-			   IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER);
+	rc = fault_at("modify_qp_rtr") ? errno : ibv_modify_qp(conn->qp, &attr, mask);
 	if (rc) {
 		report_verb_error("ibv_modify_qp (INIT -> RTR)", rc);
 		if (rc == EINVAL && dev->gid_index != GID_NONE)
@@ -345,6 +353,12 @@ static int move_to_rtr(struct rdma_dev *dev, struct rdma_conn *conn)
 	if (conn->remote.mtu != MTU_NOT_SENT)
 		snprintf(mtu_why, sizeof(mtu_why), "the smaller of ours %d and the peer's %d",
 			 mtu_bytes(conn->local.mtu), mtu_bytes(conn->remote.mtu));
+	if (conn->qp_type == IBV_QPT_UC) {
+		show("ibv_modify_qp", "INIT -> RTR (UC): path MTU %d (%s), dest QPN 0x%06x, receive "
+		     "PSN 0x%06x, %s; no READs or atomics to serve, no RNR NAK to send",
+		     mtu_bytes(attr.path_mtu), mtu_why, attr.dest_qp_num, attr.rq_psn, route);
+		return 0;
+	}
 	show("ibv_modify_qp", "INIT -> RTR: path MTU %d (%s), "
 	     "dest QPN 0x%06x, receive PSN 0x%06x, %s, max_dest_rd_atomic %d, min_rnr_timer %d",
 	     mtu_bytes(attr.path_mtu), mtu_why,
@@ -362,15 +376,22 @@ static int move_to_rts(struct rdma_conn *conn)
 		.rnr_retry = QP_RNR_RETRY,
 		.max_rd_atomic = conn->max_rd_atomic,
 	};
+	bool uc = conn->qp_type == IBV_QPT_UC;
 	int rc;
 
+	/* UC waits for no ACK: no timeout, no retries, no READs in flight. */
 	rc = fault_at("modify_qp_rts") ? errno :
-	     ibv_modify_qp(conn->qp, &attr,
+	     ibv_modify_qp(conn->qp, &attr, uc ? IBV_QP_STATE | IBV_QP_SQ_PSN :
 			   IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
 			   IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC);
 	if (rc) {
 		report_verb_error("ibv_modify_qp (RTR -> RTS)", rc);
 		return -1;
+	}
+	if (uc) {
+		show("ibv_modify_qp", "RTR -> RTS (UC): send PSN 0x%06x; no ACK timeout and no "
+		     "retries: a packet lost is lost, and the sender is never told", attr.sq_psn);
+		return 0;
 	}
 	show("ibv_modify_qp", "RTR -> RTS: send PSN 0x%06x, timeout %d (4.096 us * 2^%d = about "
 	     "%.0f ms per try), retry_cnt %d, rnr_retry %d (7: retry for ever while the peer has no "
@@ -474,7 +495,9 @@ static void agree_rd_atomic(struct rdma_conn *conn)
 
 int bring_up_qp(struct rdma_dev *dev, struct rdma_conn *conn)
 {
-	agree_rd_atomic(conn);
+	/* UC has no READs or atomics: nothing to agree. */
+	if (conn->qp_type != IBV_QPT_UC)
+		agree_rd_atomic(conn);
 	if (move_to_rtr(dev, conn) || move_to_rts(conn))
 		return -1;
 	return show_qp_state(conn);

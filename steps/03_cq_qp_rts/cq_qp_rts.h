@@ -36,6 +36,9 @@ struct conn_hook {
 	uint64_t send_ops_flags;	/* IBV_QP_EX_WITH_*: the QP comes from ibv_create_qp_ex, ready
 					 * for the extended post API (ibv_wr_*) with those operations;
 					 * 0: ibv_create_qp.  The --cm path (rdma_create_qp) ignores it */
+	enum ibv_qp_type qp_type;	/* IBV_QPT_UC: an unreliable-connected QP, which has no
+					 * ACKs, no retries and no READs or atomics; 0: RC.  The
+					 * --cm path ignores it */
 };
 
 struct conn_opts {
@@ -58,7 +61,9 @@ int cq_qp_parse_option(int key, const char *arg, void *opts);
 struct rdma_conn {
 	struct ibv_comp_channel *channel;	/* only with --events */
 	struct ibv_cq *cq;			/* completions of both queues */
-	struct ibv_qp *qp;			/* the reliable-connected queue pair */
+	struct ibv_qp *qp;			/* the queue pair: reliable-connected, unless a
+						 * hook asked for UC */
+	enum ibv_qp_type qp_type;		/* IBV_QPT_RC or IBV_QPT_UC */
 	uint32_t max_inline;			/* bytes a send may carry inline */
 	/* A step may change these three between creating the QP and connecting it. */
 	uint8_t timeout;			/* the ACK timeout: 4.096 us x 2^timeout a try */

@@ -236,3 +236,13 @@ assert_faults_ring() {
 	assert_line --regexp '^teardown +: every object released$'
 	assert_back_to_baseline
 }
+
+@test "fault points of 11_lossy (UC over 2 paths, a chunk taken as lost: the receives posted ahead, the asks and SACKs, the sender's chains), and a --drop-chunks past the last chunk" {
+	assert_faults_paired 11_lossy "-s 64K --paths 2 --drop-chunks 5" "${OPEN_PD[@]}" "${REG_MR[@]}" \
+		"${CREATE_QP[@]}" "${POST_WR[@]}" "${DESTROY_QP[@]}" "${DEREG_MR[@]}" "${CLOSE_PD[@]}"
+	# Refused once the chunks are known, after the QPs are up: the map is freed on the way out.
+	record_baseline
+	run_two_sides 11_lossy "-s 64K" "-s 64K --drop-chunks 64"
+	[ "$srv_status" -eq 1 ] && [ "$cli_status" -eq 1 ] || fail "server $srv_status, client $cli_status: $(cat "$BATS_TEST_TMPDIR"/*.out)"
+	assert_back_to_baseline
+}
