@@ -321,7 +321,7 @@ out_free_table:
 int main(int argc, char **argv)
 {
 	struct step_opts step = { 0 };
-	const struct cli_stage stages[] = { KV_STAGE(&step.kv), { 0 } };
+	const struct cli_stage stages[] = { KV_STAGE(&step.kv), CQ_QP_PATH_STAGE(&step.conn), { 0 } };
 	const struct cli_spec spec = { .program = "08_kv_transfer", .purpose = purpose,
 				       .connects = true, .pauses = true, .stages = stages };
 	struct cli_common opts;
