@@ -34,8 +34,9 @@ const struct cli_option cq_qp_path_cli_options[] = {
 	{ "tclass", CLI_KEY_TCLASS, "N", "the traffic class our packets carry, 0 to 255: on RoCE the "
 	  "IP header's DSCP << 2 | ECN, as NCCL_IB_TC (106: DSCP 26, ECN 2); each side sets its "
 	  "own (default: 0; with --cm, the device's cma_roce_tos)" },
-	{ "sl", CLI_KEY_SL, "N", "the service level, 0 to 15, as NCCL_IB_SL: InfiniBand's priority "
-	  "(not with --cm, where RoCE derives it from the traffic class; default: 0)" },
+	{ "sl", CLI_KEY_SL, "N", "the service level, 0 to 15, as NCCL_IB_SL: what InfiniBand "
+	  "switches map to a virtual lane, and a RoCE NIC uses as its Ethernet priority (not with "
+	  "--cm, where the kernel derives it from the traffic class; default: 0)" },
 	{ 0 },
 };
 
@@ -434,9 +435,10 @@ static int show_qp_state(struct rdma_conn *conn)
 	     attr.ah_attr.sl, tclass);
 	/* A provider may keep less of the address vector than it was given, and says nothing. */
 	if (attr.ah_attr.sl != conn->sl)
-		show("ibv_query_qp", "the QP holds SL %u, not the %u we gave: this provider keeps no "
-		     "service level (rxe: its address vector has no field for it, and no VLAN tag "
-		     "of its packets could carry it)", attr.ah_attr.sl, conn->sl);
+		show("ibv_query_qp", "the QP holds SL %u, not the %u we gave%s", attr.ah_attr.sl,
+		     conn->sl, attr.ah_attr.sl ? "" : ": this provider keeps no service level (rxe: "
+		     "its address vector has no field for it, and no VLAN tag of its packets could "
+		     "carry it)");
 	if (attr.ah_attr.is_global && attr.ah_attr.grh.traffic_class != conn->traffic_class)
 		show("ibv_query_qp", "the QP holds traffic class %u, not the %u we gave",
 		     attr.ah_attr.grh.traffic_class, conn->traffic_class);
