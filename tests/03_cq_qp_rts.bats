@@ -5,10 +5,10 @@ setup() {
 	load lib/test_helper
 }
 
-@test "03_cq_qp_rts: server (events) and client reach RTS; the kernel shows both QPs connected and both MRs" {
+@test "03_cq_qp_rts: server (events, --tclass 106 --sl 3) and client reach RTS; the kernel shows both QPs connected and both MRs" {
 	record_baseline
 	port=$(pick_port)
-	start_step srv 03_cq_qp_rts -d "$DEV" -p "$port" -t 20 --events --pause
+	start_step srv 03_cq_qp_rts -d "$DEV" -p "$port" -t 20 --events --tclass 106 --sl 3 --pause
 	start_step cli 03_cq_qp_rts -d "$DEV" -p "$port" -t 20 --pause 127.0.0.1
 	srv=$BATS_TEST_TMPDIR/srv.out cli=$BATS_TEST_TMPDIR/cli.out
 	wait_for_line "$srv" '^paused +: pid'
@@ -38,14 +38,20 @@ setup() {
 	finish_step cli "$cli_pid"
 	assert_success
 	assert_line --regexp '^role +: client$'
-	assert_line --regexp '^ibv_query_qp +: state RTS, path MTU 1024, dest QPN '"$srv_qpn"'$'
+	# The client gave no --tclass and no --sl: its own packets go in class 0 whatever the server chose.
+	assert_line --regexp '^ibv_modify_qp +: INIT -> RTR: .*, hop limit 255, traffic class 0 \(DSCP 0, ECN 0\), SL 0, max_dest_rd_atomic '
+	assert_line --regexp '^ibv_query_qp +: state RTS, path MTU 1024, dest QPN '"$srv_qpn"', SL 0, traffic class 0$'
+	refute_output --partial 'the QP holds'
 	finish_step srv "$srv_pid"
 	assert_success
 	assert_line --regexp '^role +: server$'
 	# The server names the client it took, and says that nothing authenticated it.
 	assert_line --regexp '^accepted +: the first client to connect, from (::ffff:)?127\.0\.0\.1 port [0-9]+ \(the side channel has no authentication\)$'
 	assert_line --regexp '^ibv_create_comp_channel *: fd [0-9]+'
-	assert_line --regexp '^ibv_modify_qp +: INIT -> RTR: path MTU 1024 \(the smaller of ours 1024 and the peer.s 1024\), dest QPN '"$cli_qpn"', .*GRH to GID ::ffff:[0-9.]+ from our GID index [0-9]+, hop limit 255, '
+	assert_line --regexp '^ibv_modify_qp +: INIT -> RTR: path MTU 1024 \(the smaller of ours 1024 and the peer.s 1024\), dest QPN '"$cli_qpn"', .*GRH to GID ::ffff:[0-9.]+ from our GID index [0-9]+, hop limit 255, traffic class 106 \(DSCP 26, ECN 2\), SL 3, max_dest_rd_atomic '
+	# Read back: rxe keeps the traffic class, and drops the service level (its address vector has no SL).
+	assert_line --regexp '^ibv_query_qp +: state RTS, path MTU 1024, dest QPN '"$cli_qpn"', SL 0, traffic class 106$'
+	assert_line --regexp '^ibv_query_qp +: the QP holds SL 0, not the 3 we gave: this provider keeps no service level '
 	assert_in_order '^ibv_create_cq ' '^ibv_create_qp ' 'RESET -> INIT' 'INIT -> RTR' 'RTR -> RTS' \
 		'^ibv_query_qp +: state RTS' '^ibv_destroy_qp ' '^ibv_destroy_cq ' '^ibv_destroy_comp_channel *:' \
 		'^ibv_dereg_mr ' '^ibv_dealloc_pd ' '^ibv_close_device '
@@ -229,10 +235,17 @@ end_fake_peer() {
 	assert_back_to_baseline
 }
 
-@test "03_cq_qp_rts --help documents the role, the side channel and the events option" {
+@test "03_cq_qp_rts --help documents the role, the side channel and the events option; --tclass and --sl out of range are refused" {
 	run_step 03_cq_qp_rts --help
 	assert_success
-	for opt in HOST --port --timeout --pause --events --size --access --gid-idx; do
+	for opt in HOST --port --timeout --pause --events --size --access --gid-idx --tclass --sl; do
 		assert_output --partial -- "$opt"
 	done
+	# The traffic class is one byte of the GRH (DSCP << 2 | ECN), the service level 4 bits.
+	run_step 03_cq_qp_rts --tclass 256
+	assert_failure 2
+	assert_output "error: --tclass: '256' is not a whole number from 0 to 255"
+	run_step 03_cq_qp_rts --sl 16
+	assert_failure 2
+	assert_output "error: --sl: '16' is not a whole number from 0 to 15"
 }

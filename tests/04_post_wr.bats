@@ -33,10 +33,15 @@ setup() {
 	assert_back_to_baseline
 }
 
-@test "04_post_wr: RDMA WRITE gives the target no completion; WRITE with immediate gives it one carrying the value" {
+@test "04_post_wr: RDMA WRITE gives the target no completion; WRITE with immediate gives it one carrying the value; --tclass reaches each side's QP" {
 	record_baseline
-	run_server_client 04_post_wr -o write
+	run_server_client 04_post_wr -o write --tclass 106
 	assert_both_succeeded "write"
+	for side in srv cli; do
+		use_output_of $side
+		assert_line --regexp '^ibv_modify_qp +: INIT -> RTR: .*, traffic class 106 \(DSCP 26, ECN 2\), SL 0, '
+		assert_line --regexp '^ibv_query_qp +: state RTS, .*, SL 0, traffic class 106$'
+	done
 	use_output_of srv
 	assert_line --regexp '^access +: local_write,remote_write: the target of RDMA WRITE: the peer writes into this buffer$'
 	assert_line --regexp '^ibv_modify_qp +: RESET -> INIT: .*remote access remote_write '

@@ -8,10 +8,10 @@ setup() {
 	load lib/ring
 }
 
-@test "07_allreduce: 3 ranks sum 0, 1, 16 (not divisible by 3), 256 and 4096 floats over verbs: the table, the bytes, no RNR NAK, every rank right, all freed" {
+@test "07_allreduce: 3 ranks sum 0, 1, 16 (not divisible by 3), 256 and 4096 floats over verbs: the table, the bytes, no RNR NAK, every rank right, all freed; both QPs of each at --tclass 106" {
 	record_baseline
 	rnr_before=$(rnr_naks)
-	run_ring 3 -t 10 -b 0 --maxbytes 16K -f 16 -n 2 -w 1
+	run_ring 3 -t 10 -b 0 --maxbytes 16K -f 16 -n 2 -w 1 --tclass 106 --sl 3
 	assert_ring_success
 	[ "$(rnr_naks)" = "$rnr_before" ] || fail "RNR NAKs (sent, received) went from $rnr_before to $(rnr_naks)"
 	use_output_of r0
@@ -35,6 +35,10 @@ setup() {
 		assert_line --regexp '^ibv_modify_qp +: RESET -> INIT: port 1, pkey index 0, remote access none '
 		assert_line --regexp '^ibv_modify_qp +: RESET -> INIT: port 1, pkey index 0, remote access remote_write '
 		assert_line --regexp '^ibv_post_send +: credit for slot 7: a SEND with immediate 7 and no bytes, to the previous rank$'
+		# Stage 3's --tclass and --sl, on the QP to the next rank and on the one from the previous.
+		[ "$(grep -cE '^ibv_modify_qp +: INIT -> RTR: .*, traffic class 106 \(DSCP 26, ECN 2\), SL 3, ' <<<"$output")" -eq 2 ] ||
+			fail "rank $k: not both QPs at traffic class 106, SL 3: $(grep 'INIT -> RTR' <<<"$output")"
+		[ "$(grep -cE '^ibv_query_qp +: state RTS, .*, traffic class 106$' <<<"$output")" -eq 2 ] || fail "rank $k: a QP does not hold traffic class 106"
 		assert_in_order '^ibv_destroy_qp ' '^ibv_destroy_cq ' '^ibv_destroy_qp ' '^ibv_destroy_cq ' '^ibv_dereg_mr ' '^ibv_dereg_mr ' '^ibv_dealloc_pd ' '^ibv_close_device ' '^teardown +: every object released$'
 	done
 	# One rank: no ring, no QP, nothing moves; a bus bandwidth of 0, as 2(n-1)/n is 0.

@@ -127,9 +127,9 @@ row_sizes() { # PHASE
 	assert_back_to_baseline
 }
 
-@test "09_moe --transport both: the same dispatch and combine over verbs, then over a TCP socket per pair of ranks: every token checked both ways, both tables, RDMA's time over TCP's, all freed; the QPs at step 07's --qp-timeout 20" {
+@test "09_moe --transport both: the same dispatch and combine over verbs, then over a TCP socket per pair of ranks: every token checked both ways, both tables, RDMA's time over TCP's, all freed; the QPs at step 07's --qp-timeout 20 and stage 3's --tclass 106" {
 	record_baseline
-	RING_STEP=09_moe run_ring 3 -t 10 --tokens 32 --hidden 256 --experts 4 --topk 4 --seed 7 --transport both --qp-timeout 20
+	RING_STEP=09_moe run_ring 3 -t 10 --tokens 32 --hidden 256 --experts 4 --topk 4 --seed 7 --transport both --qp-timeout 20 --tclass 106
 	assert_ring_success
 	use_output_of r0
 	assert_line "# MoE all-to-all over RDMA (verbs): 3 ranks, 32 tokens of 256 B a rank, top-4 of 12 experts"
@@ -150,6 +150,8 @@ row_sizes() { # PHASE
 		assert_line --regexp '^posts +: dispatch: 2 ibv_post_send calls '
 		[ "$(grep -cE '^ibv_modify_qp +: RTR -> RTS: send PSN 0x[0-9a-f]{6}, timeout 20 \(4\.096 us \* 2\^20 = about ' <<<"$output")" -eq 2 ] ||
 			fail "rank $k: not both QPs at timeout 20: $(grep 'RTR -> RTS' <<<"$output")"
+		[ "$(grep -cE '^ibv_modify_qp +: INIT -> RTR: .*, traffic class 106 \(DSCP 26, ECN 2\), SL 0, ' <<<"$output")" -eq 2 ] ||
+			fail "rank $k: not both QPs at traffic class 106: $(grep 'INIT -> RTR' <<<"$output")"
 		assert_line --regexp '^teardown +: every object released$'
 	done
 	assert_back_to_baseline

@@ -42,6 +42,17 @@ const struct cli_option cq_qp_cli_options[] = {
 	{ 0 },
 };
 
+/* The address vector's priority: what a switch reads to queue our packets (DSCP on RoCE). */
+const struct cli_option cq_qp_path_cli_options[] = {
+	{ "tclass", CLI_KEY_TCLASS, "N", "the traffic class our packets carry, 0 to 255: on RoCE the "
+	  "IP header's DSCP << 2 | ECN, as NCCL_IB_TC (106: DSCP 26, ECN 2); each side sets its "
+	  "own (default: 0; with --cm, the device's cma_roce_tos)" },
+	{ "sl", CLI_KEY_SL, "N", "the service level, 0 to 15, as NCCL_IB_SL: what InfiniBand "
+	  "switches map to a virtual lane, and a RoCE NIC uses as its Ethernet priority (not with "
+	  "--cm, where the kernel derives it from the traffic class; default: 0)" },
+	{ 0 },
+};
+
 const struct cli_option cq_qp_cm_cli_options[] = {
 	{ "cm", CLI_KEY_CM, NULL, "connect through the RDMA connection manager (rdma_cm), not the "
 	  "TCP side channel: HOST is an address of an RDMA device's interface, -p rdma_cm's port" },
@@ -51,12 +62,28 @@ const struct cli_option cq_qp_cm_cli_options[] = {
 int cq_qp_parse_option(int key, const char *arg, void *ctx)
 {
 	struct conn_opts *opts = ctx;
+	int n;
 
-	(void)arg;
-	if (key == CLI_KEY_CM)
+	switch (key) {
+	case CLI_KEY_CM:
 		opts->cm = true;
-	else
-		opts->events = true;
+		return 0;
+	case CLI_KEY_TCLASS:
+		/* One byte of the GRH, copied into the IPv4 ToS (IPv6 traffic class) on RoCE v2. */
+		if (cli_parse_int("--tclass", arg, 0, 255, &n))
+			return -1;
+		opts->tclass = (uint8_t)n;
+		opts->tclass_given = true;
+		return 0;
+	case CLI_KEY_SL:
+		/* Four bits of the LRH on InfiniBand. */
+		if (cli_parse_int("--sl", arg, 0, 15, &n))
+			return -1;
+		opts->sl = (uint8_t)n;
+		opts->sl_given = true;
+		return 0;
+	}
+	opts->events = true;
 	return 0;
 }
 
@@ -225,6 +252,8 @@ int create_cq_qp(struct rdma_dev *dev, const struct rdma_buf *buf, const struct 
 		.timeout = QP_TIMEOUT,
 		.retry_cnt = QP_RETRY_CNT,
 		.rd_atomic = QP_RD_ATOMIC,
+		.traffic_class = opts->tclass,
+		.sl = opts->sl,
 		.name_stranger = hook ? hook->name_stranger : NULL,
 		.qp_type = init.qp_type,
 	};
@@ -319,11 +348,11 @@ static int move_to_rtr(struct rdma_dev *dev, struct rdma_conn *conn)
 		.min_rnr_timer = QP_MIN_RNR_TIMER,
 		.ah_attr = {
 			.dlid = conn->remote.lid,
-			.sl = 0,
+			.sl = conn->sl,
 			.port_num = dev->port,
 		},
 	};
-	char gid[GID_STR_LEN], route[128], mtu_why[64] = "ours: the peer sent none";
+	char gid[GID_STR_LEN], route[192], mtu_why[64] = "ours: the peer sent none";
 	/* UC answers nothing: no READs or atomics to serve, no RNR NAK to send. */
 	int mask = IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
 		   (conn->qp_type == IBV_QPT_UC ? 0 : IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER);
@@ -336,12 +365,16 @@ static int move_to_rtr(struct rdma_dev *dev, struct rdma_conn *conn)
 			.dgid = conn->remote.gid,
 			.sgid_index = (uint8_t)dev->gid_index,
 			.hop_limit = QP_HOP_LIMIT,
+			/* Ours alone: the peer's packets carry the class its own QP gives them. */
+			.traffic_class = conn->traffic_class,
 		};
 		gid_format(&conn->remote.gid, gid, sizeof(gid));
-		snprintf(route, sizeof(route), "GRH to GID %s from our GID index %d, hop limit %d",
-			 gid, dev->gid_index, QP_HOP_LIMIT);
+		snprintf(route, sizeof(route), "GRH to GID %s from our GID index %d, hop limit %d, "
+			 "traffic class %d (DSCP %d, ECN %d), SL %d", gid, dev->gid_index, QP_HOP_LIMIT,
+			 conn->traffic_class, conn->traffic_class >> 2, conn->traffic_class & 3, conn->sl);
 	} else {
-		snprintf(route, sizeof(route), "to LID 0x%04x, no GRH", conn->remote.lid);
+		snprintf(route, sizeof(route), "to LID 0x%04x, no GRH, SL %d", conn->remote.lid,
+			 conn->sl);
 	}
 	rc = fault_at("modify_qp_rtr") ? errno : ibv_modify_qp(conn->qp, &attr, mask);
 	if (rc) {
@@ -420,15 +453,29 @@ static int show_qp_state(struct rdma_conn *conn)
 {
 	struct ibv_qp_attr attr;
 	struct ibv_qp_init_attr init;
+	char tclass[32] = "";
 	int rc;
 
-	rc = ibv_query_qp(conn->qp, &attr, IBV_QP_STATE | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN, &init);
+	rc = ibv_query_qp(conn->qp, &attr, IBV_QP_STATE | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
+			  IBV_QP_AV, &init);
 	if (rc) {
 		report_verb_error("ibv_query_qp", rc);
 		return -1;
 	}
-	show("ibv_query_qp", "state %s, path MTU %d, dest QPN 0x%06x", qp_state_name(attr.qp_state),
-	     mtu_bytes(attr.path_mtu), attr.dest_qp_num);
+	if (attr.ah_attr.is_global)
+		snprintf(tclass, sizeof(tclass), ", traffic class %u", attr.ah_attr.grh.traffic_class);
+	show("ibv_query_qp", "state %s, path MTU %d, dest QPN 0x%06x, SL %u%s",
+	     qp_state_name(attr.qp_state), mtu_bytes(attr.path_mtu), attr.dest_qp_num,
+	     attr.ah_attr.sl, tclass);
+	/* A provider may keep less of the address vector than it was given, and says nothing. */
+	if (attr.ah_attr.sl != conn->sl)
+		show("ibv_query_qp", "the QP holds SL %u, not the %u we gave%s", attr.ah_attr.sl,
+		     conn->sl, attr.ah_attr.sl ? "" : ": this provider keeps no service level (rxe: "
+		     "its address vector has no field for it, and no VLAN tag of its packets could "
+		     "carry it)");
+	if (attr.ah_attr.is_global && attr.ah_attr.grh.traffic_class != conn->traffic_class)
+		show("ibv_query_qp", "the QP holds traffic class %u, not the %u we gave",
+		     attr.ah_attr.grh.traffic_class, conn->traffic_class);
 	return 0;
 }
 

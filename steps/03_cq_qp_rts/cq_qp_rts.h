@@ -16,6 +16,8 @@
 /* Stage 3's long-only option keys (cli.h's blocks). */
 enum cq_qp_key {
 	CLI_KEY_CM = CLI_STAGE_KEYS(3),	/* --cm */
+	CLI_KEY_TCLASS,			/* --tclass */
+	CLI_KEY_SL,			/* --sl */
 };
 
 #define QUEUE_DEPTH 64
@@ -44,19 +46,26 @@ struct conn_hook {
 struct conn_opts {
 	bool events;			/* -e: use a completion channel */
 	bool cm;			/* --cm: connect through rdma_cm, not the side channel */
+	uint8_t tclass;			/* --tclass: the GRH's traffic class, DSCP << 2 | ECN */
+	uint8_t sl;			/* --sl: the address vector's service level */
+	bool tclass_given;		/* no --tclass: 0, or under --cm the device's default */
+	bool sl_given;			/* no --sl: 0 */
 	const struct conn_hook *hook;	/* set by a later step, never by an option; or NULL */
 };
 
 /*
  * Stage 3's part of the command line, filling a struct conn_opts: -e
- * (CQ_QP_STAGE), and --cm (CQ_QP_CM_STAGE) in the steps that connect
- * through rdma_cm.
+ * (CQ_QP_STAGE), --cm (CQ_QP_CM_STAGE) in the steps that connect through
+ * rdma_cm, and --tclass and --sl (CQ_QP_PATH_STAGE, the address vector's
+ * priority) in every step that connects.
  */
 extern const struct cli_option cq_qp_cli_options[];
 extern const struct cli_option cq_qp_cm_cli_options[];
+extern const struct cli_option cq_qp_path_cli_options[];
 int cq_qp_parse_option(int key, const char *arg, void *opts);
 #define CQ_QP_STAGE(opts) { cq_qp_cli_options, cq_qp_parse_option, (opts) }
 #define CQ_QP_CM_STAGE(opts) { cq_qp_cm_cli_options, cq_qp_parse_option, (opts) }
+#define CQ_QP_PATH_STAGE(opts) { cq_qp_path_cli_options, cq_qp_parse_option, (opts) }
 
 struct rdma_conn {
 	struct ibv_comp_channel *channel;	/* only with --events */
@@ -72,6 +81,8 @@ struct rdma_conn {
 						 * flight (conn_offer_rd_atomic) */
 	uint8_t max_rd_atomic;			/* agreed with the peer: ours in flight, */
 	uint8_t max_dest_rd_atomic;		/* and the peer's we serve (agree_rd_atomic) */
+	uint8_t traffic_class;			/* the GRH's, as our packets carry it (--tclass) */
+	uint8_t sl;				/* the service level (--sl) */
 	stranger_namer *name_stranger;		/* from the hook, or NULL */
 	int sock;				/* the side channel to the peer, or -1 */
 	struct peer_info local, remote;

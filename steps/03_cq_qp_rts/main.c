@@ -29,7 +29,8 @@ int main(int argc, char **argv)
 {
 	struct step_opts step = { 0 };
 	const struct cli_stage stages[] = { REG_MR_STAGE(&step.mr), CQ_QP_STAGE(&step.conn),
-					    CQ_QP_CM_STAGE(&step.conn), { 0 } };
+					    CQ_QP_CM_STAGE(&step.conn), CQ_QP_PATH_STAGE(&step.conn),
+					    { 0 } };
 	const struct cli_spec spec = { .program = "03_cq_qp_rts", .purpose = purpose,
 				       .connects = true, .pauses = true, .stages = stages,
 				       .faults = faults };

@@ -21,14 +21,37 @@ static int check_message_size(const struct rdma_dev *dev, size_t size)
 	return -1;
 }
 
+/*
+ * rdma_cm has no option for the service level: on RoCE the kernel derives it
+ * from the ToS (--tclass) through the interface's priority map, so --sl would
+ * be dropped in silence.  Refused before anything is created.
+ */
+static int check_sl_through_cm(const struct conn_opts *conn)
+{
+	if (!conn->sl_given)
+		return 0;
+	if (conn->cm)
+		report_error("--sl %d: rdma_cm has no option for the service level (on RoCE the "
+			     "kernel derives it from the traffic class), and --cm connects through "
+			     "it: give --tclass instead, or drop --cm", conn->sl);
+	else
+		report_error("--sl %d: rdma_cm has no option for the service level (on RoCE the "
+			     "kernel derives it from the traffic class), and %s connects through it: "
+			     "give --tclass instead", conn->sl, conn->hook->foreign->name);
+	return -1;
+}
+
 /* Stages 1 to 3 under --cm: the device is the one the address leads to, not -d's. */
 static int open_through_cm(struct session *s, const struct cli_common *opts,
 			   const struct reg_mr_opts *mr, const struct conn_opts *conn)
 {
 	int gid_idx;
 
+	if (check_sl_through_cm(conn))
+		return -1;
 	show_heading("stage 1: find the device through rdma_cm, allocate a PD");
-	if (cm_find_device(&s->cm, opts, conn->hook ? conn->hook->foreign : NULL, &gid_idx) ||
+	if (cm_find_device(&s->cm, opts, conn->hook ? conn->hook->foreign : NULL,
+			   conn->tclass_given ? conn->tclass : CM_TOS_DEFAULT, &gid_idx) ||
 	    adopt_device_pd(s->cm.id->verbs, s->cm.id->port_num, gid_idx, &s->dev))
 		return -1;
 	show_heading("stage 2: register memory");

@@ -152,8 +152,8 @@ int main(int argc, char **argv)
 	struct step_opts step = { 0 };
 	/* Of stage 3's options, --events is left out: step 04 busy-polls its one completion. */
 	const struct cli_stage stages[] = { REG_MR_STAGE(&step.mr), CQ_QP_CM_STAGE(&step.conn),
-					    POST_WR_STAGE(&step.post), VIOLATION_STAGE(&step.violation),
-					    { 0 } };
+					    CQ_QP_PATH_STAGE(&step.conn), POST_WR_STAGE(&step.post),
+					    VIOLATION_STAGE(&step.violation), { 0 } };
 	const struct cli_spec spec = { .program = "04_post_wr", .purpose = purpose,
 				       .connects = true, .pauses = true, .stages = stages,
 				       .faults = faults };

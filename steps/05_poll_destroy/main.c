@@ -102,8 +102,8 @@ int main(int argc, char **argv)
 {
 	struct step_opts step = { 0 };
 	const struct cli_stage stages[] = {
-		REG_MR_STAGE(&step.mr), CQ_QP_STAGE(&step.conn), POST_WR_OP_STAGE(&step.post),
-		POLL_STAGE(&step.poll), { 0 }
+		REG_MR_STAGE(&step.mr), CQ_QP_STAGE(&step.conn), CQ_QP_PATH_STAGE(&step.conn),
+		POST_WR_OP_STAGE(&step.post), POLL_STAGE(&step.poll), { 0 }
 	};
 	const struct cli_spec spec = { .program = "05_poll_destroy", .purpose = purpose,
 				       .connects = true, .pauses = true, .stages = stages,

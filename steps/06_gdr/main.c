@@ -76,7 +76,8 @@ static const struct fault_point *const faults[] = { open_pd_faults, reg_mr_fault
 int main(int argc, char **argv)
 {
 	struct step_opts step = { .paths = ALL_PATHS };
-	const struct cli_stage stages[] = { REG_MR_STAGE(&step.mr), GDR_STAGE(&step.paths), { 0 } };
+	const struct cli_stage stages[] = { REG_MR_STAGE(&step.mr), CQ_QP_PATH_STAGE(&step.conn),
+					    GDR_STAGE(&step.paths), { 0 } };
 	const struct cli_spec spec = { .program = "06_gdr", .purpose = purpose,
 				       .connects = true, .stages = stages, .faults = faults };
 	struct cli_common opts;

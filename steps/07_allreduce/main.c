@@ -154,7 +154,7 @@ int main(int argc, char **argv)
 {
 	struct ring_opts opts;
 	const struct cli_stage stages[] = { RING_STAGE(&opts), JOB_STAGE(&opts.job),
-					    NCCL_STAGE(&opts.sizes), { 0 } };
+					    CQ_QP_PATH_STAGE(&opts.conn), NCCL_STAGE(&opts.sizes), { 0 } };
 	const struct cli_spec spec = { .program = "07_allreduce", .purpose = purpose,
 				       .connects = true, .pauses = true, .stages = stages,
 				       .faults = faults };

@@ -7,7 +7,6 @@ int ring_open(struct rdma_ring *r, const struct cli_common *common, const struct
 	      const struct launch *l, size_t bytes)
 {
 	struct reg_mr_opts data_mr = { .size = bytes }, slots_mr = { .size = (size_t)opts->slots * opts->slot_bytes };
-	struct conn_opts conn = { 0 };
 
 	*r = (struct rdma_ring){ .rank = l->rank, .world = l->world, .k = opts->slots,
 				 .c = opts->slot_bytes, .to_next.sock = -1, .from_prev.sock = -1,
@@ -27,8 +26,8 @@ int ring_open(struct rdma_ring *r, const struct cli_common *common, const struct
 	if (r->world == 1)
 		return 0;
 	show_heading("stage 3: a QP to the next rank and a QP from the previous one");
-	if (create_cq_qp(&r->dev, &r->data, &conn, &r->to_next, NULL) ||
-	    create_cq_qp(&r->dev, &r->slots, &conn, &r->from_prev, NULL))
+	if (create_cq_qp(&r->dev, &r->data, &opts->conn, &r->to_next, NULL) ||
+	    create_cq_qp(&r->dev, &r->slots, &opts->conn, &r->from_prev, NULL))
 		return -1;
 	r->to_next.timeout = r->from_prev.timeout = (uint8_t)opts->job.qp_timeout;
 	r->rule = progress_rule_for(&r->dev, r->world);

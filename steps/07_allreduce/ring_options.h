@@ -6,6 +6,7 @@
 #include <stddef.h>
 
 #include "cli.h"
+#include "cq_qp_rts.h"
 #include "job_options.h"
 #include "nccl_options.h"
 #include "schedule.h"
@@ -34,6 +35,7 @@ struct ring_opts {
 	enum datatype dt;	/* --datatype */
 	struct nccl_opts sizes;	/* -b, --maxbytes, -f, -n, -w, -c: nccl-tests' table (NCCL_STAGE) */
 	struct job_opts job;	/* --rank, --world-size, --transport, --qp-timeout: the runtime's (JOB_STAGE) */
+	struct conn_opts conn;	/* --tclass, --sl: stage 3's, for both QPs (CQ_QP_PATH_STAGE) */
 	int slots;		/* --slots: K */
 	size_t slot_bytes;	/* --slot-bytes: C */
 	int slow_rank, slow_ms;	/* --slow=RANK:MS: that rank holds each slot MS ms */

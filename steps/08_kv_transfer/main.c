@@ -337,7 +337,7 @@ static const struct fault_point *const faults[] = { open_pd_faults, reg_mr_fault
 int main(int argc, char **argv)
 {
 	struct step_opts step = { 0 };
-	const struct cli_stage stages[] = { KV_STAGE(&step.kv), { 0 } };
+	const struct cli_stage stages[] = { KV_STAGE(&step.kv), CQ_QP_PATH_STAGE(&step.conn), { 0 } };
 	const struct cli_spec spec = { .program = "08_kv_transfer", .purpose = purpose,
 				       .connects = true, .pauses = true, .stages = stages,
 				       .faults = faults };

@@ -17,7 +17,6 @@ int mesh_open(struct moe_mesh *m, const struct cli_common *common, size_t bytes,
 	      const struct moe_opts *opts)
 {
 	struct reg_mr_opts mr = { .size = bytes };
-	struct conn_opts conn = { 0 };
 
 	show_heading("stage 1: open the device, allocate a PD");
 	if (open_device_pd(common, &m->dev))
@@ -39,7 +38,7 @@ int mesh_open(struct moe_mesh *m, const struct cli_common *common, size_t bytes,
 	for (int p = 0; p < m->world; p++) {
 		if (p == m->rank)
 			continue;
-		if (create_cq_qp(&m->dev, &m->buf, &conn, &m->conn[p], NULL))
+		if (create_cq_qp(&m->dev, &m->buf, &opts->conn, &m->conn[p], NULL))
 			return -1;
 		m->conn[p].timeout = (uint8_t)opts->job.qp_timeout;
 	}
