@@ -27,10 +27,11 @@ enum dev_limit {
 uint64_t limit_value(const struct rdma_dev *dev, enum dev_limit limit);
 
 /*
- * REQUEST (the options as given: "--depth 64") asks for ASKED WHAT ("send
- * WRs a QP") of LIMIT.  0 if DEV holds it; otherwise -1 after one line:
- *   error: --depth 64 asks for 64 send WRs a QP, but rxe0 allows 32 (max_qp_wr); FIX
- * FIX says what to change ("use --depth 32 or less").  Never shrinks a
+ * REQUEST (the options as given: "-s 16777216") asks for ASKED WHAT ("bytes
+ * in one message") of LIMIT.  0 if DEV holds it; otherwise -1 after one line:
+ *   error: -s 16777216 asks for 16777216 bytes in one message, but rxe0
+ *   allows 8388608 (max_msg_sz of port 1); FIX
+ * FIX says what to change ("use -s 8388608 or less").  Never shrinks a
  * request: the run asked for it, and only its user may ask for less.
  */
 int limit_check(const struct rdma_dev *dev, enum dev_limit limit, uint64_t asked,
@@ -38,8 +39,8 @@ int limit_check(const struct rdma_dev *dev, enum dev_limit limit, uint64_t asked
 
 /*
  * The usual case of limit_check: OPTION at VALUE asks for PER x VALUE +
- * BASE of LIMIT; a refusal names the largest VALUE that fits ("use --depth
- * 32 or less"), or says that none does.
+ * BASE of LIMIT; a refusal names the largest VALUE that fits ("use -s
+ * 8388608 or less"), or says that none does.
  */
 int limit_check_option(const struct rdma_dev *dev, enum dev_limit limit, const char *option,
 		       long long value, uint64_t per, uint64_t base, const char *what);
@@ -59,7 +60,7 @@ int limit_check_reads(const struct rdma_dev *dev, bool initiator, const char *re
 		      const char *fix);
 
 /*
- * OPTION (--windows) binds type 2 memory windows, REQUEST WINDOWS of them
+ * OPTION binds type 2 memory windows, REQUEST WINDOWS of them
  * at once: 0 if DEV's device_cap_flags has IBV_DEVICE_MEM_WINDOW_TYPE_2A or
  * _2B and max_mw holds them; otherwise -1, saying to leave OPTION out, or
  * naming FIX.

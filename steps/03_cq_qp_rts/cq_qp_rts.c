@@ -252,7 +252,6 @@ int create_cq_qp(struct rdma_dev *dev, const struct rdma_buf *buf, const struct 
 		.cap = qp_capacities(dev, hook),
 	};
 
-
 	*conn = (struct rdma_conn){
 		.sock = -1,
 		.timeout = QP_TIMEOUT,

@@ -21,8 +21,8 @@ enum cq_qp_key {
  * Stage 3's queues: QUEUE_DEPTH WRs each way, or fewer on a device that holds
  * fewer (max_qp_wr), or whose CQ could not take both queues' completions
  * (max_cqe): conn.send_depth and conn.recv_depth say what a QP got.  No
- * option sets them: a step that keeps many WRs in flight names its need in
- * its own option (--depth, --slots), checked against the device and refused
+ * option sets them: a later step that keeps many WRs in flight names its
+ * need in an option of its own, checked against the device and refused
  * naming that option; the rest post a few WRs at a time.
  */
 #define QUEUE_DEPTH 64

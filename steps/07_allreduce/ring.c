@@ -5,6 +5,7 @@
 #include "report.h"
 
 #include <stdio.h>
+#include <unistd.h>
 
 /*
  * What the ring asks of the device, after stage 1 and before anything else
@@ -16,11 +17,14 @@ static int check_limits(const struct rdma_dev *dev, const struct ring_opts *opts
 			size_t slot_area, bool qps)
 {
 	const struct conn_opts conn = { 0 };
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	/* Two MRs, each pinned in whole pages. */
+	size_t pinned = (bytes + page - 1) / page * page + (slot_area + page - 1) / page * page;
 	char request[96];
 
 	snprintf(request, sizeof(request), "--maxbytes %zu --slots %d --slot-bytes %zu", bytes,
 		 opts->slots, opts->slot_bytes);
-	if (limit_check_pin(dev, bytes + slot_area, bytes > slot_area ? bytes : slot_area, request,
+	if (limit_check_pin(dev, pinned, bytes > slot_area ? bytes : slot_area, request,
 			    "give a smaller --maxbytes, or fewer --slots or --slot-bytes") ||
 	    limit_check_option(dev, LIMIT_MSG_SZ, "--slot-bytes", (long long)opts->slot_bytes, 1, 0,
 			       "bytes in one message (a piece, one WRITE)"))
