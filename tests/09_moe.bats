@@ -10,7 +10,8 @@ setup() {
 
 @test "09_moe: 3 ranks dispatch 32 tokens each to their top-4 of 12 experts and combine them back: the layout, one post per peer, N - 1 signals per phase, each on its sender's own word, every token right, all freed" {
 	record_baseline
-	RING_STEP=09_moe run_ring 3 -t 10 --tokens 32 --hidden 256 --experts 4 --topk 4 --seed 7
+	# Devices that do atomics as rxe does (IBV_ATOMIC_HCA), named by the test aid: FETCH_ADD runs.
+	RDMA_STEPS_CAPS=atomic_cap=hca RING_STEP=09_moe run_ring 3 -t 10 --tokens 32 --hidden 256 --experts 4 --topk 4 --seed 7
 	assert_ring_success
 	use_output_of r0
 	assert_line '#       size         count      type     phase       time   algbw   busbw #wrong'
@@ -157,10 +158,21 @@ row_sizes() { # PHASE
 	assert_back_to_baseline
 }
 
-@test "09_moe refuses a top-k larger than the experts there are, naming the options" {
+@test "09_moe refuses a top-k larger than the experts there are, and FETCH_ADD on a device without atomics, naming the options" {
 	run_step 09_moe --rank 0 --world-size 2 --experts 4 --topk 9
 	assert_failure 2
 	assert_line "error: --topk 9 is more than the 8 experts of 2 ranks x 4 (--experts): a token's top-k experts are distinct; lower --topk or raise --experts"
+	# A device without atomics (the test aid): every rank refuses --signal fadd before it
+	# registers anything, and names the signal that needs none.
+	record_baseline
+	RDMA_STEPS_CAPS=atomic_cap=none RING_STEP=09_moe run_ring 2 -t 5 --tokens 8 --hidden 64
+	for k in 0 1; do
+		use_output_of "r$k"
+		[ "${ring_status[k]}" -eq 1 ] || fail "rank $k exited with ${ring_status[k]}, not 1: $output"
+		assert_line "error: --signal fadd asks for remote atomics, but $DEV does none (atomic_cap IBV_ATOMIC_NONE, see ibv_devinfo -v); use --signal imm"
+		refute_line --regexp '^ibv_reg_mr '
+	done
+	assert_back_to_baseline
 }
 
 @test "09_moe failures: other options on rank 1, another --signal on rank 2, a count past its bound in rank 1's row, then rank 1 killed between dispatch and combine: every rank names the rank within the bound, nothing written past a part, all freed" {

@@ -1,6 +1,7 @@
 /* cq_qp_rts.c: stage 3 of the verbs workflow: create the CQ and QP, exchange addresses, drive the QP to RTS. */
 #include "cq_qp_rts.h"
 #include "cm.h"
+#include "dev_limits.h"
 #include "device.h"
 #include "fault.h"
 #include "report.h"
@@ -222,18 +223,69 @@ static int create_qp_through_cm(struct rdma_dev *dev, struct ibv_qp_init_attr *i
 	return 0;
 }
 
-/* The QP's queues: stage 3's, unless a later step's hook gives its own. */
-static struct ibv_qp_cap qp_capacities(const struct conn_hook *hook)
+static uint32_t smaller(uint64_t a, uint64_t b)
 {
+	return (uint32_t)(a < b ? a : b);
+}
+
+/*
+ * The QP's queues.  A later step's hook gives its own: the step's request,
+ * which it has checked against the device naming its options, and which is
+ * never shrunk.  Otherwise stage 3's: QUEUE_DEPTH WRs each way, or fewer on
+ * a device that holds fewer (max_qp_wr), or whose CQ, taking both queues'
+ * completions, could not hold them (max_cqe).  Sized to the device rather
+ * than refused: no option sets them, and every step that counts on its
+ * queues reads what it got (send_depth, recv_depth), not QUEUE_DEPTH.
+ */
+static struct ibv_qp_cap qp_capacities(const struct rdma_dev *dev, const struct conn_hook *hook)
+{
+	uint32_t depth = smaller(smaller(QUEUE_DEPTH, limit_value(dev, LIMIT_QP_WR)),
+				 limit_value(dev, LIMIT_CQE) / 2);
+
 	if (hook && hook->cap.max_send_wr)
 		return hook->cap;
 	return (struct ibv_qp_cap){
-		.max_send_wr = QUEUE_DEPTH,
-		.max_recv_wr = QUEUE_DEPTH,
+		.max_send_wr = depth,
+		.max_recv_wr = depth,
 		.max_send_sge = 1,
 		.max_recv_sge = 1,
 		.max_inline_data = INLINE_WANTED,
 	};
+}
+
+int cq_qp_check_limits(const struct rdma_dev *dev, const struct conn_opts *opts)
+{
+	struct ibv_qp_cap cap = qp_capacities(dev, opts->hook);
+	bool own = !opts->hook || !opts->hook->cap.max_send_wr;
+	/* Stage 3's own queues fit the device: only their floor, one WR and one SGE, can fail. */
+	uint64_t send = cap.max_send_wr ? cap.max_send_wr : 1;
+	uint64_t recv = cap.max_recv_wr ? cap.max_recv_wr : 1;
+	uint32_t sge = cap.max_send_sge > cap.max_recv_sge ? cap.max_send_sge : cap.max_recv_sge;
+	const char *who = own ? "stage 3" : "this step's QP",
+		   *fix = own ? "every QP here needs a WR each way, a CQ of two entries and an SGE a "
+				"WR: this device cannot run it" :
+				"ask for less with the step's options";
+
+	return limit_check(dev, LIMIT_QP_WR, send, "send WRs a QP", who, fix) ||
+	       limit_check(dev, LIMIT_QP_WR, recv, "receive WRs a QP", who, fix) ||
+	       limit_check(dev, LIMIT_CQE, send + recv, "CQ entries a QP (a completion for every "
+			   "WR of both queues)", who, fix) ||
+	       limit_check(dev, LIMIT_SGE, sge, sge == 1 ? "SGE a WR" : "SGEs a WR", who, fix) ?
+	       -1 : 0;
+}
+
+/* Says so when stage 3's queues are smaller than QUEUE_DEPTH: the device holds fewer. */
+static void show_clamped(const struct rdma_dev *dev, const struct ibv_qp_cap *cap,
+			 const struct conn_hook *hook)
+{
+	bool by_wr = limit_value(dev, LIMIT_QP_WR) == cap->max_send_wr;
+
+	if ((hook && hook->cap.max_send_wr) || cap->max_send_wr == QUEUE_DEPTH)
+		return;
+	show("queues", "%u WRs each way, not stage 3's %d: %s allows %llu (%s)", cap->max_send_wr,
+	     QUEUE_DEPTH, ibv_get_device_name(dev->ctx->device),
+	     (unsigned long long)limit_value(dev, by_wr ? LIMIT_QP_WR : LIMIT_CQE),
+	     by_wr ? "max_qp_wr" : "max_cqe, for both queues' completions");
 }
 
 int create_cq_qp(struct rdma_dev *dev, const struct rdma_buf *buf, const struct conn_opts *opts,
@@ -244,19 +296,25 @@ int create_cq_qp(struct rdma_dev *dev, const struct rdma_buf *buf, const struct 
 		.qp_type = hook && hook->qp_type ? hook->qp_type : IBV_QPT_RC,
 		/* Each send WR says whether it wants a completion (IBV_SEND_SIGNALED): a pipeline asks for few. */
 		.sq_sig_all = 0,
-		.cap = qp_capacities(hook),
+		.cap = qp_capacities(dev, hook),
 	};
 
 	*conn = (struct rdma_conn){
 		.sock = -1,
 		.timeout = QP_TIMEOUT,
 		.retry_cnt = QP_RETRY_CNT,
-		.rd_atomic = QP_RD_ATOMIC,
+		/* Stage 3's 1, or none on a device that initiates none (a step that READs checks). */
+		.rd_atomic = (uint8_t)smaller(QP_RD_ATOMIC, limit_value(dev, LIMIT_QP_INIT_RD_ATOM)),
 		.traffic_class = opts->tclass,
 		.sl = opts->sl,
 		.name_stranger = hook ? hook->name_stranger : NULL,
 		.qp_type = init.qp_type,
+		.send_depth = init.cap.max_send_wr,
+		.recv_depth = init.cap.max_recv_wr,
 	};
+	if (cq_qp_check_limits(dev, opts))
+		return -1;
+	show_clamped(dev, &init.cap, hook);
 	if (opts->events) {
 		/* A file descriptor the kernel makes readable when a completion arrives on an armed CQ. */
 		conn->channel = fault_at("create_comp_channel") ? NULL :

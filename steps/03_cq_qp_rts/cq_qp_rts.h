@@ -20,6 +20,14 @@ enum cq_qp_key {
 	CLI_KEY_SL,			/* --sl */
 };
 
+/*
+ * Stage 3's queues: QUEUE_DEPTH WRs each way, or fewer on a device that holds
+ * fewer (max_qp_wr), or whose CQ could not take both queues' completions
+ * (max_cqe): conn.send_depth and conn.recv_depth say what a QP got.  No
+ * option sets them: a later step that keeps many WRs in flight names its
+ * need in an option of its own, checked against the device and refused
+ * naming that option; the rest post a few WRs at a time.
+ */
 #define QUEUE_DEPTH 64
 #define INLINE_WANTED 64
 
@@ -41,6 +49,11 @@ struct conn_hook {
 	enum ibv_qp_type qp_type;	/* IBV_QPT_UC: an unreliable-connected QP, which has no
 					 * ACKs, no retries and no READs or atomics; 0: RC.  The
 					 * --cm path ignores it */
+	/* The step's own requests against the device's limits (dev_limits.h), each refusal
+	 * naming the option to change: session_open calls it after stage 1, before anything
+	 * else is created, in place of its own check of -s; or NULL */
+	int (*check_limits)(const struct rdma_dev *dev, const void *arg);
+	const void *limits_arg;		/* its ARG */
 };
 
 struct conn_opts {
@@ -74,6 +87,8 @@ struct rdma_conn {
 						 * hook asked for UC */
 	enum ibv_qp_type qp_type;		/* IBV_QPT_RC or IBV_QPT_UC */
 	uint32_t max_inline;			/* bytes a send may carry inline */
+	uint32_t send_depth, recv_depth;	/* WRs the program may keep in each queue: what
+						 * stage 3 asked (the provider may make more) */
 	/* A step may change these three between creating the QP and connecting it. */
 	uint8_t timeout;			/* the ACK timeout: 4.096 us x 2^timeout a try */
 	uint8_t retry_cnt;			/* retransmissions before status 12 */
@@ -89,6 +104,14 @@ struct rdma_conn {
 };
 
 struct cm_link;
+
+/*
+ * The queues and the CQ that create_cq_qp would ask for under OPTS, checked
+ * against DEV's limits (max_qp_wr, max_cqe, max_sge) before anything is
+ * created: 0, or -1 after one line naming the limit.  A hook's queues are
+ * the step's request, never shrunk; stage 3's own fit the device.
+ */
+int cq_qp_check_limits(const struct rdma_dev *dev, const struct conn_opts *opts);
 
 /*
  * Creates the CQ (and channel) and the RC QP, and moves the QP to INIT; with

@@ -2,6 +2,7 @@
 #include "cm.h"
 #include "completion.h"
 #include "cq_qp_rts.h"
+#include "dev_limits.h"
 #include "exchange.h"
 #include "open_pd.h"
 #include "pattern.h"
@@ -12,6 +13,7 @@
 #include "session.h"
 #include "violation.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 
 #define PATTERN_SEED 0x5a
@@ -28,6 +30,7 @@ struct step_opts {
 	struct conn_opts conn;
 	struct post_opts post;
 	enum violation violation;
+	bool initiator;			/* HOST given: this side posts the operation */
 };
 
 /* Where the data lands: the server's buffer for send and writes, the client's for read. */
@@ -128,6 +131,28 @@ static int run_initiator(struct session *sess, const struct post_opts *post, int
 	return barrier(sess, 'D', false, timeout_s);
 }
 
+/*
+ * What this run asks of the device, after stage 1 and before anything else
+ * is created (session_open calls it through stage 3's hook): the buffer as
+ * one message; for an atomic the device's atomic_cap; and for a READ or an
+ * atomic one in flight (the initiator) or served (the target).
+ */
+static int check_limits(const struct rdma_dev *dev, const void *arg)
+{
+	const struct step_opts *step = arg;
+	enum wr_op op = step->post.op;
+	char request[32];
+
+	snprintf(request, sizeof(request), "-o %s", op_name(op));
+	if (session_check_buffer(dev, step->mr.size) ||
+	    (op_is_atomic(op) && check_atomic_support(dev, op, step->mr.size)))
+		return -1;
+	if (op != OP_READ && !op_is_atomic(op))
+		return 0;
+	return limit_check_reads(dev, step->initiator, request,
+				 "use another -o: send, write or write_imm");
+}
+
 /* This side's part of stage 4: the transfer, or with --violate its refusal. */
 static int run_stage4(struct session *sess, const struct cli_common *opts,
 		      const struct step_opts *step)
@@ -159,6 +184,7 @@ int main(int argc, char **argv)
 				       .faults = faults };
 	struct cli_common opts;
 	int usage;
+	struct conn_hook hook = { .check_limits = check_limits, .limits_arg = &step };
 	struct session sess;
 	int status = EXIT_FAILURE;
 
@@ -175,12 +201,12 @@ int main(int argc, char **argv)
 		return CLI_BAD_USAGE;
 	}
 	violation_prepare(&step.mr, step.violation, step.post.op, !opts.host);
+	step.initiator = opts.host != NULL;
+	step.conn.hook = &hook;
 
 	if (session_open(&sess, &opts, &step.mr, &step.conn))
 		goto out_close_session;
 	violation_set_retry(&sess.conn, step.violation, !opts.host);
-	if (op_is_atomic(step.post.op) && check_atomic_support(&sess.dev, sess.buf.len))
-		goto out_close_session;
 	exchange_set_options(&sess.conn.local, "-o %s -s %zu%s%s", op_name(step.post.op),
 			     sess.buf.len, step.violation ? " -V " : "",
 			     step.violation ? violation_name(step.violation) : "");

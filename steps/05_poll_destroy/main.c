@@ -1,6 +1,7 @@
 /* main.c: step 05: run many messages, wait for completions by busy polling or by events, report latency and bandwidth. */
 #include "cm.h"
 #include "cq_qp_rts.h"
+#include "dev_limits.h"
 #include "exchange.h"
 #include "open_pd.h"
 #include "pause.h"
@@ -34,7 +35,35 @@ struct step_opts {
 	struct conn_opts conn;
 	struct post_opts post;
 	struct poll_opts poll;
+	bool client;			/* HOST given */
 };
+
+/*
+ * What this run asks of the device, after stage 1 and before anything else
+ * is created (session_open calls it through stage 3's hook): the buffer as
+ * one message; for READs one in flight (the initiator, or rping's server)
+ * or served; and with --depth N, N send WRs in flight, each with its
+ * completion to come on the CQ beside as many receives'.
+ */
+static int check_limits(const struct rdma_dev *dev, const void *arg)
+{
+	const struct step_opts *step = arg;
+	int depth = step->poll.depth;
+
+	if (session_check_buffer(dev, step->mr.size))
+		return -1;
+	if (step->poll.rping && limit_check_reads(dev, !step->client, "--peer=rping",
+						  "this device cannot run rping's protocol"))
+		return -1;
+	if (step->post.op == OP_READ && limit_check_reads(dev, step->client, "-o read",
+							  "use another -o: send, write or write_imm"))
+		return -1;
+	if (depth <= 1)
+		return 0;
+	return limit_check_option(dev, LIMIT_QP_WR, "--depth", depth, 1, 0, "send WRs a QP") ||
+	       limit_check_option(dev, LIMIT_CQE, "--depth", depth, 2, 0, "CQ entries (a "
+				  "completion for each of its send WRs and as many receives)") ? -1 : 0;
+}
 
 /* One message at a time, each timed; or --depth of them in flight, for bandwidth. */
 static int run_initiator(struct poller *p, const struct rdma_buf *buf, const struct post_opts *post,
@@ -129,8 +158,10 @@ int main(int argc, char **argv)
 	if (step.poll.rping && rping_check_size(step.mr.size))
 		return CLI_BAD_USAGE;
 	/* Stage 3's hook: rping's protocol under --peer=rping; else ibv_rc_pingpong named if it comes. */
+	step.client = opts.host != NULL;
 	hook = (struct conn_hook){ .foreign = step.poll.rping ? &rping_peer : NULL,
-				   .name_stranger = rc_pingpong_line_named };
+				   .name_stranger = rc_pingpong_line_named,
+				   .check_limits = check_limits, .limits_arg = &step };
 	step.conn.hook = &hook;
 	if (step.poll.rping)
 		grant_rping_access(&step.mr, opts.host != NULL);

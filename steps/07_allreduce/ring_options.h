@@ -28,7 +28,9 @@ enum ring_key {
  * makes several pieces per chunk to pipeline.
  */
 #define DEFAULT_SLOTS 8
-#define MAX_SLOTS 64		/* K data receives and K credit SENDs fit QUEUE_DEPTH's queues */
+#define MAX_SLOTS 64		/* K data receives and K credit SENDs fit QUEUE_DEPTH's queues,
+				 * where the device holds them (ring.c checks --slots against
+				 * max_qp_wr and max_cqe) */
 #define DEFAULT_SLOT_BYTES (64 * 1024)
 struct ring_opts {
 	enum collective coll;	/* -o */

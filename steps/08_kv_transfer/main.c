@@ -80,6 +80,21 @@ static void show_shape(const struct kv_opts *kv)
 	     kv->pool, kv_pool_bytes(kv));
 }
 
+/* What check_limits reads: the options, this side's role, and the queues asked of stage 3. */
+struct kv_plan {
+	const struct kv_opts *kv;
+	const struct ibv_qp_cap *cap;
+	bool decoder;
+};
+
+/* Stage 3's hook calls it after stage 1, before anything else is created (kv_check_limits). */
+static int check_limits(const struct rdma_dev *dev, const void *arg)
+{
+	const struct kv_plan *plan = arg;
+
+	return kv_check_limits(dev, plan->kv, plan->cap, plan->decoder);
+}
+
 /*
  * In pull mode the decoder keeps many READs in flight: it offers as many as
  * this device lets both ends, as a power of two (rxe rounds the value up to
@@ -91,7 +106,8 @@ static int raise_rd_atomic(struct session *s, const struct kv_opts *kv)
 	int most = s->dev.attr.max_qp_init_rd_atom < s->dev.attr.max_qp_rd_atom ?
 		   s->dev.attr.max_qp_init_rd_atom : s->dev.attr.max_qp_rd_atom, n = 1;
 
-	if (kv->mode != KV_PULL)
+	/* check_limits saw to it that a puller's device initiates one READ at least. */
+	if (kv->mode != KV_PULL || most < 1)
 		return 0;
 	while (n * 2 <= most && n * 2 <= 128)
 		n *= 2;
@@ -343,6 +359,7 @@ int main(int argc, char **argv)
 				       .faults = faults };
 	struct cli_common opts;
 	struct conn_hook hook;
+	struct kv_plan plan;
 	struct session sess;
 	struct kv_qps qps = { .n = 1 };
 	struct kv_pool pool = { 0 };
@@ -360,7 +377,9 @@ int main(int argc, char **argv)
 	decoder = opts.host != NULL;
 	plan_pool(&step, decoder);
 	hook = (struct conn_hook){ .cap = kv_queue_caps(&step.kv, decoder),
-				   .send_ops_flags = kv_send_ops(&step.kv) };
+				   .send_ops_flags = kv_send_ops(&step.kv),
+				   .check_limits = check_limits, .limits_arg = &plan };
+	plan = (struct kv_plan){ .kv = &step.kv, .cap = &hook.cap, .decoder = decoder };
 	step.conn.hook = &hook;
 
 	show("role", "%s, %s mode", decoder ? "decoder (the client): its pool receives the cache" :
