@@ -29,17 +29,22 @@ copy_step_for_nobody() {
 	fail "no writable folder (TMPDIR, /tmp, /dev/shm, /run) that the user nobody can reach, for a copy of step 02"
 }
 
-@test "02_reg_mr: the kernel lists the MR with the printed rkey, and VmPin grows by the registered size" {
-	record_baseline
-	start_step reg 02_reg_mr -d "$DEV" -s 1M -a local_write,remote_read --pause
+# Starts step 02 registering SIZE with ACCESS and pausing; sets log, pid and rkey, and checks
+# the kernel's own view while the program holds the MR: its rkey, LENGTH bytes, its pid.
+paused_mr() { # SIZE ACCESS LENGTH
+	start_step reg 02_reg_mr -d "$DEV" -s "$1" -a "$2" --pause
 	log=$BATS_TEST_TMPDIR/reg.out
 	wait_for_line "$log" '^paused +: pid [0-9]+'
 	pid=$(paused_pid "$log")
 	rkey=$(sed -nE 's/^rkey +: (0x[0-9a-f]+) .*/\1/p' "$log")
 	[ -n "$rkey" ] || fail "no rkey printed: $(cat "$log")"
-	# The kernel's own view while the program holds the MR.
 	run rdma resource show mr
-	assert_line --regexp "dev $DEV .*rkey $rkey .*mrlen 1048576 .*pid $pid "
+	assert_line --regexp "dev $DEV .*rkey $rkey .*mrlen $3 .*pid $pid "
+}
+
+@test "02_reg_mr: the kernel lists the MR with the printed rkey, and VmPin grows by the registered size" {
+	record_baseline
+	paused_mr 1M local_write,remote_read 1048576
 	pinned_kb=$(awk '$1 == "VmPin:" { print $2 }' "/proc/$pid/status")
 	[ "$pinned_kb" -ge 1024 ] || fail "VmPin of pid $pid is $pinned_kb kB while 1 MiB is registered"
 	kill -USR1 "$pid"
@@ -54,15 +59,8 @@ copy_step_for_nobody() {
 
 @test "02_reg_mr: relaxed_ordering, an optional flag no verb reports on, registers on rxe: the access lines show it and the kernel lists the MR" {
 	record_baseline
-	start_step reg 02_reg_mr -d "$DEV" -s 64K -a local_write,remote_write,relaxed_ordering --pause
-	log=$BATS_TEST_TMPDIR/reg.out
-	wait_for_line "$log" '^paused +: pid [0-9]+'
-	pid=$(paused_pid "$log")
-	rkey=$(sed -nE 's/^rkey +: (0x[0-9a-f]+) .*/\1/p' "$log")
-	[ -n "$rkey" ] || fail "no rkey printed: $(cat "$log")"
 	# ibv_reg_mr took the flag (the optional range goes through ibv_reg_mr_iova2): the kernel holds the MR.
-	run rdma resource show mr
-	assert_line --regexp "dev $DEV .*rkey $rkey .*mrlen 65536 .*pid $pid "
+	paused_mr 64K local_write,remote_write,relaxed_ordering 65536
 	kill -USR1 "$pid"
 	finish_step reg "$reg_pid"
 	assert_success

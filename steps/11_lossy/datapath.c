@@ -218,6 +218,16 @@ static int post_chunks(struct lossy_xfer *x, int k, uint32_t n)
 	return 0;
 }
 
+/* Takes up to POLL_BATCH completions from path K's CQ into WC; returns how many, or -1 after saying so. */
+static int poll_path(struct lossy_xfer *x, int k, struct ibv_wc *wc)
+{
+	int n = ibv_poll_cq(x->l->path[k].conn.cq, POLL_BATCH, wc);
+
+	if (n < 0)
+		report_error("ibv_poll_cq on path %d's CQ failed (%d)", k, n);
+	return n;
+}
+
 /* Takes the completions of our chains on every path, each retiring its chain's WRs; returns how many, or -1. */
 static int reap_sends(struct lossy_xfer *x)
 {
@@ -226,12 +236,10 @@ static int reap_sends(struct lossy_xfer *x)
 	for (int k = 0; k < x->l->n; k++) {
 		struct lossy_path *p = &x->l->path[k];
 		struct ibv_wc wc[POLL_BATCH];
-		int n = ibv_poll_cq(p->conn.cq, POLL_BATCH, wc);
+		int n = poll_path(x, k, wc);
 
-		if (n < 0) {
-			report_error("ibv_poll_cq on path %d's CQ failed (%d)", k, n);
+		if (n < 0)
 			return -1;
-		}
 		for (int i = 0; i < n; i++) {
 			if (check_completion(x, &wc[i], true))
 				return -1;
@@ -521,12 +529,10 @@ static int reap_arrivals(struct lossy_xfer *x)
 	for (int k = 0; k < x->l->n; k++) {
 		struct lossy_path *p = &x->l->path[k];
 		struct ibv_wc wc[POLL_BATCH];
-		int n = ibv_poll_cq(p->conn.cq, POLL_BATCH, wc);
+		int n = poll_path(x, k, wc);
 
-		if (n < 0) {
-			report_error("ibv_poll_cq on path %d's CQ failed (%d)", k, n);
+		if (n < 0)
 			return -1;
-		}
 		for (int i = 0; i < n; i++)
 			if (check_completion(x, &wc[i], false) || take_arrival(x, k, &wc[i]))
 				return -1;
