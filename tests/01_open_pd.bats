@@ -45,7 +45,7 @@ setup() {
 	assert_back_to_baseline
 }
 
-@test "01_open_pd rejects an unused GID index and bad options with a message naming the fix; the test aid RDMA_STEPS_CAPS lowers each kind of limit, and only lowers" {
+@test "01_open_pd rejects an unused GID index and bad options with a message naming the fix; the test aid RDMA_STEPS_CAPS lowers each kind of limit it knows" {
 	record_baseline
 	run_step 01_open_pd -d "$DEV" -x 200
 	assert_failure 1
