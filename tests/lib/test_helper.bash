@@ -88,6 +88,14 @@ step_program() {
 	esac
 }
 
+# The words of STEP_PREFIX into the array PREFIX, none when it is unset: the commands that
+# start_step and run_two_sides put before a program, for a run under a process limit of its
+# own (STEP_PREFIX="prlimit --memlock=N:N run_server_client ...").
+step_prefix() {
+	PREFIX=()
+	[ -z "${STEP_PREFIX:-}" ] || read -ra PREFIX <<<"$STEP_PREFIX"
+}
+
 # Runs build/bin/STEP ARGS... under the step timeout, as bats' run does.
 run_step() {
 	local step=$1
@@ -186,7 +194,8 @@ start_step() {
 	# a wait_for_line right after must not find the lines of the last run that used NAME.
 	: >"$out"
 	scale_step_args "$@"
-	timeout -k 2 "$STEP_TIMEOUT" "$(step_program "$step")" "${STEP_ARGS[@]}" >"$out" 2>&1 &
+	step_prefix
+	timeout -k 2 "$STEP_TIMEOUT" "${PREFIX[@]}" "$(step_program "$step")" "${STEP_ARGS[@]}" >"$out" 2>&1 &
 	printf -v "${name}_pid" '%s' "$!"
 }
 
@@ -295,7 +304,8 @@ run_two_sides() {
 	wait_for_line "$BATS_TEST_TMPDIR/srv.out" '^listening '
 	cli_status=0
 	scale_step_args -d "$DEV" -p "$port" -t 20 "${cli_args[@]}" 127.0.0.1
-	timeout -k 2 "$STEP_TIMEOUT" "$(step_program "$step")" "${STEP_ARGS[@]}" \
+	step_prefix
+	timeout -k 2 "$STEP_TIMEOUT" "${PREFIX[@]}" "$(step_program "$step")" "${STEP_ARGS[@]}" \
 		>"$BATS_TEST_TMPDIR/cli.out" 2>&1 || cli_status=$?
 	srv_status=0
 	wait "$srv_pid" || srv_status=$?
