@@ -63,6 +63,11 @@ int sync_opts_check(const struct sync_opts *opts, int world)
 {
 	int serving = world - opts->trainers;
 
+	if (opts->job.transport != TRANSPORT_RDMA) {
+		report_error("--transport %s: step 10 pushes over verbs only so far; its TCP twin is a "
+			     "later slice: leave --transport out", transport_names[opts->job.transport]);
+		return -1;
+	}
 	if (world > SYNC_MAX_RANKS) {
 		report_error("%d ranks: step 10 keeps a QP per trainer and serving rank, and takes at "
 			     "most %d ranks", world, SYNC_MAX_RANKS);
