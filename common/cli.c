@@ -187,6 +187,11 @@ int cli_parse(int argc, char **argv, const struct cli_spec *spec, struct cli_com
 		report_error("%s: its options cannot be read (the line above says why)", spec->program);
 		return CLI_BAD_USAGE;
 	}
+	if (fault_use(spec->faults)) {
+		report_error("%s: its fault points cannot be told apart (the line above says why)",
+			     spec->program);
+		return CLI_BAD_USAGE;
+	}
 	opterr = 0;
 	while ((key = getopt_long(argc, argv, shorts, longs, NULL)) != -1) {
 		if (key == KEY_HELP) {
@@ -217,7 +222,7 @@ int cli_parse(int argc, char **argv, const struct cli_spec *spec, struct cli_com
 		report_error("unexpected argument '%s': give at most one HOST", argv[optind]);
 		return CLI_BAD_USAGE;
 	}
-	if (fault_check_env())
+	if (fault_check_env(spec->program))
 		return CLI_BAD_USAGE;
 	/* The program is about to create verbs objects: a signal must unwind them, not skip that. */
 	stop_on_signals();

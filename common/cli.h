@@ -6,6 +6,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "fault.h"
+
 #define CLI_DEFAULT_TCP_PORT 18515
 #define CLI_DEFAULT_TIMEOUT_S 30
 #define CLI_GID_AUTO (-1)
@@ -58,6 +60,8 @@ struct cli_spec {
 	bool connects;			/* has server and client roles (takes [HOST], -p and -t) */
 	bool pauses;			/* takes --pause */
 	const struct cli_stage *stages;	/* the stages the step stacks, ended by a zeroed entry */
+	/* The fault points of the stages the program runs, one table each, ended by NULL. */
+	const struct fault_point *const *faults;
 };
 
 /* What cli_parse returns when the program should run; anything else is its exit status. */

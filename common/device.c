@@ -314,8 +314,8 @@ void dev_counters_read(struct ibv_context *ctx, uint8_t port, const struct dev_c
 	}
 	nap_ms(COUNTER_LIFESPAN_MS - ms_since(&before->at));
 	/*
-	 * 20 ms was not always enough: on a loaded machine step 08's decoder read
-	 * +0 after moving 64 blocks in 31 ms (make test-kv).  So while the copy
+	 * 20 ms was not always enough: on a loaded machine a reader saw
+	 * +0 after 64 blocks moved in 31 ms (make test-kv).  So while the copy
 	 * has not moved since BEFORE, read again, up to COUNTER_PATIENCE_MS.  A
 	 * run that sent nothing waits that long, and says +0.
 	 */

@@ -3,79 +3,59 @@
 #include "report.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* Each point, the verb it stands for, and an error that verb can really return. */
-static const struct fault_point {
-	const char *point;
-	const char *verb;
-	int err;
-} points[] = {
-	{ "open_device", "ibv_open_device", ENOMEM },
-	{ "alloc_pd", "ibv_alloc_pd", ENOMEM },
-	{ "reg_mr", "ibv_reg_mr", ENOMEM },
-	{ "create_comp_channel", "ibv_create_comp_channel", EMFILE },
-	{ "create_cq", "ibv_create_cq", ENOMEM },
-	{ "create_qp", "ibv_create_qp", ENOMEM },
-	{ "modify_qp_init", "ibv_modify_qp (RESET -> INIT)", EINVAL },
-	{ "modify_qp_rtr", "ibv_modify_qp (INIT -> RTR)", EINVAL },
-	{ "modify_qp_rts", "ibv_modify_qp (RTR -> RTS)", EINVAL },
-	{ "cm_create_event_channel", "rdma_create_event_channel", ENODEV },
-	{ "cm_create_id", "rdma_create_id", ENOMEM },
-	{ "cm_resolve_addr", "rdma_resolve_addr", ENETUNREACH },
-	{ "cm_resolve_route", "rdma_resolve_route", ENOMEM },
-	{ "cm_bind_addr", "rdma_bind_addr", EADDRINUSE },
-	{ "cm_listen", "rdma_listen", ENOMEM },
-	{ "cm_create_qp", "rdma_create_qp", ENOMEM },
-	{ "cm_private_version", "our private data (sent with version 2)", EPROTO },
-	{ "cm_private_length", "our private data (sent with length 32)", EPROTO },
-	{ "cm_connect", "rdma_connect", ENOMEM },
-	{ "cm_accept", "rdma_accept", EINVAL },
-	{ "cm_reject", "rdma_reject", EINVAL },
-	{ "post_recv", "ibv_post_recv", ENOMEM },
-	{ "post_send", "ibv_post_send", ENOMEM },
-	{ "wr_complete", "ibv_wr_complete", ENOMEM },
-	{ "alloc_mw", "ibv_alloc_mw", ENOMEM },
-	{ "bind_mw", "ibv_post_send (IBV_WR_BIND_MW)", ENOMEM },
-	{ "local_inv", "ibv_post_send (IBV_WR_LOCAL_INV)", ENOMEM },
-	{ "completion", "a completion (status RETRY_EXC_ERR)", EIO },
-	{ "req_notify_cq", "ibv_req_notify_cq", EINVAL },
-	{ "get_cq_event", "ibv_get_cq_event", EIO },
-	{ "destroy_qp", "ibv_destroy_qp", EBUSY },
-	{ "destroy_cq", "ibv_destroy_cq", EBUSY },
-	{ "destroy_comp_channel", "ibv_destroy_comp_channel", EBUSY },
-	{ "dereg_mr", "ibv_dereg_mr", EBUSY },
-	{ "dealloc_pd", "ibv_dealloc_pd", EBUSY },
-	{ "close_device", "ibv_close_device", EIO },
-	{ "cm_disconnect", "rdma_disconnect", EINVAL },
-	{ "cm_destroy_id", "rdma_destroy_id", EBUSY },
-};
-
-#define N_POINTS (sizeof(points) / sizeof(points[0]))
+/* The tables of the program's stages, as fault_use was given them: NULL-ended. */
+static const struct fault_point *const *tables;
 
 static const struct fault_point *find_point(const char *name)
 {
-	for (size_t i = 0; i < N_POINTS; i++)
-		if (!strcmp(points[i].point, name))
-			return &points[i];
+	for (const struct fault_point *const *t = tables; t && *t; t++)
+		for (const struct fault_point *fp = *t; fp->point; fp++)
+			if (!strcmp(fp->point, name))
+				return fp;
 	return NULL;
 }
 
-int fault_check_env(void)
+int fault_use(const struct fault_point *const *list)
+{
+	tables = list;
+	for (const struct fault_point *const *t = tables; t && *t; t++)
+		for (const struct fault_point *fp = *t; fp->point; fp++) {
+			const struct fault_point *first = find_point(fp->point);
+
+			if (first == fp)
+				continue;
+			report_error("fault point %s is declared twice, for %s and for %s: each stage "
+				     "declares the points of its own verbs only (fault_use in fault.h)",
+				     fp->point, first->verb, fp->verb);
+			tables = NULL;
+			return -1;
+		}
+	return 0;
+}
+
+int fault_check_env(const char *program)
 {
 	const char *name = getenv(FAULT_ENV);
-	char list[1024] = "";
+	char list[1024] = "none";
+	size_t len = 0;
+	int n;
 
 	/* Set but empty, as after RDMA_STEPS_FAIL_AT= on a command line, means no fault. */
 	if (!name || !*name || find_point(name))
 		return 0;
-	for (size_t i = 0; i < N_POINTS; i++) {
-		strcat(list, points[i].point);
-		strcat(list, i + 1 < N_POINTS ? ", " : "");
-	}
-	report_error("%s: '%s' is not a fault point; use one of %s (or unset it)", FAULT_ENV,
-		     name, list);
+	for (const struct fault_point *const *t = tables; t && *t; t++)
+		for (const struct fault_point *fp = *t; fp->point; fp++) {
+			n = snprintf(list + len, sizeof(list) - len, "%s%s", len ? ", " : "",
+				     fp->point);
+			if (n > 0 && (size_t)n < sizeof(list) - len)
+				len += n;
+		}
+	report_error("%s: '%s' is not a fault point of %s; use one of %s (or unset it)", FAULT_ENV,
+		     name, program, list);
 	return -1;
 }
 

@@ -6,11 +6,28 @@
 
 #define FAULT_ENV "RDMA_STEPS_FAIL_AT"
 
+/* A point, the verb it stands for, and an error that verb can really return. */
+struct fault_point {
+	const char *point;
+	const char *verb;
+	int err;
+};
+
 /*
- * Checks FAULT_ENV: unset, empty, or one of the points fault_at knows.  Returns 0,
- * or -1 after saying which points there are.
+ * Each stage declares the points of its own verbs, beside the calls, in a
+ * table of its own ended by a zeroed entry (as common/teardown.c does for the
+ * release helpers' verbs).  A program lists the tables of the stages it runs
+ * in its cli_spec, as it lists their options, and cli_parse hands them to
+ * fault_use.  Returns 0, or -1 after naming a point that two entries share:
+ * a clash fails every run of that program.
  */
-int fault_check_env(void);
+int fault_use(const struct fault_point *const *tables);
+
+/*
+ * Checks FAULT_ENV: unset, empty, or one of the points fault_use was given.
+ * Returns 0, or -1 after saying which points PROGRAM has.
+ */
+int fault_check_env(const char *program);
 
 /* True once no fault can come: FAULT_ENV names none, or its point has already failed once. */
 extern bool fault_none;

@@ -218,7 +218,7 @@ int sock_dial(const char *host, int port, int timeout_s, int *gai_err)
 	return fd;
 }
 
-int sock_connect(const char *host, int port, int timeout_s)
+int sock_connect(const char *host, int port, int timeout_s, const char *also)
 {
 	int fd, gai_err;
 
@@ -237,10 +237,9 @@ int sock_connect(const char *host, int port, int timeout_s)
 			     "reaches it? Each 'make shell' is a VM with a network of its own, so a "
 			     "server in another one is out of reach, even at the same address: run "
 			     "both sides in one VM. A server takes one "
-			     "client and then stops listening, so it refuses a second one; and one "
-			     "started with --cm listens through rdma_cm, not on TCP (give both "
-			     "sides --cm, or neither)",
-			     host, port, timeout_s, strerror(errno));
+			     "client and then stops listening, so it refuses a second one%s%s",
+			     host, port, timeout_s, strerror(errno), also ? "; and " : "",
+			     also ? also : "");
 		return -1;
 	}
 	return fd;

@@ -11,8 +11,13 @@
 /* Server: listens on PORT and accepts one client within TIMEOUT_S; returns the socket or -1. */
 int sock_accept_one(int port, int timeout_s);
 
-/* Client: connects to HOST:PORT, retrying while the server is not up yet, for up to TIMEOUT_S. */
-int sock_connect(const char *host, int port, int timeout_s);
+/*
+ * Client: connects to HOST:PORT, retrying while the server is not up yet, for
+ * up to TIMEOUT_S.  When it cannot, the error says why a server may not be
+ * there, and ALSO (NULL: nothing) after that: what else keeps the caller's
+ * server off TCP.
+ */
+int sock_connect(const char *host, int port, int timeout_s, const char *also);
 
 /* Listens on PORT (0: any free port) for up to BACKLOG waiting clients: the socket, or -1 with errno set; reports nothing. */
 int sock_listen(int port, int backlog);

@@ -7,7 +7,9 @@
 /*
  * Each returns 0 when the object is gone (or was NULL) and 1 when the verb
  * failed, so that a close function can add the failures up and go on
- * releasing the rest instead of stopping at the first one.
+ * releasing the rest instead of stopping at the first one.  Each verb is a
+ * fault point named after it (destroy_qp ... close_device), declared with
+ * the points of the stage that creates the object.
  */
 int release_qp(struct ibv_qp *qp);
 int release_cq(struct ibv_cq *cq);

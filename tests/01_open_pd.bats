@@ -45,7 +45,7 @@ setup() {
 	assert_back_to_baseline
 }
 
-@test "01_open_pd rejects an unused GID index and bad options with a message naming the fix" {
+@test "01_open_pd rejects an unused GID index and bad options with a message naming the fix; the test aid RDMA_STEPS_CAPS lowers each kind of limit, and only lowers" {
 	record_baseline
 	run_step 01_open_pd -d "$DEV" -x 200
 	assert_failure 1
@@ -70,6 +70,19 @@ setup() {
 	run_step 01_open_pd some-host
 	assert_failure 2
 	assert_output --partial "takes no HOST argument"
+	# Each kind of limit the aid knows: a number, a size, atomic_cap by name, the window-type
+	# flags, and the port's max_msg_sz; stage 1 prints the lowered MR size as its own.
+	RDMA_STEPS_CAPS=max_mr_size=1M,atomic_cap=none,mem_window_type_2=0,max_msg_sz=4096 run_step 01_open_pd -d "$DEV"
+	assert_success
+	assert_line --regexp "^RDMA_STEPS_CAPS +: a test aid: this run sees max_mr_size 1048576 where $DEV has [1-9][0-9]*, as a smaller NIC would$"
+	assert_line "RDMA_STEPS_CAPS     : a test aid: this run sees atomic_cap none where $DEV has hca, as a smaller NIC would"
+	assert_line "RDMA_STEPS_CAPS     : a test aid: this run sees mem_window_type_2 0 where $DEV has 1, as a smaller NIC would"
+	assert_line --regexp "^RDMA_STEPS_CAPS +: a test aid: this run sees max_msg_sz 4096 where $DEV has [1-9][0-9]*, as a smaller NIC would$"
+	assert_line --regexp '^max MR size +: 1048576 bytes$'
+	RDMA_STEPS_CAPS=atomic_cap=glob run_step 01_open_pd -d "$DEV"
+	assert_failure 1
+	assert_output --partial "error: RDMA_STEPS_CAPS: atomic_cap=glob is above $DEV's hca: the aid only lowers a limit"
+	refute_output --partial 'ibv_alloc_pd'
 	assert_back_to_baseline
 }
 

@@ -52,6 +52,26 @@ copy_step_for_nobody() {
 	assert_back_to_baseline
 }
 
+@test "02_reg_mr: relaxed_ordering, an optional flag no verb reports on, registers on rxe: the access lines show it and the kernel lists the MR" {
+	record_baseline
+	start_step reg 02_reg_mr -d "$DEV" -s 64K -a local_write,remote_write,relaxed_ordering --pause
+	log=$BATS_TEST_TMPDIR/reg.out
+	wait_for_line "$log" '^paused +: pid [0-9]+'
+	pid=$(paused_pid "$log")
+	rkey=$(sed -nE 's/^rkey +: (0x[0-9a-f]+) .*/\1/p' "$log")
+	[ -n "$rkey" ] || fail "no rkey printed: $(cat "$log")"
+	# ibv_reg_mr took the flag (the optional range goes through ibv_reg_mr_iova2): the kernel holds the MR.
+	run rdma resource show mr
+	assert_line --regexp "dev $DEV .*rkey $rkey .*mrlen 65536 .*pid $pid "
+	kill -USR1 "$pid"
+	finish_step reg "$reg_pid"
+	assert_success
+	assert_line --regexp '^access +: local_write,remote_write,relaxed_ordering: as -a asked$'
+	assert_line --regexp '^ibv_reg_mr +: memory region registered: .* length 65536, access local_write,remote_write,relaxed_ordering$'
+	assert_line --regexp '^VmPin +: [0-9]+ kB before, [0-9]+ kB after: 64 kB pinned$'
+	assert_back_to_baseline
+}
+
 @test "02_reg_mr: Ctrl-C at the --pause prompt stops the program as it does anywhere else: the stop named, the MR and PD released, status 1" {
 	record_baseline
 	start_step reg 02_reg_mr -d "$DEV" -s 64K --pause
@@ -94,7 +114,7 @@ copy_step_for_nobody() {
 	assert_output --partial "error: remote_write and remote_atomic need local_write too: add it to -a"
 	run_step 02_reg_mr -d "$DEV" -a local_write,remote_fly
 	assert_failure 2
-	assert_output "error: --access: unknown flag 'remote_fly'; use a comma-separated list of local_write, remote_write, remote_read, remote_atomic, mw_bind"
+	assert_output "error: --access: unknown flag 'remote_fly'; use a comma-separated list of local_write, remote_write, remote_read, remote_atomic, mw_bind, relaxed_ordering"
 	run_step 02_reg_mr -d "$DEV" -s 0
 	assert_failure 2
 	assert_output --partial "error: --size: '0' is not a size from 1 to"
@@ -108,9 +128,9 @@ copy_step_for_nobody() {
 	# A long list is read to its end, not cut at a buffer's size.
 	run_step 02_reg_mr -d "$DEV" -a "$(printf 'local_write,%.0s' {1..20})remote_fly"
 	assert_failure 2
-	assert_output "error: --access: unknown flag 'remote_fly'; use a comma-separated list of local_write, remote_write, remote_read, remote_atomic, mw_bind"
+	assert_output "error: --access: unknown flag 'remote_fly'; use a comma-separated list of local_write, remote_write, remote_read, remote_atomic, mw_bind, relaxed_ordering"
 	run_step 02_reg_mr -d "$DEV" -a local_write,
 	assert_failure 2
-	assert_output "error: --access: unknown flag ''; use a comma-separated list of local_write, remote_write, remote_read, remote_atomic, mw_bind"
+	assert_output "error: --access: unknown flag ''; use a comma-separated list of local_write, remote_write, remote_read, remote_atomic, mw_bind, relaxed_ordering"
 	assert_back_to_baseline
 }

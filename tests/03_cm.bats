@@ -12,10 +12,10 @@ cm_events() {
 	sed -nE 's/^rdma_cm event +: RDMA_CM_EVENT_([A-Z_]+).*/\1/p' "$1" | paste -sd' '
 }
 
-@test "03_cq_qp_rts --cm: rdma_cm finds rxe0 from the address, drives both QPs to RTS, and each side prints every event and what rdma_cm chose" {
+@test "03_cq_qp_rts --cm: rdma_cm finds rxe0 from the address, drives both QPs to RTS, and each side prints every event and what rdma_cm chose; the client's --tclass decides both sides'" {
 	record_baseline
-	start_cm_server 03_cq_qp_rts --pause
-	start_step cli 03_cq_qp_rts -p "$CM_PORT" -t 10 --cm --pause "$CM_ADDR"
+	start_cm_server 03_cq_qp_rts --tclass 64 --pause
+	start_step cli 03_cq_qp_rts -p "$CM_PORT" -t 10 --cm --tclass 106 --pause "$CM_ADDR"
 	srv=$BATS_TEST_TMPDIR/srv.out cli=$BATS_TEST_TMPDIR/cli.out
 	wait_for_line "$srv" '^paused +: pid'
 	wait_for_line "$cli" '^paused +: pid'
@@ -34,13 +34,15 @@ cm_events() {
 	assert_success
 	[ "$(cm_events "$cli")" = "ADDR_RESOLVED ROUTE_RESOLVED ESTABLISHED DISCONNECTED" ] || fail "client events: $(cm_events "$cli")"
 	assert_line --regexp "^rdma_cm found +: device $DEV, port 1, our GID ::ffff:$CM_ADDR \(index [0-9]+\)$"
-	assert_line --regexp '^rdma_cm chose +: GRH to GID ::ffff:'"$CM_ADDR"' from our GID index [0-9]+, hop limit [0-9]+; path MTU 1024$'
+	# --tclass through RDMA_OPTION_ID_TOS, set before the route is resolved, and read back from the QP.
+	assert_line --regexp '^rdma_set_option +: RDMA_OPTION_ID_TOS 106 \(DSCP 26, ECN 2\): '
+	assert_line --regexp '^rdma_cm chose +: GRH to GID ::ffff:'"$CM_ADDR"' from our GID index [0-9]+, hop limit [0-9]+, traffic class 106 \(DSCP 26, ECN 2\), SL 0; path MTU 1024$'
 	assert_line --regexp '^rdma_cm chose +: timeout [0-9]+ \(4\.096 us \* 2\^[0-9]+\), retry_cnt 7, rnr_retry 7, min_rnr_timer [0-9]+$'
 	assert_line --regexp '^rdma_cm chose +: responder resources 1 .*initiator depth 1 \(max_rd_atomic\)$'
 	assert_line --regexp '^rdma_connect +: REQ sent: our QPN and PSN in the CM.s own fields, 40 bytes of private data$'
 	refute_output --partial 'side channel'
 	refute_output --partial 'ibv_open_device'
-	assert_in_order '^rdma_create_event_channel' '^rdma_resolve_addr' 'ADDR_RESOLVED' '^rdma_resolve_route' 'ROUTE_RESOLVED' \
+	assert_in_order '^rdma_create_event_channel' '^rdma_set_option' '^rdma_resolve_addr' 'ADDR_RESOLVED' '^rdma_resolve_route' 'ROUTE_RESOLVED' \
 		'^ibv_alloc_pd' '^ibv_reg_mr' '^ibv_create_cq' '^rdma_create_qp .*already in INIT' '^rdma_connect' 'ESTABLISHED' \
 		'^ibv_query_qp +: state RTS' '^rdma_disconnect +: DREQ sent' 'DISCONNECTED' '^ibv_destroy_qp' '^ibv_dealloc_pd' \
 		'^rdma_destroy_id' '^rdma_destroy_event_channel'
@@ -48,6 +50,10 @@ cm_events() {
 	finish_step srv "$srv_pid"
 	assert_success
 	[ "$(cm_events "$srv")" = "CONNECT_REQUEST ESTABLISHED DISCONNECTED" ] || fail "server events: $(cm_events "$srv")"
+	# The server's QP takes the traffic class of the client's REQ, not its own cm_id's ToS.
+	assert_line --regexp '^rdma_set_option +: RDMA_OPTION_ID_TOS 64 \(DSCP 16, ECN 0\): '
+	assert_line --regexp '^rdma_cm chose +: GRH to GID ::ffff:'"$CM_ADDR"' from our GID index [0-9]+, hop limit [0-9]+, traffic class 106 \(DSCP 26, ECN 2\), SL 0; path MTU 1024$'
+	assert_line "rdma_cm chose       : traffic class 106, not our --tclass 64: the server's QP answers in the class of the client's REQ, so the client's --tclass decides both directions"
 	# The PSN the kernel drew for the client is the one the server's QP expects.
 	[ "$(field_of "$srv" '^remote QP' PSN)" = "$cli_psn" ] || fail "the server expects PSN $(field_of "$srv" '^remote QP' PSN), the client sends from $cli_psn"
 	assert_in_order '^listening ' 'CONNECT_REQUEST' '^ibv_alloc_pd' '^rdma_create_qp' '^rdma_accept +: rdma_cm moved the QP to RTR and RTS, then sent the REP with 40 bytes' \
@@ -118,6 +124,15 @@ assert_fails_without_rdma_ucm() {
 	assert_failure 1
 	assert_output --partial "error: no answer to our REQ within $((2 * TIME_SCALE)) s: no CM there answered, and the kernel's CM would go on resending it for about a minute"
 	[ $((SECONDS - start)) -lt $((12 * TIME_SCALE)) ] || fail "two refusals took $((SECONDS - start)) s"
+	# rdma_cm has no option for the service level: --sl is refused before anything is created,
+	# with --cm and with a peer that speaks through rdma_cm (rping).
+	run_step 03_cq_qp_rts --cm --sl 3 -p "$CM_PORT" -t 2 "$CM_ADDR"
+	assert_failure 1
+	assert_output "error: --sl 3: rdma_cm has no option for the service level (on RoCE the kernel derives it from the traffic class), and --cm connects through it: give --tclass instead, or drop --cm"
+	run_step 05_poll_destroy --peer rping --sl 3 -p "$CM_PORT" -t 2 "$CM_ADDR"
+	assert_failure 1
+	assert_line "error: --sl 3: rdma_cm has no option for the service level (on RoCE the kernel derives it from the traffic class), and rping connects through it: give --tclass instead"
+	refute_output --partial 'rdma_create_event_channel'
 	# Other options: the server rejects with its own in the REJ, and the client names both.
 	start_cm_server 04_post_wr -o write
 	run_cm_client 04_post_wr -o send

@@ -5,11 +5,12 @@ setup() {
 	load lib/test_helper
 }
 
-@test "03_cq_qp_rts: server (events) and client reach RTS; the kernel shows both QPs connected and both MRs" {
+@test "03_cq_qp_rts: server (events, --tclass 106 --sl 3) and client reach RTS; the kernel shows both QPs connected and both MRs; a client that sees a smaller device sizes stage 3's queues to it, and one with no SGE is refused" {
 	record_baseline
 	port=$(pick_port)
-	start_step srv 03_cq_qp_rts -d "$DEV" -p "$port" -t 20 --events --pause
-	start_step cli 03_cq_qp_rts -d "$DEV" -p "$port" -t 20 --pause 127.0.0.1
+	start_step srv 03_cq_qp_rts -d "$DEV" -p "$port" -t 20 --events --tclass 106 --sl 3 --pause
+	# The client's device holds 16 WRs a queue and one SGE a WR (the test aid): at the boundary.
+	RDMA_STEPS_CAPS=max_qp_wr=16,max_sge=1 start_step cli 03_cq_qp_rts -d "$DEV" -p "$port" -t 20 --pause 127.0.0.1
 	srv=$BATS_TEST_TMPDIR/srv.out cli=$BATS_TEST_TMPDIR/cli.out
 	wait_for_line "$srv" '^paused +: pid'
 	wait_for_line "$cli" '^paused +: pid'
@@ -38,17 +39,32 @@ setup() {
 	finish_step cli "$cli_pid"
 	assert_success
 	assert_line --regexp '^role +: client$'
-	assert_line --regexp '^ibv_query_qp +: state RTS, path MTU 1024, dest QPN '"$srv_qpn"'$'
+	# The client gave no --tclass and no --sl: its own packets go in class 0 whatever the server chose.
+	assert_line --regexp '^ibv_modify_qp +: INIT -> RTR: .*, hop limit 255, traffic class 0 \(DSCP 0, ECN 0\), SL 0, max_dest_rd_atomic '
+	assert_line --regexp '^ibv_query_qp +: state RTS, path MTU 1024, dest QPN '"$srv_qpn"', SL 0, traffic class 0$'
+	refute_output --partial 'the QP holds'
+	# No option sets stage 3's queues: they fit the device, and say so; the server keeps 64.
+	assert_line "queues              : 16 WRs each way, not stage 3's 64: $DEV allows 16 (max_qp_wr)"
+	assert_line --regexp '^ibv_create_qp +: RC QP 0x[0-9a-f]{6} in RESET: send queue 16 WRs, receive queue 16 WRs, '
 	finish_step srv "$srv_pid"
 	assert_success
 	assert_line --regexp '^role +: server$'
 	# The server names the client it took, and says that nothing authenticated it.
 	assert_line --regexp '^accepted +: the first client to connect, from (::ffff:)?127\.0\.0\.1 port [0-9]+ \(the side channel has no authentication\)$'
 	assert_line --regexp '^ibv_create_comp_channel *: fd [0-9]+'
-	assert_line --regexp '^ibv_modify_qp +: INIT -> RTR: path MTU 1024 \(the smaller of ours 1024 and the peer.s 1024\), dest QPN '"$cli_qpn"', .*GRH to GID ::ffff:[0-9.]+ from our GID index [0-9]+, hop limit 255, '
+	assert_line --regexp '^ibv_create_qp +: RC QP 0x[0-9a-f]{6} in RESET: send queue 64 WRs, receive queue 64 WRs, '
+	assert_line --regexp '^ibv_modify_qp +: INIT -> RTR: path MTU 1024 \(the smaller of ours 1024 and the peer.s 1024\), dest QPN '"$cli_qpn"', .*GRH to GID ::ffff:[0-9.]+ from our GID index [0-9]+, hop limit 255, traffic class 106 \(DSCP 26, ECN 2\), SL 3, max_dest_rd_atomic '
+	# Read back: rxe keeps the traffic class, and drops the service level (its address vector has no SL).
+	assert_line --regexp '^ibv_query_qp +: state RTS, path MTU 1024, dest QPN '"$cli_qpn"', SL 0, traffic class 106$'
+	assert_line --regexp '^ibv_query_qp +: the QP holds SL 0, not the 3 we gave: this provider keeps no service level '
 	assert_in_order '^ibv_create_cq ' '^ibv_create_qp ' 'RESET -> INIT' 'INIT -> RTR' 'RTR -> RTS' \
 		'^ibv_query_qp +: state RTS' '^ibv_destroy_qp ' '^ibv_destroy_cq ' '^ibv_destroy_comp_channel *:' \
 		'^ibv_dereg_mr ' '^ibv_dealloc_pd ' '^ibv_close_device '
+	# A device with no SGE can carry no WR: refused before stage 2 registers anything.
+	RDMA_STEPS_CAPS=max_sge=0 run_step 03_cq_qp_rts -d "$DEV" -p "$port" 127.0.0.1
+	assert_failure 1
+	assert_output --partial "error: stage 3 asks for 1 SGE a WR, but $DEV allows 0 (max_sge); every QP here needs a WR each way, a CQ of two entries and an SGE a WR: this device cannot run it"
+	refute_output --partial 'ibv_reg_mr'
 	assert_back_to_baseline
 }
 
@@ -229,10 +245,17 @@ end_fake_peer() {
 	assert_back_to_baseline
 }
 
-@test "03_cq_qp_rts --help documents the role, the side channel and the events option" {
+@test "03_cq_qp_rts --help documents the role, the side channel and the events option; --tclass and --sl out of range are refused" {
 	run_step 03_cq_qp_rts --help
 	assert_success
-	for opt in HOST --port --timeout --pause --events --size --access --gid-idx; do
+	for opt in HOST --port --timeout --pause --events --size --access --gid-idx --tclass --sl; do
 		assert_output --partial -- "$opt"
 	done
+	# The traffic class is one byte of the GRH (DSCP << 2 | ECN), the service level 4 bits.
+	run_step 03_cq_qp_rts --tclass 256
+	assert_failure 2
+	assert_output "error: --tclass: '256' is not a whole number from 0 to 255"
+	run_step 03_cq_qp_rts --sl 16
+	assert_failure 2
+	assert_output "error: --sl: '16' is not a whole number from 0 to 15"
 }

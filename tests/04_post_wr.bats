@@ -33,10 +33,16 @@ setup() {
 	assert_back_to_baseline
 }
 
-@test "04_post_wr: RDMA WRITE gives the target no completion; WRITE with immediate gives it one carrying the value" {
+@test "04_post_wr: RDMA WRITE gives the target no completion; WRITE with immediate gives it one carrying the value; --tclass reaches each side's QP" {
 	record_baseline
-	run_server_client 04_post_wr -o write
+	# Both devices carry a message of 4096 bytes, no more (the test aid): -s 4096 at the boundary.
+	RDMA_STEPS_CAPS=max_msg_sz=4096 run_server_client 04_post_wr -o write --tclass 106
 	assert_both_succeeded "write"
+	for side in srv cli; do
+		use_output_of $side
+		assert_line --regexp '^ibv_modify_qp +: INIT -> RTR: .*, traffic class 106 \(DSCP 26, ECN 2\), SL 0, '
+		assert_line --regexp '^ibv_query_qp +: state RTS, .*, SL 0, traffic class 106$'
+	done
 	use_output_of srv
 	assert_line --regexp '^access +: local_write,remote_write: the target of RDMA WRITE: the peer writes into this buffer$'
 	assert_line --regexp '^ibv_modify_qp +: RESET -> INIT: .*remote access remote_write '
@@ -95,7 +101,8 @@ setup() {
 
 @test "04_post_wr: fetch_add and cmp_swap change the target's 8-byte word in one step and bring its old value back" {
 	record_baseline
-	run_server_client 04_post_wr -o fetch_add
+	# A device that does atomics as rxe does (IBV_ATOMIC_HCA), named by the test aid: they run.
+	RDMA_STEPS_CAPS=atomic_cap=hca run_server_client 04_post_wr -o fetch_add
 	assert_both_succeeded "fetch_add"
 	use_output_of srv
 	assert_line --regexp '^access +: local_write,remote_atomic: the target of an atomic: '
@@ -257,7 +264,7 @@ assert_target_unchanged() {
 	assert_back_to_baseline
 }
 
-@test "04_post_wr rejects an unknown operation, --events it would not use, and a size no message can carry" {
+@test "04_post_wr rejects an unknown operation, --events it would not use, a size no message can carry, and an atomic or a READ the device cannot do" {
 	run_step 04_post_wr --op=fetch_and_add
 	assert_failure 2
 	assert_output "error: --op: unknown operation 'fetch_and_add'; use send, write, write_imm, read, fetch_add or cmp_swap"
@@ -265,12 +272,21 @@ assert_target_unchanged() {
 	record_baseline
 	max=$(ibv_devinfo -v -d "$DEV" | awk '$1 == "max_msg_sz:" { print $2 }')
 	[ -n "$max" ] || fail "ibv_devinfo -v printed no max_msg_sz for $DEV"
-	limit=$((max < 4294967295 ? max : 4294967295))
 	run_step 04_post_wr -d "$DEV" -s 4G
 	assert_failure 1
-	assert_output --partial "error: --size: 4294967296 bytes is more than one message can carry here (port 1's max_msg_sz is $((max)), and a scatter-gather entry's length is 32 bits): give -s at most $limit"
+	assert_output --partial "error: -s 4294967296 asks for 4294967296 bytes in one message, but $DEV allows $((max)) (max_msg_sz of port 1); use -s $((max)) or less"
 	refute_output --partial 'ibv_reg_mr'
 	assert_line --regexp '^ibv_close_device +: '
+	# A device without atomics (the test aid), and one that keeps no READ in flight: refused
+	# before anything is registered, on the initiator, naming the option to change.
+	RDMA_STEPS_CAPS=atomic_cap=none run_step 04_post_wr -d "$DEV" -o fetch_add 127.0.0.1
+	assert_failure 1
+	assert_output --partial "error: -o fetch_add asks for remote atomics, but $DEV does none (atomic_cap IBV_ATOMIC_NONE, see ibv_devinfo -v); use another -o: send, write, write_imm or read"
+	refute_output --partial 'ibv_reg_mr'
+	RDMA_STEPS_CAPS=max_qp_init_rd_atom=0 run_step 04_post_wr -d "$DEV" -o read 127.0.0.1
+	assert_failure 1
+	assert_output --partial "error: -o read asks for 1 RDMA READ or atomic in flight a QP, but $DEV allows 0 (max_qp_init_rd_atom); use another -o: send, write or write_imm"
+	refute_output --partial 'ibv_reg_mr'
 	assert_back_to_baseline
 	run_step 04_post_wr --help
 	assert_success

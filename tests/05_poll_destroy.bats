@@ -101,6 +101,23 @@ assert_latency_ordered() {
 	assert_line --regexp '^completions +: 100, every one success; '
 	[ "$(rnr_naks)" = "$rnr_before" ] || fail "RNR NAKs (sent, received) went from $rnr_before to $(rnr_naks): a WRITE with immediate found no receive posted"
 	assert_line --regexp '^ibv_post_recv +: 64 receives posted in one call, a chain of work requests: each up to 4096 bytes into '
+	# A target whose device holds 16 WRs a queue (the test aid), the initiator's 64: stage 3
+	# sizes the target's queues to its device, the target posts 16 receives and sends that
+	# count first, and the initiator never sends past it: 16, 32, ..., 96 and the last, 100.
+	port=$(pick_port)
+	RDMA_STEPS_CAPS=max_qp_wr=16 start_step srv 05_poll_destroy -d "$DEV" -p "$port" -t 20 -n 100 -o write_imm
+	wait_for_line "$BATS_TEST_TMPDIR/srv.out" '^listening '
+	start_step cli 05_poll_destroy -d "$DEV" -p "$port" -t 20 -n 100 -o write_imm 127.0.0.1
+	finish_step cli "$cli_pid"
+	assert_success
+	assert_line --regexp '^credits +: 7 count\(s\) read from the target, the last 100; the longest wait for one [0-9.]+ ms$'
+	finish_step srv "$srv_pid"
+	assert_success
+	assert_line "queues              : 16 WRs each way, not stage 3's 64: $DEV allows 16 (max_qp_wr)"
+	assert_line --regexp '^ibv_post_recv +: 16 receives posted in one call, '
+	assert_line --regexp "^data check +: immediate values 0 to 99 arrived in order; the last message's 4096 bytes are intact$"
+	assert_line --regexp '^credits +: 7 count\(s\) sent to the initiator, the last 100: '
+	[ "$(rnr_naks)" = "$rnr_before" ] || fail "RNR NAKs (sent, received) went from $rnr_before to $(rnr_naks): a WRITE with immediate found no receive posted on the smaller target"
 	run_server_client 05_poll_destroy -n 100 -o write -s 1K
 	assert_both_succeeded "write"
 	use_output_of srv
@@ -199,16 +216,18 @@ assert_peer_found_gone() { # DEAD SURVIVOR
 	use_output_of srv
 	assert_line --regexp "^data check +: 101 messages of 2048 bytes arrived; the last one's bytes are intact$"
 	assert_line --regexp '^completions +: 101, every one success; '
-	run_server_client 05_poll_destroy -o write_imm -s 32 -n 1000 -D 64
+	# Devices of 64 WRs a queue and a CQ of 128 (the test aid): --depth 64 at the boundary.
+	RDMA_STEPS_CAPS=max_qp_wr=64,max_cqe=128 run_server_client 05_poll_destroy -o write_imm -s 32 -n 1000 -D 64
 	assert_both_succeeded "write_imm"
 	use_output_of cli
 	assert_line --regexp '^ibv_post_send +: RDMA WRITE of 32 bytes posted, inline: '
 	assert_line --regexp '^signalling +: 32 completions for 1000 work requests: '
-	# 64 receives first, then 936 more, counted to the initiator 16 at a time and at the last.
-	assert_line --regexp '^credits +: 59 count\(s\) read from the target, the last 1000; the longest wait for one [0-9.]+ ms$'
+	# 64 receives first, their count sent first, then 936 more, counted to the initiator 16 at
+	# a time and at the last.
+	assert_line --regexp '^credits +: 60 count\(s\) read from the target, the last 1000; the longest wait for one [0-9.]+ ms$'
 	use_output_of srv
 	assert_line --regexp "^data check +: immediate values 0 to 999 arrived in order; the last message's 32 bytes are intact$"
-	assert_line --regexp '^credits +: 59 count\(s\) sent to the initiator, the last 1000: '
+	assert_line --regexp '^credits +: 60 count\(s\) sent to the initiator, the last 1000: '
 	run_server_client 05_poll_destroy -o read -s 8K -n 50 -D 4
 	assert_both_succeeded "read"
 	use_output_of cli
@@ -232,18 +251,18 @@ assert_peer_found_gone() { # DEAD SURVIVOR
 	pkill -CONT -P "$srv_pid"
 	finish_step cli "$cli_pid"
 	assert_success
-	assert_line --regexp '^credits +: 1246 count\(s\) read from the target, the last 20000; the longest wait for one ([0-9]+)\.[0-9] ms$'
+	assert_line --regexp '^credits +: 1247 count\(s\) read from the target, the last 20000; the longest wait for one ([0-9]+)\.[0-9] ms$'
 	[[ $output =~ longest\ wait\ for\ one\ ([0-9]+) ]] && [ "${BASH_REMATCH[1]}" -ge 500 ] ||
 		fail "the initiator never waited half a second for a credit while the target was stopped for 1 s"
 	finish_step srv "$srv_pid"
 	assert_success
-	assert_line --regexp '^credits +: 1246 count\(s\) sent to the initiator, the last 20000: '
+	assert_line --regexp '^credits +: 1247 count\(s\) sent to the initiator, the last 20000: '
 	assert_line --regexp "^data check +: 20000 messages of 64 bytes arrived; the last one's bytes are intact$"
 	[ "$(rnr_naks)" = "$rnr_before" ] || fail "RNR NAKs (sent, received) went from $rnr_before to $(rnr_naks): a message found no receive posted"
 	assert_back_to_baseline
 }
 
-@test "05_poll_destroy --depth: out of range, or with ibv_rc_pingpong, is refused before any verb" {
+@test "05_poll_destroy --depth: out of range, or with ibv_rc_pingpong, is refused before any verb; past the device's queue or CQ, before anything is registered" {
 	run "$BIN/05_poll_destroy" -D 65
 	assert_failure 2
 	assert_output --partial '--depth'
@@ -253,4 +272,15 @@ assert_peer_found_gone() { # DEAD SURVIVOR
 	run "$BIN/05_poll_destroy" -D 4 --peer=rc_pingpong
 	assert_failure 2
 	assert_output 'error: --depth goes with an rdma-steps peer: ibv_rc_pingpong answers each message before the next, one at a time'
+	# More in flight than the device's queue, or than its CQ can complete (the test aid): refused
+	# after stage 1 has read the limits, before anything is registered, never shrunk.
+	record_baseline
+	RDMA_STEPS_CAPS=max_qp_wr=32 run_step 05_poll_destroy -d "$DEV" -D 64 127.0.0.1
+	assert_failure 1
+	assert_output --partial "error: --depth 64 asks for 64 send WRs a QP, but $DEV allows 32 (max_qp_wr); use --depth 32 or less"
+	refute_output --partial 'ibv_reg_mr'
+	RDMA_STEPS_CAPS=max_cqe=127 run_step 05_poll_destroy -d "$DEV" -D 64 127.0.0.1
+	assert_failure 1
+	assert_output --partial "error: --depth 64 asks for 128 CQ entries (a completion for each of its send WRs and as many receives), but $DEV allows 127 (max_cqe); use --depth 63 or less"
+	assert_back_to_baseline
 }

@@ -8,10 +8,12 @@ setup() {
 	load lib/ring
 }
 
-@test "07_allreduce: 3 ranks sum 0, 1, 16 (not divisible by 3), 256 and 4096 floats over verbs: the table, the bytes, no RNR NAK, every rank right, all freed" {
+@test "07_allreduce: 3 ranks sum 0, 1, 16 (not divisible by 3), 256 and 4096 floats over verbs: the table, the bytes, no RNR NAK, every rank right, all freed; both QPs of each at --tclass 106" {
 	record_baseline
 	rnr_before=$(rnr_naks)
-	run_ring 3 -t 10 -b 0 --maxbytes 16K -f 16 -n 2 -w 1
+	# Devices of 8 WRs a queue and CQs of 16 (the test aid): K = 8 slots at the boundary, and
+	# stage 3's queues sized to the device; stage 3's --tclass and --sl on every QP.
+	RDMA_STEPS_CAPS=max_qp_wr=8,max_cqe=16 run_ring 3 -t 10 -b 0 --maxbytes 16K -f 16 -n 2 -w 1 --tclass 106 --sl 3
 	assert_ring_success
 	[ "$(rnr_naks)" = "$rnr_before" ] || fail "RNR NAKs (sent, received) went from $rnr_before to $(rnr_naks)"
 	use_output_of r0
@@ -35,6 +37,11 @@ setup() {
 		assert_line --regexp '^ibv_modify_qp +: RESET -> INIT: port 1, pkey index 0, remote access none '
 		assert_line --regexp '^ibv_modify_qp +: RESET -> INIT: port 1, pkey index 0, remote access remote_write '
 		assert_line --regexp '^ibv_post_send +: credit for slot 7: a SEND with immediate 7 and no bytes, to the previous rank$'
+		# Stage 3's --tclass and --sl, on the QP to the next rank and on the one from the previous.
+		[ "$(grep -cE '^ibv_modify_qp +: INIT -> RTR: .*, traffic class 106 \(DSCP 26, ECN 2\), SL 3, ' <<<"$output")" -eq 2 ] ||
+			fail "rank $k: not both QPs at traffic class 106, SL 3: $(grep 'INIT -> RTR' <<<"$output")"
+		[ "$(grep -cE '^ibv_query_qp +: state RTS, .*, traffic class 106$' <<<"$output")" -eq 2 ] || fail "rank $k: a QP does not hold traffic class 106"
+		assert_line "queues              : 8 WRs each way, not stage 3's 64: $DEV allows 8 (max_qp_wr)"
 		assert_in_order '^ibv_destroy_qp ' '^ibv_destroy_cq ' '^ibv_destroy_qp ' '^ibv_destroy_cq ' '^ibv_dereg_mr ' '^ibv_dereg_mr ' '^ibv_dealloc_pd ' '^ibv_close_device ' '^teardown +: every object released$'
 	done
 	# One rank: no ring, no QP, nothing moves; a bus bandwidth of 0, as 2(n-1)/n is 0.
@@ -69,7 +76,7 @@ setup() {
 	assert_back_to_baseline
 }
 
-@test "07_allreduce failures: a rank that never comes, other options, one rank twice, a rank killed mid-run: every rank, two hops away too, names it within the bound, all freed" {
+@test "07_allreduce failures: a rank that never comes, other options, one rank twice, more slots than the device holds, a rank killed mid-run: every rank, two hops away too, names it within the bound, all freed" {
 	record_baseline
 	SKIP_RANK=2
 	run_ring 3 -t 2
@@ -82,6 +89,16 @@ setup() {
 	# Rank 2 comes 3 s after rank 1's other options: rank 0 still tells it whom to blame.
 	RANK_ARGS_1="--datatype int32" RANK_DELAY_2=3 run_ring 3 -t 5
 	assert_all_name 1 "it was given other options than rank 0: -o all_reduce --datatype int32 " 15
+	# More slots than the device's queues hold (the test aid): every rank refuses them after
+	# stage 1, before it registers anything, naming the option.
+	RDMA_STEPS_CAPS=max_qp_wr=4 run_ring 2 -t 5
+	for k in 0 1; do
+		use_output_of "r$k"
+		[ "${ring_status[k]}" -eq 1 ] || fail "rank $k exited with ${ring_status[k]}, not 1: $output"
+		assert_line "error: --slots 8 asks for 8 receive WRs a QP (one for each slot's WRITE or credit), but $DEV allows 4 (max_qp_wr); use --slots 4 or less"
+		refute_line --regexp '^ibv_reg_mr '
+	done
+	assert_back_to_baseline
 	# Killed between two of its WRITEs: rank 0 sees its connection close, and tells ranks 2 and 3.
 	start_ring 4 -t 3 -b 64K --maxbytes 64K -n 100000 -w 0
 	for k in 0 1 2 3; do wait_for_line "$BATS_TEST_TMPDIR/r$k.out" '^== stage 7' 30; done

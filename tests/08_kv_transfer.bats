@@ -56,13 +56,15 @@ setup() {
 	assert_output --partial "error: RDMA_STEPS_CAPS: max_qp_rd_atom=999 is above $DEV's 128: the aid only lowers a limit"
 	RDMA_STEPS_CAPS=max_qp=4 run_step 01_open_pd -d "$DEV"
 	assert_failure
-	assert_output --partial "error: RDMA_STEPS_CAPS: 'max_qp=4' is not NAME=N with a limit it knows; write it as max_qp_wr=64,max_qp_rd_atom=4, with NAME one of max_qp_wr, max_sge, max_cqe, max_mw, max_qp_rd_atom, max_qp_init_rd_atom (or unset it)"
+	assert_output --partial "error: RDMA_STEPS_CAPS: 'max_qp=4' is not NAME=N with a limit it knows; write it as max_qp_wr=64,max_qp_rd_atom=4, with NAME one of max_qp_wr, max_sge, max_cqe, max_mw, max_qp_rd_atom, max_qp_init_rd_atom, max_mr_size, atomic_cap, mem_window_type_2, max_msg_sz (or unset it)"
 	assert_back_to_baseline
 }
 
-@test "08_kv_transfer push over 2 QPs with QP 0 held back: the last WRITE with immediate comes before the cache is whole, and counting waits for every block" {
+@test "08_kv_transfer push over 2 QPs with QP 0 held back: the last WRITE with immediate comes before the cache is whole, and counting waits for every block; a device's MR size and CQ at their boundary" {
 	record_baseline
-	run_server_client 08_kv_transfer --mode push --qps 2 --requests 1 --delay-qp 0:300
+	# Devices whose MRs hold the 4 MiB pool and whose CQs hold the decoder's 64 sends and 8
+	# receives a QP, no more (the test aid): both at the boundary.
+	RDMA_STEPS_CAPS=max_mr_size=4M,max_cqe=72 run_server_client 08_kv_transfer --mode push --qps 2 --requests 1 --delay-qp 0:300
 	assert_both_succeeded
 	assert_moved 1 16 2
 	assert_line --regexp '^ibv_post_recv +: 8 receives posted in one call'
@@ -104,15 +106,12 @@ assert_ex_moved() {
 	assert_back_to_baseline
 }
 
-@test "08_kv_transfer refuses shapes it cannot move, and sides given different shapes, naming the option" {
+@test "08_kv_transfer refuses shapes it cannot move, shapes the device or the memlock limit cannot hold, and sides given different shapes, naming the option" {
 	run_step 08_kv_transfer --qps 17
 	assert_failure 2
 	run_step 08_kv_transfer --layers 1 --blocks 2 --qps 3
 	assert_failure 2
 	assert_output "error: --qps 3 is more than the 2 blocks of a request (--layers 1 x --blocks 2): some QPs would carry nothing; give at most 2"
-	run_step 08_kv_transfer --block-bytes 1M --pool 8
-	assert_failure 2
-	assert_output --partial "error: a pool of --pool 8 requests of 16777216 bytes is 134217728 bytes"
 	run_step 08_kv_transfer --blocks 3 --run 2
 	assert_failure 2
 	assert_output "error: --run 2 does not divide --blocks 3: the allocator hands out whole runs of a layer's blocks"
@@ -131,7 +130,40 @@ assert_ex_moved() {
 	run_step 08_kv_transfer --violate rkey --windows
 	assert_failure 2
 	assert_output "error: --violate rkey breaks the pool's rkey, which --windows never sends: give --violate revoked with --windows"
+	# What the device cannot hold is refused after stage 1 has read its limits, before anything
+	# is registered, naming the limit and the option: the decoder's CQ for 65,790 receives on
+	# one QP (rxe's max_cqe is 32,767); a pool past RLIMIT_MEMLOCK without CAP_IPC_LOCK (it is
+	# read, not assumed: at the limit, the pool is pinned); a pool past max_mr_size; windows on
+	# a device that binds none, or more than its max_mw (the test aid).
 	record_baseline
+	run_step 08_kv_transfer -d "$DEV" --mode push --requests 1 --pool 1 --layers 255 --blocks 258 --block-bytes 64 --qps 1 127.0.0.1
+	assert_failure 1
+	assert_output --partial "error: --layers 255 --blocks 258 --qps 1 asks for 65854 CQ entries a QP (its send WRs' and its receives'), but $DEV allows 32767 (max_cqe); use --qps 3 or more"
+	refute_output --partial 'ibv_reg_mr'
+	run timeout -k 2 "$STEP_TIMEOUT" setpriv --inh-caps=-ipc_lock --bounding-set=-ipc_lock \
+		prlimit --memlock=4190208:4190208 "$BIN/08_kv_transfer" -d "$DEV" 127.0.0.1
+	assert_failure 1
+	assert_output --partial "error: --pool 4 --layers 4 --blocks 4 --block-bytes 65536 asks to pin 4194304 bytes, but RLIMIT_MEMLOCK allows 4190208 (0 pinned already), and this process has no CAP_IPC_LOCK to pass it: raise it with 'ulimit -l' (KiB, or unlimited) or 'memlock' in /etc/security/limits.conf, run with CAP_IPC_LOCK (root has it), or give fewer --pool, --layers, --blocks or --block-bytes"
+	refute_output --partial 'ibv_reg_mr'
+	port=$(pick_port)
+	timeout -k 2 "$STEP_TIMEOUT" setpriv --inh-caps=-ipc_lock --bounding-set=-ipc_lock \
+		prlimit --memlock=4194304:4194304 "$BIN/08_kv_transfer" -d "$DEV" -p "$port" -t 5 \
+		>"$BATS_TEST_TMPDIR/srv.out" 2>&1 &
+	srv_pid=$!
+	wait_for_line "$BATS_TEST_TMPDIR/srv.out" '^listening '
+	stop_background "$srv_pid"
+	use_output_of srv
+	assert_line --regexp '^VmPin +: 0 kB before, 4096 kB after: 4096 kB pinned$'
+	RDMA_STEPS_CAPS=max_mr_size=4194303 run_step 08_kv_transfer -d "$DEV" 127.0.0.1
+	assert_failure 1
+	assert_output --partial "error: --pool 4 --layers 4 --blocks 4 --block-bytes 65536 asks for 4194304 bytes in one MR, but $DEV allows 4194303 (max_mr_size); give fewer --pool, --layers, --blocks or --block-bytes"
+	RDMA_STEPS_CAPS=mem_window_type_2=0 run_step 08_kv_transfer -d "$DEV" --windows
+	assert_failure 1
+	assert_output --partial "error: --windows asks for type 2 memory windows, but $DEV binds none (its device_cap_flags has neither MEM_WINDOW_TYPE_2A nor MEM_WINDOW_TYPE_2B, see ibv_devinfo -v); leave --windows out"
+	RDMA_STEPS_CAPS=max_mw=15 run_step 08_kv_transfer -d "$DEV" --windows
+	assert_failure 1
+	assert_output --partial "error: --windows --layers 4 --blocks 4 asks for 16 memory windows at once, but $DEV allows 15 (max_mw); leave --windows out, or give fewer --layers or --blocks"
+	refute_output --partial 'ibv_reg_mr'
 	run_two_sides 08_kv_transfer "--layers 4" "--layers 2"
 	[ "$srv_status" -eq 1 ] && [ "$cli_status" -eq 1 ] || fail "server $srv_status, client $cli_status"
 	use_output_of srv
@@ -164,7 +196,8 @@ assert_ex_moved() {
 @test "08_kv_transfer --windows: each request's segments granted through memory windows on their own QPs, the pool's rkey never sent, and a READ and a WRITE with a revoked rkey refused" {
 	record_baseline
 	for mode in pull push; do
-		run_server_client 08_kv_transfer --mode "$mode" --qps 2 --windows
+		# Devices of 16 memory windows (the test aid): a request's 16 at the boundary.
+		RDMA_STEPS_CAPS=max_mw=16 run_server_client 08_kv_transfer --mode "$mode" --qps 2 --windows
 		assert_both_succeeded "$mode"
 		assert_moved 2 16 2
 		# The granting side: the prefiller in pull mode, the decoder in push mode.

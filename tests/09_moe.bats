@@ -10,7 +10,8 @@ setup() {
 
 @test "09_moe: 3 ranks dispatch 32 tokens each to their top-4 of 12 experts and combine them back: the layout, one post per peer, N - 1 signals per phase, each on its sender's own word, every token right, all freed" {
 	record_baseline
-	RING_STEP=09_moe run_ring 3 -t 10 --tokens 32 --hidden 256 --experts 4 --topk 4 --seed 7
+	# Devices that do atomics as rxe does (IBV_ATOMIC_HCA), named by the test aid: FETCH_ADD runs.
+	RDMA_STEPS_CAPS=atomic_cap=hca RING_STEP=09_moe run_ring 3 -t 10 --tokens 32 --hidden 256 --experts 4 --topk 4 --seed 7
 	assert_ring_success
 	use_output_of r0
 	assert_line '#       size         count      type     phase       time   algbw   busbw #wrong'
@@ -127,9 +128,9 @@ row_sizes() { # PHASE
 	assert_back_to_baseline
 }
 
-@test "09_moe --transport both: the same dispatch and combine over verbs, then over a TCP socket per pair of ranks: every token checked both ways, both tables, RDMA's time over TCP's, all freed; the QPs at step 07's --qp-timeout 20" {
+@test "09_moe --transport both: the same dispatch and combine over verbs, then over a TCP socket per pair of ranks: every token checked both ways, both tables, RDMA's time over TCP's, all freed; the QPs at step 07's --qp-timeout 20 and stage 3's --tclass 106" {
 	record_baseline
-	RING_STEP=09_moe run_ring 3 -t 10 --tokens 32 --hidden 256 --experts 4 --topk 4 --seed 7 --transport both --qp-timeout 20
+	RING_STEP=09_moe run_ring 3 -t 10 --tokens 32 --hidden 256 --experts 4 --topk 4 --seed 7 --transport both --qp-timeout 20 --tclass 106
 	assert_ring_success
 	use_output_of r0
 	assert_line "# MoE all-to-all over RDMA (verbs): 3 ranks, 32 tokens of 256 B a rank, top-4 of 12 experts"
@@ -150,15 +151,28 @@ row_sizes() { # PHASE
 		assert_line --regexp '^posts +: dispatch: 2 ibv_post_send calls '
 		[ "$(grep -cE '^ibv_modify_qp +: RTR -> RTS: send PSN 0x[0-9a-f]{6}, timeout 20 \(4\.096 us \* 2\^20 = about ' <<<"$output")" -eq 2 ] ||
 			fail "rank $k: not both QPs at timeout 20: $(grep 'RTR -> RTS' <<<"$output")"
+		[ "$(grep -cE '^ibv_modify_qp +: INIT -> RTR: .*, traffic class 106 \(DSCP 26, ECN 2\), SL 0, ' <<<"$output")" -eq 2 ] ||
+			fail "rank $k: not both QPs at traffic class 106: $(grep 'INIT -> RTR' <<<"$output")"
 		assert_line --regexp '^teardown +: every object released$'
 	done
 	assert_back_to_baseline
 }
 
-@test "09_moe refuses a top-k larger than the experts there are, naming the options" {
+@test "09_moe refuses a top-k larger than the experts there are, and FETCH_ADD on a device without atomics, naming the options" {
 	run_step 09_moe --rank 0 --world-size 2 --experts 4 --topk 9
 	assert_failure 2
 	assert_line "error: --topk 9 is more than the 8 experts of 2 ranks x 4 (--experts): a token's top-k experts are distinct; lower --topk or raise --experts"
+	# A device without atomics (the test aid): every rank refuses --signal fadd before it
+	# registers anything, and names the signal that needs none.
+	record_baseline
+	RDMA_STEPS_CAPS=atomic_cap=none RING_STEP=09_moe run_ring 2 -t 5 --tokens 8 --hidden 64
+	for k in 0 1; do
+		use_output_of "r$k"
+		[ "${ring_status[k]}" -eq 1 ] || fail "rank $k exited with ${ring_status[k]}, not 1: $output"
+		assert_line "error: --signal fadd asks for remote atomics, but $DEV does none (atomic_cap IBV_ATOMIC_NONE, see ibv_devinfo -v); use --signal imm"
+		refute_line --regexp '^ibv_reg_mr '
+	done
+	assert_back_to_baseline
 }
 
 @test "09_moe failures: other options on rank 1, another --signal on rank 2, a count past its bound in rank 1's row, then rank 1 killed between dispatch and combine: every rank names the rank within the bound, nothing written past a part, all freed" {

@@ -9,11 +9,15 @@
 #include <stdlib.h>
 #include <endian.h>
 
+/* The fault points of the stages this program runs: RDMA_STEPS_FAIL_AT names one of them. */
+static const struct fault_point *const faults[] = { open_pd_faults, NULL };
+
 static const struct cli_spec spec = {
 	.program = "01_open_pd",
 	.purpose = "Step 01: open an RDMA device, show its attributes, port and GID table,\n"
 		   "allocate a protection domain (PD), then free everything in reverse order.",
 	.pauses = true,
+	.faults = faults,
 };
 
 static void show_node_guid(__be64 guid_be)

@@ -9,6 +9,14 @@
 #include <errno.h>
 #include <stdio.h>
 
+const struct fault_point open_pd_faults[] = {
+	{ "open_device", "ibv_open_device", ENOMEM },
+	{ "alloc_pd", "ibv_alloc_pd", ENOMEM },
+	{ "dealloc_pd", "ibv_dealloc_pd", EBUSY },
+	{ "close_device", "ibv_close_device", EIO },
+	{ 0 },
+};
+
 static void show_device_list(struct ibv_device **list, int count)
 {
 	char names[256];
@@ -45,9 +53,6 @@ static int query_device_alloc_pd(struct rdma_dev *dev, int requested_gid)
 		report_verb_error("ibv_query_device", rc);
 		return -1;
 	}
-	/* A test aid: every later check against the limits sees a smaller device. */
-	if (caps_apply(&dev->attr, name))
-		return -1;
 	if (dev->port < 1 || dev->port > dev->attr.phys_port_cnt) {
 		report_error("%s has port(s) 1 to %u, not %u. Pick one with -i N", name,
 			     dev->attr.phys_port_cnt, dev->port);
@@ -58,6 +63,9 @@ static int query_device_alloc_pd(struct rdma_dev *dev, int requested_gid)
 		report_verb_error("ibv_query_port", rc);
 		return -1;
 	}
+	/* A test aid: every later check against the limits (dev_limits.h) sees a smaller device. */
+	if (caps_apply(&dev->attr, &dev->port_attr, name))
+		return -1;
 	if (gid_choose(dev->ctx, dev->port, &dev->port_attr, requested_gid, &dev->gid_index,
 		       &dev->gid))
 		return -1;

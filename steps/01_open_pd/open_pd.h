@@ -7,6 +7,7 @@
 #include <infiniband/verbs.h>
 
 #include "cli.h"
+#include "fault.h"
 
 struct rdma_dev {
 	struct ibv_context *ctx;		/* the open device */
@@ -37,5 +38,8 @@ int adopt_device_pd(struct ibv_context *ctx, uint8_t port, int gid_idx, struct r
 
 /* Frees what open_device_pd created, in reverse order; returns how many releases failed. */
 int close_device_pd(struct rdma_dev *dev);
+
+/* Stage 1's fault points: opening the device and allocating the PD, and freeing both (release_pd, release_context). */
+extern const struct fault_point open_pd_faults[];
 
 #endif

@@ -10,12 +10,15 @@ static const char purpose[] =
 	"Step 02: on top of step 01, register a page-aligned buffer (ibv_reg_mr):\n"
 	"pin its pages, get its lkey and rkey, and show VmPin and RLIMIT_MEMLOCK.";
 
+/* The fault points of the stages this program runs: RDMA_STEPS_FAIL_AT names one of them. */
+static const struct fault_point *const faults[] = { open_pd_faults, reg_mr_faults, NULL };
+
 int main(int argc, char **argv)
 {
 	struct reg_mr_opts mr_opts;
 	const struct cli_stage stages[] = { REG_MR_STAGE(&mr_opts), { 0 } };
 	const struct cli_spec spec = { .program = "02_reg_mr", .purpose = purpose,
-				       .pauses = true, .stages = stages };
+				       .pauses = true, .stages = stages, .faults = faults };
 	struct cli_common opts;
 	int usage;
 	struct rdma_dev dev;

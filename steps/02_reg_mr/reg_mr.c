@@ -12,6 +12,12 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+const struct fault_point reg_mr_faults[] = {
+	{ "reg_mr", "ibv_reg_mr", ENOMEM },
+	{ "dereg_mr", "ibv_dereg_mr", EBUSY },
+	{ 0 },
+};
+
 #define MAX_MR_SIZE ((size_t)1 << 34)
 
 static const struct flag_name access_names[] = {
@@ -20,6 +26,11 @@ static const struct flag_name access_names[] = {
 	{ "remote_read", IBV_ACCESS_REMOTE_READ },
 	{ "remote_atomic", IBV_ACCESS_REMOTE_ATOMIC },
 	{ "mw_bind", IBV_ACCESS_MW_BIND },
+	/*
+	 * An optional flag (IBV_ACCESS_OPTIONAL_RANGE): a device that cannot relax the order of its
+	 * PCIe writes registers the MR without it, and no verb says which happened.
+	 */
+	{ "relaxed_ordering", IBV_ACCESS_RELAXED_ORDERING },
 };
 
 #define N_ACCESS (sizeof(access_names) / sizeof(access_names[0]))
@@ -66,7 +77,8 @@ static int parse_access(const char *arg, int *access)
 				break;
 		if (i == N_ACCESS) {
 			report_error("--access: unknown flag '%.*s'; use a comma-separated list of "
-				     "local_write, remote_write, remote_read, remote_atomic, mw_bind", (int)len,
+				     "local_write, remote_write, remote_read, remote_atomic, mw_bind, "
+				     "relaxed_ordering", (int)len,
 				     word);
 			return -1;
 		}
@@ -79,8 +91,8 @@ static int parse_access(const char *arg, int *access)
 
 const struct cli_option reg_mr_cli_options[] = {
 	{ "size", 's', "BYTES", "buffer size, e.g. 4096, 64K, 1M (default: 4096, unless the purpose above gives another)" },
-	{ "access", 'a', "LIST", "MR access: local_write,remote_write,remote_read,remote_atomic,mw_bind"
-				 " (default: what the step's role needs; step 02: the first three)" },
+	{ "access", 'a', "LIST", "MR access: local_write,remote_write,remote_read,remote_atomic,mw_bind,"
+				 "relaxed_ordering (default: what the step's role needs; step 02: the first three)" },
 	{ 0 },
 };
 

@@ -7,6 +7,7 @@
 #include <infiniband/verbs.h>
 
 #include "cli.h"
+#include "fault.h"
 #include "open_pd.h"
 
 #define REG_MR_DEFAULT_SIZE 4096
@@ -58,5 +59,8 @@ int register_buffer(struct rdma_dev *dev, const struct reg_mr_opts *opts, struct
 
 /* Deregisters what register_buffer made, then frees the buffer unless that failed; returns how many releases failed. */
 int release_buffer(struct rdma_buf *buf);
+
+/* Stage 2's fault points: registering the buffer, and deregistering it (release_mr). */
+extern const struct fault_point reg_mr_faults[];
 
 #endif

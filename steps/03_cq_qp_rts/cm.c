@@ -19,6 +19,24 @@
 #include <time.h>
 #include <unistd.h>
 
+const struct fault_point cm_faults[] = {
+	{ "cm_create_event_channel", "rdma_create_event_channel", ENODEV },
+	{ "cm_create_id", "rdma_create_id", ENOMEM },
+	{ "cm_resolve_addr", "rdma_resolve_addr", ENETUNREACH },
+	{ "cm_resolve_route", "rdma_resolve_route", ENOMEM },
+	{ "cm_bind_addr", "rdma_bind_addr", EADDRINUSE },
+	{ "cm_listen", "rdma_listen", ENOMEM },
+	{ "cm_create_qp", "rdma_create_qp", ENOMEM },
+	{ "cm_private_version", "our private data (sent with version 2)", EPROTO },
+	{ "cm_private_length", "our private data (sent with length 32)", EPROTO },
+	{ "cm_connect", "rdma_connect", ENOMEM },
+	{ "cm_accept", "rdma_accept", EINVAL },
+	{ "cm_reject", "rdma_reject", EINVAL },
+	{ "cm_disconnect", "rdma_disconnect", EINVAL },
+	{ "cm_destroy_id", "rdma_destroy_id", EBUSY },
+	{ 0 },
+};
+
 /* The REJ reasons (IBTA CM chapter, table "REJ reason codes") that a connection here meets. */
 #define REJ_INVALID_SERVICE_ID 8
 #define REJ_CONSUMER_DEFINED 28
@@ -409,14 +427,37 @@ static int check_choice(const struct cm_link *cm, const struct cli_common *opts,
 	return 0;
 }
 
+/*
+ * --tclass under rdma_cm: the cm_id's ToS, in place of the device's default
+ * (configfs' default_roce_tos).  The kernel puts it in the route it resolves
+ * (RoCE: the GRH's traffic class, and the SL it derives from it), so it is
+ * set before the route: on the client's id before rdma_resolve_route, on the
+ * server's before it listens.
+ */
+static int set_tos(struct rdma_cm_id *id, int tos)
+{
+	uint8_t value = (uint8_t)tos;
+
+	if (rdma_set_option(id, RDMA_OPTION_ID, RDMA_OPTION_ID_TOS, &value, sizeof(value))) {
+		report_verb_error("rdma_set_option (RDMA_OPTION_ID_TOS)", errno);
+		return -1;
+	}
+	show("rdma_set_option", "RDMA_OPTION_ID_TOS %d (DSCP %d, ECN %d): the traffic class of "
+	     "this cm_id's route, in place of the device's default (cma_roce_tos)", tos, tos >> 2,
+	     tos & 3);
+	return 0;
+}
+
 int cm_find_device(struct cm_link *cm, const struct cli_common *opts,
-		   const struct foreign_peer *foreign, int *gid_idx)
+		   const struct foreign_peer *foreign, int tos, int *gid_idx)
 {
 	char gid[GID_STR_LEN];
 
-	*cm = (struct cm_link){ .foreign = foreign, .timeout_s = opts->timeout_s };
+	*cm = (struct cm_link){ .foreign = foreign, .timeout_s = opts->timeout_s, .tos = tos };
 	show("role", "%s, connecting through rdma_cm", opts->host ? "client" : "server");
 	if (open_channel_id(cm))
+		return -1;
+	if (tos != CM_TOS_DEFAULT && set_tos(cm->id, tos))
 		return -1;
 	if (opts->host ? resolve_host(cm, opts) : await_request(cm, opts))
 		return -1;
@@ -440,8 +481,24 @@ struct ibv_qp *cm_create_qp(struct cm_link *cm, struct ibv_pd *pd, struct ibv_qp
 	return cm->id->qp;
 }
 
+/*
+ * The traffic class rdma_cm gave the QP, against --tclass: the server's QP
+ * takes the class of the client's REQ (Linux 6.1 builds the passive side's
+ * address vector from the path the REQ carries), not its own cm_id's ToS.
+ */
+static void show_tclass_choice(const struct cm_link *cm, unsigned int tclass)
+{
+	if (cm->tos == CM_TOS_DEFAULT || tclass == (unsigned int)cm->tos)
+		return;
+	show("rdma_cm chose", "traffic class %u, not our --tclass %d: %s", tclass, cm->tos,
+	     cm->listen_id ? "the server's QP answers in the class of the client's REQ, so the "
+			     "client's --tclass decides both directions"
+			   : "the route rdma_cm resolved carries another");
+}
+
 /* What rdma_cm chose that step 03 chooses by hand, read back from the QP. */
-static int show_choices(struct ibv_qp *qp, struct peer_info *local, struct peer_info *remote)
+static int show_choices(const struct cm_link *cm, struct ibv_qp *qp, struct peer_info *local,
+			struct peer_info *remote)
 {
 	struct ibv_qp_attr a;
 	struct ibv_qp_init_attr init;
@@ -466,8 +523,11 @@ static int show_choices(struct ibv_qp *qp, struct peer_info *local, struct peer_
 	access_flags_format(a.qp_access_flags, access, sizeof(access));
 	show("ibv_query_qp", "state %s, path MTU %d, dest QPN 0x%06x", qp_state_name(a.qp_state),
 	     mtu_bytes(a.path_mtu), a.dest_qp_num);
-	show("rdma_cm chose", "GRH to GID %s from our GID index %u, hop limit %u; path MTU %d",
-	     dgid, a.ah_attr.grh.sgid_index, a.ah_attr.grh.hop_limit, mtu_bytes(a.path_mtu));
+	show("rdma_cm chose", "GRH to GID %s from our GID index %u, hop limit %u, traffic class %u "
+	     "(DSCP %u, ECN %u), SL %u; path MTU %d", dgid, a.ah_attr.grh.sgid_index,
+	     a.ah_attr.grh.hop_limit, a.ah_attr.grh.traffic_class, a.ah_attr.grh.traffic_class >> 2,
+	     a.ah_attr.grh.traffic_class & 3, a.ah_attr.sl, mtu_bytes(a.path_mtu));
+	show_tclass_choice(cm, a.ah_attr.grh.traffic_class);
 	show("rdma_cm chose", "remote access %s on the QP (the MR still decides what a peer may "
 	     "reach)", access);
 	show("rdma_cm chose", "send PSN 0x%06x, receive PSN 0x%06x (both drawn by the kernel)",
@@ -574,7 +634,7 @@ int cm_connect(struct cm_link *cm, struct ibv_qp *qp, struct peer_info *local,
 		/* The server reads rdma_cm's choices back at once, while its QP, in RTS since
 		 * rdma_accept, has received nothing: its receive PSN is the next one expected,
 		 * and the client's first message, sent as soon as the RTU is, moves it on. */
-		if (accept_request(cm, local, remote, &param) || show_choices(qp, local, remote))
+		if (accept_request(cm, local, remote, &param) || show_choices(cm, qp, local, remote))
 			return -1;
 	} else {
 		if (fault_at("cm_connect") || rdma_connect(cm->id, &param)) {
@@ -599,7 +659,7 @@ int cm_connect(struct cm_link *cm, struct ibv_qp *qp, struct peer_info *local,
 		report_error("the server's private data: %s", why);
 		return -1;
 	}
-	if (!cm->listen_id && show_choices(qp, local, remote))
+	if (!cm->listen_id && show_choices(cm, qp, local, remote))
 		return -1;
 	exchange_show("local", local);
 	exchange_show("remote", remote);

@@ -10,6 +10,7 @@
 
 #include "cli.h"
 #include "exchange.h"
+#include "fault.h"
 
 /*
  * The private data of our REQ and REP, version 1, 40 bytes, multi-byte fields
@@ -61,22 +62,27 @@ struct cm_link {
 						 * from CONNECT_REQUEST */
 	const struct foreign_peer *foreign;	/* NULL: an rdma-steps --cm program */
 	int timeout_s;				/* -t: every wait for the CM is bounded by it */
+	int tos;				/* --tclass, or CM_TOS_DEFAULT */
 	bool established;			/* ESTABLISHED came */
 	bool disconnected;			/* DISCONNECTED came */
 	uint8_t request[56];			/* server: the client's private data, checked after stage 3 */
 	uint8_t request_len;
 };
 
+/* No --tclass: the cm_id keeps the device's default ToS (configfs' default_roce_tos). */
+#define CM_TOS_DEFAULT (-1)
+
 /*
  * Stage 0 under --cm, before any verbs object: opens the event channel and a
- * cm_id, then the client resolves OPTS->host (address, then route) and the
- * server listens on port OPTS->tcp_port and waits for a CONNECT_REQUEST.
- * Either way cm->id->verbs is then the device, which must be the one -d
- * names; -i and -x must match the port and GID the address gives.  Fills
- * *GID_IDX with that GID's index.  Returns 0 or -1; cm_close releases it.
+ * cm_id, gives it TOS (0 to 255, or CM_TOS_DEFAULT), then the client resolves
+ * OPTS->host (address, then route) and the server listens on port
+ * OPTS->tcp_port and waits for a CONNECT_REQUEST.  Either way cm->id->verbs
+ * is then the device, which must be the one -d names; -i and -x must match
+ * the port and GID the address gives.  Fills *GID_IDX with that GID's index.
+ * Returns 0 or -1; cm_close releases it.
  */
 int cm_find_device(struct cm_link *cm, const struct cli_common *opts,
-		   const struct foreign_peer *foreign, int *gid_idx);
+		   const struct foreign_peer *foreign, int tos, int *gid_idx);
 
 /* rdma_create_qp: rdma_cm creates the QP on cm->id with INIT and moves it to INIT itself; NULL on failure. */
 struct ibv_qp *cm_create_qp(struct cm_link *cm, struct ibv_pd *pd, struct ibv_qp_init_attr *init);
@@ -122,5 +128,8 @@ int cm_private_decode(const uint8_t *msg, size_t len, struct peer_info *remote, 
 
 /* The digest of an options text that travels in place of the text. */
 uint64_t cm_options_digest(const char *options);
+
+/* Stage 3's fault points over rdma_cm (--cm): its calls, and our private data broken on purpose. */
+extern const struct fault_point cm_faults[];
 
 #endif

@@ -1,6 +1,7 @@
 /* cq_qp_rts.c: stage 3 of the verbs workflow: create the CQ and QP, exchange addresses, drive the QP to RTS. */
 #include "cq_qp_rts.h"
 #include "cm.h"
+#include "dev_limits.h"
 #include "device.h"
 #include "fault.h"
 #include "report.h"
@@ -13,6 +14,19 @@
 #include <sys/random.h>
 #include <time.h>
 #include <unistd.h>
+
+const struct fault_point cq_qp_faults[] = {
+	{ "create_comp_channel", "ibv_create_comp_channel", EMFILE },
+	{ "create_cq", "ibv_create_cq", ENOMEM },
+	{ "create_qp", "ibv_create_qp", ENOMEM },
+	{ "modify_qp_init", "ibv_modify_qp (RESET -> INIT)", EINVAL },
+	{ "modify_qp_rtr", "ibv_modify_qp (INIT -> RTR)", EINVAL },
+	{ "modify_qp_rts", "ibv_modify_qp (RTR -> RTS)", EINVAL },
+	{ "destroy_qp", "ibv_destroy_qp", EBUSY },
+	{ "destroy_cq", "ibv_destroy_cq", EBUSY },
+	{ "destroy_comp_channel", "ibv_destroy_comp_channel", EBUSY },
+	{ 0 },
+};
 
 /* Retransmission timeout: 4.096 us * 2^14, about 67 ms per try. */
 #define QP_TIMEOUT 14
@@ -29,6 +43,17 @@ const struct cli_option cq_qp_cli_options[] = {
 	{ 0 },
 };
 
+/* The address vector's priority: what a switch reads to queue our packets (DSCP on RoCE). */
+const struct cli_option cq_qp_path_cli_options[] = {
+	{ "tclass", CLI_KEY_TCLASS, "N", "the traffic class our packets carry, 0 to 255: on RoCE the "
+	  "IP header's DSCP << 2 | ECN, as NCCL_IB_TC (106: DSCP 26, ECN 2); each side sets its "
+	  "own (default: 0; with --cm, the device's cma_roce_tos)" },
+	{ "sl", CLI_KEY_SL, "N", "the service level, 0 to 15, as NCCL_IB_SL: what InfiniBand "
+	  "switches map to a virtual lane, and a RoCE NIC uses as its Ethernet priority (not with "
+	  "--cm, where the kernel derives it from the traffic class; default: 0)" },
+	{ 0 },
+};
+
 const struct cli_option cq_qp_cm_cli_options[] = {
 	{ "cm", CLI_KEY_CM, NULL, "connect through the RDMA connection manager (rdma_cm), not the "
 	  "TCP side channel: HOST is an address of an RDMA device's interface, -p rdma_cm's port" },
@@ -38,12 +63,28 @@ const struct cli_option cq_qp_cm_cli_options[] = {
 int cq_qp_parse_option(int key, const char *arg, void *ctx)
 {
 	struct conn_opts *opts = ctx;
+	int n;
 
-	(void)arg;
-	if (key == CLI_KEY_CM)
+	switch (key) {
+	case CLI_KEY_CM:
 		opts->cm = true;
-	else
-		opts->events = true;
+		return 0;
+	case CLI_KEY_TCLASS:
+		/* One byte of the GRH, copied into the IPv4 ToS (IPv6 traffic class) on RoCE v2. */
+		if (cli_parse_int("--tclass", arg, 0, 255, &n))
+			return -1;
+		opts->tclass = (uint8_t)n;
+		opts->tclass_given = true;
+		return 0;
+	case CLI_KEY_SL:
+		/* Four bits of the LRH on InfiniBand. */
+		if (cli_parse_int("--sl", arg, 0, 15, &n))
+			return -1;
+		opts->sl = (uint8_t)n;
+		opts->sl_given = true;
+		return 0;
+	}
+	opts->events = true;
 	return 0;
 }
 
@@ -135,6 +176,12 @@ static struct ibv_qp *create_qp_with_send_ops(struct rdma_dev *dev, struct ibv_q
 	return qp;
 }
 
+/* "RC" or "UC", for the QP's lines. */
+static const char *qp_type_name(enum ibv_qp_type type)
+{
+	return type == IBV_QPT_UC ? "UC" : "RC";
+}
+
 /* ibv_create_qp (or ibv_create_qp_ex), then RESET -> INIT by hand; on failure no QP is left. */
 static int create_qp_in_init(struct rdma_dev *dev, const struct rdma_buf *buf,
 			     struct ibv_qp_init_attr *init, uint64_t send_ops, struct rdma_conn *conn)
@@ -150,8 +197,9 @@ static int create_qp_in_init(struct rdma_dev *dev, const struct rdma_buf *buf,
 	}
 	conn->max_inline = init->cap.max_inline_data;
 	send_ops_format(send_ops, ops, sizeof(ops));
-	show(verb, "RC QP 0x%06x in RESET: send queue %u WRs, receive queue %u WRs, "
-	     "inline up to %u bytes%s", conn->qp->qp_num, init->cap.max_send_wr,
+	show(verb, "%s QP 0x%06x in RESET: send queue %u WRs, receive queue %u WRs, "
+	     "inline up to %u bytes%s", qp_type_name(conn->qp_type), conn->qp->qp_num,
+	     init->cap.max_send_wr,
 	     init->cap.max_recv_wr, init->cap.max_inline_data, ops);
 	if (move_to_init(dev, buf, conn)) {
 		release_qp(conn->qp);
@@ -175,18 +223,69 @@ static int create_qp_through_cm(struct rdma_dev *dev, struct ibv_qp_init_attr *i
 	return 0;
 }
 
-/* The QP's queues: stage 3's, unless a later step's hook gives its own. */
-static struct ibv_qp_cap qp_capacities(const struct conn_hook *hook)
+static uint32_t smaller(uint64_t a, uint64_t b)
 {
+	return (uint32_t)(a < b ? a : b);
+}
+
+/*
+ * The QP's queues.  A later step's hook gives its own: the step's request,
+ * which it has checked against the device naming its options, and which is
+ * never shrunk.  Otherwise stage 3's: QUEUE_DEPTH WRs each way, or fewer on
+ * a device that holds fewer (max_qp_wr), or whose CQ, taking both queues'
+ * completions, could not hold them (max_cqe).  Sized to the device rather
+ * than refused: no option sets them, and every step that counts on its
+ * queues reads what it got (send_depth, recv_depth), not QUEUE_DEPTH.
+ */
+static struct ibv_qp_cap qp_capacities(const struct rdma_dev *dev, const struct conn_hook *hook)
+{
+	uint32_t depth = smaller(smaller(QUEUE_DEPTH, limit_value(dev, LIMIT_QP_WR)),
+				 limit_value(dev, LIMIT_CQE) / 2);
+
 	if (hook && hook->cap.max_send_wr)
 		return hook->cap;
 	return (struct ibv_qp_cap){
-		.max_send_wr = QUEUE_DEPTH,
-		.max_recv_wr = QUEUE_DEPTH,
+		.max_send_wr = depth,
+		.max_recv_wr = depth,
 		.max_send_sge = 1,
 		.max_recv_sge = 1,
 		.max_inline_data = INLINE_WANTED,
 	};
+}
+
+int cq_qp_check_limits(const struct rdma_dev *dev, const struct conn_opts *opts)
+{
+	struct ibv_qp_cap cap = qp_capacities(dev, opts->hook);
+	bool own = !opts->hook || !opts->hook->cap.max_send_wr;
+	/* Stage 3's own queues fit the device: only their floor, one WR and one SGE, can fail. */
+	uint64_t send = cap.max_send_wr ? cap.max_send_wr : 1;
+	uint64_t recv = cap.max_recv_wr ? cap.max_recv_wr : 1;
+	uint32_t sge = cap.max_send_sge > cap.max_recv_sge ? cap.max_send_sge : cap.max_recv_sge;
+	const char *who = own ? "stage 3" : "this step's QP",
+		   *fix = own ? "every QP here needs a WR each way, a CQ of two entries and an SGE a "
+				"WR: this device cannot run it" :
+				"ask for less with the step's options";
+
+	return limit_check(dev, LIMIT_QP_WR, send, "send WRs a QP", who, fix) ||
+	       limit_check(dev, LIMIT_QP_WR, recv, "receive WRs a QP", who, fix) ||
+	       limit_check(dev, LIMIT_CQE, send + recv, "CQ entries a QP (a completion for every "
+			   "WR of both queues)", who, fix) ||
+	       limit_check(dev, LIMIT_SGE, sge, sge == 1 ? "SGE a WR" : "SGEs a WR", who, fix) ?
+	       -1 : 0;
+}
+
+/* Says so when stage 3's queues are smaller than QUEUE_DEPTH: the device holds fewer. */
+static void show_clamped(const struct rdma_dev *dev, const struct ibv_qp_cap *cap,
+			 const struct conn_hook *hook)
+{
+	bool by_wr = limit_value(dev, LIMIT_QP_WR) == cap->max_send_wr;
+
+	if ((hook && hook->cap.max_send_wr) || cap->max_send_wr == QUEUE_DEPTH)
+		return;
+	show("queues", "%u WRs each way, not stage 3's %d: %s allows %llu (%s)", cap->max_send_wr,
+	     QUEUE_DEPTH, ibv_get_device_name(dev->ctx->device),
+	     (unsigned long long)limit_value(dev, by_wr ? LIMIT_QP_WR : LIMIT_CQE),
+	     by_wr ? "max_qp_wr" : "max_cqe, for both queues' completions");
 }
 
 int create_cq_qp(struct rdma_dev *dev, const struct rdma_buf *buf, const struct conn_opts *opts,
@@ -194,19 +293,28 @@ int create_cq_qp(struct rdma_dev *dev, const struct rdma_buf *buf, const struct 
 {
 	const struct conn_hook *hook = opts->hook;
 	struct ibv_qp_init_attr init = {
-		.qp_type = IBV_QPT_RC,
+		.qp_type = hook && hook->qp_type ? hook->qp_type : IBV_QPT_RC,
 		/* Each send WR says whether it wants a completion (IBV_SEND_SIGNALED): a pipeline asks for few. */
 		.sq_sig_all = 0,
-		.cap = qp_capacities(hook),
+		.cap = qp_capacities(dev, hook),
 	};
 
 	*conn = (struct rdma_conn){
 		.sock = -1,
 		.timeout = QP_TIMEOUT,
 		.retry_cnt = QP_RETRY_CNT,
-		.rd_atomic = QP_RD_ATOMIC,
+		/* Stage 3's 1, or none on a device that initiates none (a step that READs checks). */
+		.rd_atomic = (uint8_t)smaller(QP_RD_ATOMIC, limit_value(dev, LIMIT_QP_INIT_RD_ATOM)),
+		.traffic_class = opts->tclass,
+		.sl = opts->sl,
 		.name_stranger = hook ? hook->name_stranger : NULL,
+		.qp_type = init.qp_type,
+		.send_depth = init.cap.max_send_wr,
+		.recv_depth = init.cap.max_recv_wr,
 	};
+	if (cq_qp_check_limits(dev, opts))
+		return -1;
+	show_clamped(dev, &init.cap, hook);
 	if (opts->events) {
 		/* A file descriptor the kernel makes readable when a completion arrives on an armed CQ. */
 		conn->channel = fault_at("create_comp_channel") ? NULL :
@@ -298,11 +406,14 @@ static int move_to_rtr(struct rdma_dev *dev, struct rdma_conn *conn)
 		.min_rnr_timer = QP_MIN_RNR_TIMER,
 		.ah_attr = {
 			.dlid = conn->remote.lid,
-			.sl = 0,
+			.sl = conn->sl,
 			.port_num = dev->port,
 		},
 	};
-	char gid[GID_STR_LEN], route[128], mtu_why[64] = "ours: the peer sent none";
+	char gid[GID_STR_LEN], route[192], mtu_why[64] = "ours: the peer sent none";
+	/* UC answers nothing: no READs or atomics to serve, no RNR NAK to send. */
+	int mask = IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
+		   (conn->qp_type == IBV_QPT_UC ? 0 : IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER);
 	int rc;
 
 	if (dev->gid_index != GID_NONE) {
@@ -312,17 +423,18 @@ static int move_to_rtr(struct rdma_dev *dev, struct rdma_conn *conn)
 			.dgid = conn->remote.gid,
 			.sgid_index = (uint8_t)dev->gid_index,
 			.hop_limit = QP_HOP_LIMIT,
+			/* Ours alone: the peer's packets carry the class its own QP gives them. */
+			.traffic_class = conn->traffic_class,
 		};
 		gid_format(&conn->remote.gid, gid, sizeof(gid));
-		snprintf(route, sizeof(route), "GRH to GID %s from our GID index %d, hop limit %d",
-			 gid, dev->gid_index, QP_HOP_LIMIT);
+		snprintf(route, sizeof(route), "GRH to GID %s from our GID index %d, hop limit %d, "
+			 "traffic class %d (DSCP %d, ECN %d), SL %d", gid, dev->gid_index, QP_HOP_LIMIT,
+			 conn->traffic_class, conn->traffic_class >> 2, conn->traffic_class & 3, conn->sl);
 	} else {
-		snprintf(route, sizeof(route), "to LID 0x%04x, no GRH", conn->remote.lid);
+		snprintf(route, sizeof(route), "to LID 0x%04x, no GRH, SL %d", conn->remote.lid,
+			 conn->sl);
 	}
-	rc = fault_at("modify_qp_rtr") ? errno :
-	     ibv_modify_qp(conn->qp, &attr,
-			   IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
-			   IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER);
+	rc = fault_at("modify_qp_rtr") ? errno : ibv_modify_qp(conn->qp, &attr, mask);
 	if (rc) {
 		report_verb_error("ibv_modify_qp (INIT -> RTR)", rc);
 		if (rc == EINVAL && dev->gid_index != GID_NONE)
@@ -332,6 +444,12 @@ static int move_to_rtr(struct rdma_dev *dev, struct rdma_conn *conn)
 	if (conn->remote.mtu != MTU_NOT_SENT)
 		snprintf(mtu_why, sizeof(mtu_why), "the smaller of ours %d and the peer's %d",
 			 mtu_bytes(conn->local.mtu), mtu_bytes(conn->remote.mtu));
+	if (conn->qp_type == IBV_QPT_UC) {
+		show("ibv_modify_qp", "INIT -> RTR (UC): path MTU %d (%s), dest QPN 0x%06x, receive "
+		     "PSN 0x%06x, %s; no READs or atomics to serve, no RNR NAK to send",
+		     mtu_bytes(attr.path_mtu), mtu_why, attr.dest_qp_num, attr.rq_psn, route);
+		return 0;
+	}
 	show("ibv_modify_qp", "INIT -> RTR: path MTU %d (%s), "
 	     "dest QPN 0x%06x, receive PSN 0x%06x, %s, max_dest_rd_atomic %d, min_rnr_timer %d",
 	     mtu_bytes(attr.path_mtu), mtu_why,
@@ -349,15 +467,22 @@ static int move_to_rts(struct rdma_conn *conn)
 		.rnr_retry = QP_RNR_RETRY,
 		.max_rd_atomic = conn->max_rd_atomic,
 	};
+	bool uc = conn->qp_type == IBV_QPT_UC;
 	int rc;
 
+	/* UC waits for no ACK: no timeout, no retries, no READs in flight. */
 	rc = fault_at("modify_qp_rts") ? errno :
-	     ibv_modify_qp(conn->qp, &attr,
+	     ibv_modify_qp(conn->qp, &attr, uc ? IBV_QP_STATE | IBV_QP_SQ_PSN :
 			   IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
 			   IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC);
 	if (rc) {
 		report_verb_error("ibv_modify_qp (RTR -> RTS)", rc);
 		return -1;
+	}
+	if (uc) {
+		show("ibv_modify_qp", "RTR -> RTS (UC): send PSN 0x%06x; no ACK timeout and no "
+		     "retries: a packet lost is lost, and the sender is never told", attr.sq_psn);
+		return 0;
 	}
 	show("ibv_modify_qp", "RTR -> RTS: send PSN 0x%06x, timeout %d (4.096 us * 2^%d = about "
 	     "%.0f ms per try), retry_cnt %d, rnr_retry %d (7: retry for ever while the peer has no "
@@ -386,22 +511,38 @@ static int show_qp_state(struct rdma_conn *conn)
 {
 	struct ibv_qp_attr attr;
 	struct ibv_qp_init_attr init;
+	char tclass[32] = "";
 	int rc;
 
-	rc = ibv_query_qp(conn->qp, &attr, IBV_QP_STATE | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN, &init);
+	rc = ibv_query_qp(conn->qp, &attr, IBV_QP_STATE | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
+			  IBV_QP_AV, &init);
 	if (rc) {
 		report_verb_error("ibv_query_qp", rc);
 		return -1;
 	}
-	show("ibv_query_qp", "state %s, path MTU %d, dest QPN 0x%06x", qp_state_name(attr.qp_state),
-	     mtu_bytes(attr.path_mtu), attr.dest_qp_num);
+	if (attr.ah_attr.is_global)
+		snprintf(tclass, sizeof(tclass), ", traffic class %u", attr.ah_attr.grh.traffic_class);
+	show("ibv_query_qp", "state %s, path MTU %d, dest QPN 0x%06x, SL %u%s",
+	     qp_state_name(attr.qp_state), mtu_bytes(attr.path_mtu), attr.dest_qp_num,
+	     attr.ah_attr.sl, tclass);
+	/* A provider may keep less of the address vector than it was given, and says nothing. */
+	if (attr.ah_attr.sl != conn->sl)
+		show("ibv_query_qp", "the QP holds SL %u, not the %u we gave%s", attr.ah_attr.sl,
+		     conn->sl, attr.ah_attr.sl ? "" : ": this provider keeps no service level (rxe: "
+		     "its address vector has no field for it, and no VLAN tag of its packets could "
+		     "carry it)");
+	if (attr.ah_attr.is_global && attr.ah_attr.grh.traffic_class != conn->traffic_class)
+		show("ibv_query_qp", "the QP holds traffic class %u, not the %u we gave",
+		     attr.ah_attr.grh.traffic_class, conn->traffic_class);
 	return 0;
 }
 
 int connect_qp(struct rdma_dev *dev, const struct cli_common *opts, struct rdma_conn *conn)
 {
 	show("role", "%s", opts->host ? "client" : "server");
-	conn->sock = opts->host ? sock_connect(opts->host, opts->tcp_port, opts->timeout_s)
+	conn->sock = opts->host ? sock_connect(opts->host, opts->tcp_port, opts->timeout_s,
+					       "one started with --cm listens through rdma_cm, not "
+					       "on TCP (give both sides --cm, or neither)")
 				  : sock_accept_one(opts->tcp_port, opts->timeout_s);
 	if (conn->sock < 0)
 		return -1;
@@ -459,7 +600,9 @@ static void agree_rd_atomic(struct rdma_conn *conn)
 
 int bring_up_qp(struct rdma_dev *dev, struct rdma_conn *conn)
 {
-	agree_rd_atomic(conn);
+	/* UC has no READs or atomics: nothing to agree. */
+	if (conn->qp_type != IBV_QPT_UC)
+		agree_rd_atomic(conn);
 	if (move_to_rtr(dev, conn) || move_to_rts(conn))
 		return -1;
 	return show_qp_state(conn);

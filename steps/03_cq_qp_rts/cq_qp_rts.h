@@ -9,14 +9,25 @@
 #include "cli.h"
 #include "device.h"
 #include "exchange.h"
+#include "fault.h"
 #include "open_pd.h"
 #include "reg_mr.h"
 
 /* Stage 3's long-only option keys (cli.h's blocks). */
 enum cq_qp_key {
 	CLI_KEY_CM = CLI_STAGE_KEYS(3),	/* --cm */
+	CLI_KEY_TCLASS,			/* --tclass */
+	CLI_KEY_SL,			/* --sl */
 };
 
+/*
+ * Stage 3's queues: QUEUE_DEPTH WRs each way, or fewer on a device that holds
+ * fewer (max_qp_wr), or whose CQ could not take both queues' completions
+ * (max_cqe): conn.send_depth and conn.recv_depth say what a QP got.  No
+ * option sets them: a later step that keeps many WRs in flight names its
+ * need in an option of its own, checked against the device and refused
+ * naming that option; the rest post a few WRs at a time.
+ */
 #define QUEUE_DEPTH 64
 #define INLINE_WANTED 64
 
@@ -35,30 +46,49 @@ struct conn_hook {
 	uint64_t send_ops_flags;	/* IBV_QP_EX_WITH_*: the QP comes from ibv_create_qp_ex, ready
 					 * for the extended post API (ibv_wr_*) with those operations;
 					 * 0: ibv_create_qp.  The --cm path (rdma_create_qp) ignores it */
+	enum ibv_qp_type qp_type;	/* IBV_QPT_UC: an unreliable-connected QP, which has no
+					 * ACKs, no retries and no READs or atomics; 0: RC.  The
+					 * --cm path ignores it */
+	/* The step's own requests against the device's limits (dev_limits.h), each refusal
+	 * naming the option to change: session_open calls it after stage 1, before anything
+	 * else is created, in place of its own check of -s; or NULL */
+	int (*check_limits)(const struct rdma_dev *dev, const void *arg);
+	const void *limits_arg;		/* its ARG */
 };
 
 struct conn_opts {
 	bool events;			/* -e: use a completion channel */
 	bool cm;			/* --cm: connect through rdma_cm, not the side channel */
+	uint8_t tclass;			/* --tclass: the GRH's traffic class, DSCP << 2 | ECN */
+	uint8_t sl;			/* --sl: the address vector's service level */
+	bool tclass_given;		/* no --tclass: 0, or under --cm the device's default */
+	bool sl_given;			/* no --sl: 0 */
 	const struct conn_hook *hook;	/* set by a later step, never by an option; or NULL */
 };
 
 /*
  * Stage 3's part of the command line, filling a struct conn_opts: -e
- * (CQ_QP_STAGE), and --cm (CQ_QP_CM_STAGE) in the steps that connect
- * through rdma_cm.
+ * (CQ_QP_STAGE), --cm (CQ_QP_CM_STAGE) in the steps that connect through
+ * rdma_cm, and --tclass and --sl (CQ_QP_PATH_STAGE, the address vector's
+ * priority) in every step that connects.
  */
 extern const struct cli_option cq_qp_cli_options[];
 extern const struct cli_option cq_qp_cm_cli_options[];
+extern const struct cli_option cq_qp_path_cli_options[];
 int cq_qp_parse_option(int key, const char *arg, void *opts);
 #define CQ_QP_STAGE(opts) { cq_qp_cli_options, cq_qp_parse_option, (opts) }
 #define CQ_QP_CM_STAGE(opts) { cq_qp_cm_cli_options, cq_qp_parse_option, (opts) }
+#define CQ_QP_PATH_STAGE(opts) { cq_qp_path_cli_options, cq_qp_parse_option, (opts) }
 
 struct rdma_conn {
 	struct ibv_comp_channel *channel;	/* only with --events */
 	struct ibv_cq *cq;			/* completions of both queues */
-	struct ibv_qp *qp;			/* the reliable-connected queue pair */
+	struct ibv_qp *qp;			/* the queue pair: reliable-connected, unless a
+						 * hook asked for UC */
+	enum ibv_qp_type qp_type;		/* IBV_QPT_RC or IBV_QPT_UC */
 	uint32_t max_inline;			/* bytes a send may carry inline */
+	uint32_t send_depth, recv_depth;	/* WRs the program may keep in each queue: what
+						 * stage 3 asked (the provider may make more) */
 	/* A step may change these three between creating the QP and connecting it. */
 	uint8_t timeout;			/* the ACK timeout: 4.096 us x 2^timeout a try */
 	uint8_t retry_cnt;			/* retransmissions before status 12 */
@@ -66,12 +96,22 @@ struct rdma_conn {
 						 * flight (conn_offer_rd_atomic) */
 	uint8_t max_rd_atomic;			/* agreed with the peer: ours in flight, */
 	uint8_t max_dest_rd_atomic;		/* and the peer's we serve (agree_rd_atomic) */
+	uint8_t traffic_class;			/* the GRH's, as our packets carry it (--tclass) */
+	uint8_t sl;				/* the service level (--sl) */
 	stranger_namer *name_stranger;		/* from the hook, or NULL */
 	int sock;				/* the side channel to the peer, or -1 */
 	struct peer_info local, remote;
 };
 
 struct cm_link;
+
+/*
+ * The queues and the CQ that create_cq_qp would ask for under OPTS, checked
+ * against DEV's limits (max_qp_wr, max_cqe, max_sge) before anything is
+ * created: 0, or -1 after one line naming the limit.  A hook's queues are
+ * the step's request, never shrunk; stage 3's own fit the device.
+ */
+int cq_qp_check_limits(const struct rdma_dev *dev, const struct conn_opts *opts);
 
 /*
  * Creates the CQ (and channel) and the RC QP, and moves the QP to INIT; with
@@ -109,5 +149,8 @@ int destroy_cq_qp(struct rdma_conn *conn);
 
 /* The QP's state as the provider reports it (ibv_query_qp), into STATE; 0 or -1. */
 int query_qp_state(struct rdma_conn *conn, enum ibv_qp_state *state);
+
+/* Stage 3's fault points: creating the CQ and QP, moving the QP to RTS, and destroying them (release_qp, ...). */
+extern const struct fault_point cq_qp_faults[];
 
 #endif

@@ -2,7 +2,9 @@
 #include "cm.h"
 #include "cq_qp_rts.h"
 #include "exchange.h"
+#include "open_pd.h"
 #include "pause.h"
+#include "reg_mr.h"
 #include "report.h"
 #include "session.h"
 
@@ -19,13 +21,19 @@ struct step_opts {
 	struct conn_opts conn;
 };
 
+/* The fault points of the stages this program runs: RDMA_STEPS_FAIL_AT names one of them. */
+static const struct fault_point *const faults[] = { open_pd_faults, reg_mr_faults, cq_qp_faults,
+						    cm_faults, NULL };
+
 int main(int argc, char **argv)
 {
 	struct step_opts step = { 0 };
 	const struct cli_stage stages[] = { REG_MR_STAGE(&step.mr), CQ_QP_STAGE(&step.conn),
-					    CQ_QP_CM_STAGE(&step.conn), { 0 } };
+					    CQ_QP_CM_STAGE(&step.conn), CQ_QP_PATH_STAGE(&step.conn),
+					    { 0 } };
 	const struct cli_spec spec = { .program = "03_cq_qp_rts", .purpose = purpose,
-				       .connects = true, .pauses = true, .stages = stages };
+				       .connects = true, .pauses = true, .stages = stages,
+				       .faults = faults };
 	struct cli_common opts;
 	int usage;
 	struct session sess;

@@ -17,8 +17,10 @@ struct session {
 };
 
 /*
- * Opens the device and PD, registers the buffer, creates the CQ and QP (in
- * INIT), each under its stage heading.  With --cm, rdma_cm first resolves
+ * Opens the device and PD, checks what the run asks against the device's
+ * limits (the hook's check_limits, or session_check_buffer; then stage 3's
+ * queues), registers the buffer, creates the CQ and QP (in INIT), each under
+ * its stage heading.  With --cm, rdma_cm first resolves
  * the address (client) or takes a client's request (server), and the stages
  * are built on the device that gives.  The caller connects the QP.  Returns
  * 0 or -1; either way the caller ends with session_close, which releases
@@ -26,6 +28,15 @@ struct session {
  */
 int session_open(struct session *s, const struct cli_common *opts, const struct reg_mr_opts *mr,
 		 const struct conn_opts *conn);
+
+/*
+ * The buffer of a step that moves it whole as one message of -s bytes,
+ * checked against DEV: one message (the port's max_msg_sz), one MR
+ * (max_mr_size), and the pages the process may pin (RLIMIT_MEMLOCK, unless
+ * CAP_IPC_LOCK).  session_open makes this check itself unless the step's
+ * hook brings its own; 0, or -1 after naming the limit and -s.
+ */
+int session_check_buffer(const struct rdma_dev *dev, size_t size);
 
 /*
  * Connects the QP to the peer: over the side channel (connect_qp), or with

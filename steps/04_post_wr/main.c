@@ -1,7 +1,10 @@
 /* main.c: step 04: post one work request (SEND/RECV, RDMA WRITE, WRITE with immediate or READ) and check the bytes. */
-#include "cq_qp_rts.h"
+#include "cm.h"
 #include "completion.h"
+#include "cq_qp_rts.h"
+#include "dev_limits.h"
 #include "exchange.h"
+#include "open_pd.h"
 #include "pattern.h"
 #include "pause.h"
 #include "post_wr.h"
@@ -10,6 +13,7 @@
 #include "session.h"
 #include "violation.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 
 #define PATTERN_SEED 0x5a
@@ -26,6 +30,7 @@ struct step_opts {
 	struct conn_opts conn;
 	struct post_opts post;
 	enum violation violation;
+	bool initiator;			/* HOST given: this side posts the operation */
 };
 
 /* Where the data lands: the server's buffer for send and writes, the client's for read. */
@@ -126,6 +131,28 @@ static int run_initiator(struct session *sess, const struct post_opts *post, int
 	return barrier(sess, 'D', false, timeout_s);
 }
 
+/*
+ * What this run asks of the device, after stage 1 and before anything else
+ * is created (session_open calls it through stage 3's hook): the buffer as
+ * one message; for an atomic the device's atomic_cap; and for a READ or an
+ * atomic one in flight (the initiator) or served (the target).
+ */
+static int check_limits(const struct rdma_dev *dev, const void *arg)
+{
+	const struct step_opts *step = arg;
+	enum wr_op op = step->post.op;
+	char request[32];
+
+	snprintf(request, sizeof(request), "-o %s", op_name(op));
+	if (session_check_buffer(dev, step->mr.size) ||
+	    (op_is_atomic(op) && check_atomic_support(dev, op, step->mr.size)))
+		return -1;
+	if (op != OP_READ && !op_is_atomic(op))
+		return 0;
+	return limit_check_reads(dev, step->initiator, request,
+				 "use another -o: send, write or write_imm");
+}
+
 /* This side's part of stage 4: the transfer, or with --violate its refusal. */
 static int run_stage4(struct session *sess, const struct cli_common *opts,
 		      const struct step_opts *step)
@@ -141,17 +168,23 @@ static int run_stage4(struct session *sess, const struct cli_common *opts,
 	return run_target(sess, &step->post, opts->timeout_s);
 }
 
+/* The fault points of the stages this program runs: RDMA_STEPS_FAIL_AT names one of them. */
+static const struct fault_point *const faults[] = { open_pd_faults, reg_mr_faults, cq_qp_faults,
+						    cm_faults, post_wr_faults, NULL };
+
 int main(int argc, char **argv)
 {
 	struct step_opts step = { 0 };
 	/* Of stage 3's options, --events is left out: step 04 busy-polls its one completion. */
 	const struct cli_stage stages[] = { REG_MR_STAGE(&step.mr), CQ_QP_CM_STAGE(&step.conn),
-					    POST_WR_STAGE(&step.post), VIOLATION_STAGE(&step.violation),
-					    { 0 } };
+					    CQ_QP_PATH_STAGE(&step.conn), POST_WR_STAGE(&step.post),
+					    VIOLATION_STAGE(&step.violation), { 0 } };
 	const struct cli_spec spec = { .program = "04_post_wr", .purpose = purpose,
-				       .connects = true, .pauses = true, .stages = stages };
+				       .connects = true, .pauses = true, .stages = stages,
+				       .faults = faults };
 	struct cli_common opts;
 	int usage;
+	struct conn_hook hook = { .check_limits = check_limits, .limits_arg = &step };
 	struct session sess;
 	int status = EXIT_FAILURE;
 
@@ -168,12 +201,12 @@ int main(int argc, char **argv)
 		return CLI_BAD_USAGE;
 	}
 	violation_prepare(&step.mr, step.violation, step.post.op, !opts.host);
+	step.initiator = opts.host != NULL;
+	step.conn.hook = &hook;
 
 	if (session_open(&sess, &opts, &step.mr, &step.conn))
 		goto out_close_session;
 	violation_set_retry(&sess.conn, step.violation, !opts.host);
-	if (op_is_atomic(step.post.op) && check_atomic_support(&sess.dev, sess.buf.len))
-		goto out_close_session;
 	exchange_set_options(&sess.conn.local, "-o %s -s %zu%s%s", op_name(step.post.op),
 			     sess.buf.len, step.violation ? " -V " : "",
 			     step.violation ? violation_name(step.violation) : "");

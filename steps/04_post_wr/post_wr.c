@@ -1,11 +1,20 @@
 /* post_wr.c: stage 4 of the verbs workflow: post work requests (SEND/RECV, RDMA WRITE, WRITE with immediate, READ). */
 #include "post_wr.h"
+#include "dev_limits.h"
 #include "fault.h"
 #include "report.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
+
+const struct fault_point post_wr_faults[] = {
+	{ "post_recv", "ibv_post_recv", ENOMEM },
+	{ "post_send", "ibv_post_send", ENOMEM },
+	{ "completion", "a completion (status RETRY_EXC_ERR)", EIO },
+	{ 0 },
+};
 
 static const char *const op_names[] = {
 	[OP_SEND] = "send",	  [OP_WRITE] = "write",	       [OP_WRITE_IMM] = "write_imm",
@@ -84,13 +93,13 @@ bool op_is_atomic(enum wr_op op)
 	return op == OP_FETCH_ADD || op == OP_CMP_SWAP;
 }
 
-int check_atomic_support(const struct rdma_dev *dev, size_t len)
+int check_atomic_support(const struct rdma_dev *dev, enum wr_op op, size_t len)
 {
-	if (dev->attr.atomic_cap == IBV_ATOMIC_NONE) {
-		report_error("this device does no atomics (its atomic_cap is IBV_ATOMIC_NONE, see "
-			     "ibv_devinfo -v): use another operation");
+	char request[32];
+
+	snprintf(request, sizeof(request), "-o %s", op_name(op));
+	if (limit_check_atomics(dev, request, "use another -o: send, write, write_imm or read"))
 		return -1;
-	}
 	if (len < ATOMIC_LEN) {
 		report_error("--size: an atomic works on %d bytes, more than the %zu registered: give "
 			     "-s %d or more", ATOMIC_LEN, len, ATOMIC_LEN);

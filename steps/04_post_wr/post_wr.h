@@ -9,6 +9,7 @@
 #include <infiniband/verbs.h>
 
 #include "cq_qp_rts.h"
+#include "fault.h"
 #include "reg_mr.h"
 
 /* Stage 4's long-only option keys (cli.h's blocks). */
@@ -60,8 +61,11 @@ void grant_op_access(struct reg_mr_opts *mr, enum wr_op op, bool target);
 /* Whether OP is an atomic (fetch_add, cmp_swap), which works on one aligned 8-byte word. */
 bool op_is_atomic(enum wr_op op);
 
-/* Fails, saying why, unless DEV can do atomics and a buffer of LEN bytes holds the word. */
-int check_atomic_support(const struct rdma_dev *dev, size_t len);
+/*
+ * Fails, saying why, unless DEV can do atomics (its atomic_cap) and a buffer
+ * of LEN bytes holds the word OP works on; before anything is created.
+ */
+int check_atomic_support(const struct rdma_dev *dev, enum wr_op op, size_t len);
 
 /* Whether OP consumes a receive on the target (SEND and WRITE with immediate do). */
 bool op_needs_recv(enum wr_op op);
@@ -159,5 +163,8 @@ int atomic_check_target(const struct rdma_buf *buf, enum wr_op op);
 
 /* Fails unless the atomic brought ATOMIC_BEFORE back into the initiator's first 8 bytes. */
 int atomic_check_fetched(const struct rdma_buf *buf);
+
+/* Stage 4's fault points: posting, and a completion (completion.h) that comes back failed. */
+extern const struct fault_point post_wr_faults[];
 
 #endif

@@ -19,9 +19,9 @@
 #define CREDIT_TAG 'C'
 #define CREDIT_LEN 5
 
-int credits_first(int iters)
+int credits_first(int iters, const struct rdma_conn *conn)
 {
-	return iters < QUEUE_DEPTH ? iters : QUEUE_DEPTH;
+	return iters < (int)conn->recv_depth ? iters : (int)conn->recv_depth;
 }
 
 void credits_init(struct credits *c, const struct poller *p, enum wr_op op, bool answers, int iters,
@@ -31,14 +31,14 @@ void credits_init(struct credits *c, const struct poller *p, enum wr_op op, bool
 		/* ibv_rc_pingpong knows no credits; it only runs SEND ping-pongs, which need none. */
 		.on = op_needs_recv(op) && !answers && !p->rc_pingpong,
 		.sock = p->conn->sock,
-		.granted = credits_first(iters),
 		.iters = iters,
 		.timeout_s = timeout_s,
 	};
-	if (c->on && iters > c->granted)
-		show("credits", "the target posts %d receives first, then sends its count over the side "
-		     "channel each time it has posted %d more; the initiator never sends past it",
-		     c->granted, CREDIT_BATCH);
+	if (c->on)
+		show("credits", "the target posts a queue's worth of receives first (%d here), then "
+		     "sends its count over the side channel, and again each time it has posted %d "
+		     "more; the initiator never sends past it", credits_first(iters, p->conn),
+		     CREDIT_BATCH);
 }
 
 /* Reads one credit and checks it: its tag, and a count above the last one and within the run. */
@@ -82,19 +82,30 @@ int credits_wait_for(struct credits *c, int n)
 	return 0;
 }
 
-int credits_grant(struct credits *c, int total)
+/* Sends TOTAL, the receives posted so far in the run. */
+static int send_credit(struct credits *c, int total)
 {
 	unsigned char msg[CREDIT_LEN] = { CREDIT_TAG };
 	uint32_t count = htonl((uint32_t)total);
 
-	if (!c->on || (total - c->granted < CREDIT_BATCH && total < c->iters))
-		return 0;
 	memcpy(msg + 1, &count, sizeof(count));
 	if (sock_send_all(c->sock, msg, sizeof(msg), c->timeout_s))
 		return -1;
 	c->granted = total;
 	c->updates++;
 	return 0;
+}
+
+int credits_grant_first(struct credits *c, int posted)
+{
+	return c->on ? send_credit(c, posted) : 0;
+}
+
+int credits_grant(struct credits *c, int total)
+{
+	if (!c->on || (total - c->granted < CREDIT_BATCH && total < c->iters))
+		return 0;
+	return send_credit(c, total);
 }
 
 void credits_report(const struct credits *c, bool initiator)

@@ -25,8 +25,12 @@ struct credits {
 	double longest_wait_us;	/* initiator: the longest it waited for a count */
 };
 
-/* Receives the target posts before the run: a queue's worth, or one per message if fewer. */
-int credits_first(int iters);
+/*
+ * Receives the target posts before the run: a queue's worth (CONN's
+ * receive queue, which stage 3 sized to the device), or one per message if
+ * fewer.  The initiator never assumes it: the target sends it first.
+ */
+int credits_first(int iters, const struct rdma_conn *conn);
 
 /* Sets C up for a run of ITERS messages of OP; ANSWERS: the target answers each SEND, so none are needed. */
 void credits_init(struct credits *c, const struct poller *p, enum wr_op op, bool answers, int iters,
@@ -34,6 +38,12 @@ void credits_init(struct credits *c, const struct poller *p, enum wr_op op, bool
 
 /* Initiator: returns once message N (from 0) has a receive posted for it at the target. */
 int credits_wait_for(struct credits *c, int n);
+
+/*
+ * Target: after posting the POSTED receives of credits_first, and after the
+ * barrier that starts the run, sends that count: the initiator's first.
+ */
+int credits_grant_first(struct credits *c, int posted);
 
 /* Target: after posting receive number TOTAL (from 1) of the run, tells the initiator, every so often. */
 int credits_grant(struct credits *c, int total);

@@ -1,15 +1,18 @@
 /* main.c: step 05: run many messages, wait for completions by busy polling or by events, report latency and bandwidth. */
+#include "cm.h"
 #include "cq_qp_rts.h"
+#include "dev_limits.h"
 #include "exchange.h"
+#include "open_pd.h"
 #include "pause.h"
 #include "pingpong.h"
 #include "pipeline.h"
 #include "poll_options.h"
 #include "poller.h"
 #include "post_wr.h"
-#include "reg_mr.h"
 #include "rc_pingpong_wire.h"
 #include "recovery.h"
+#include "reg_mr.h"
 #include "report.h"
 #include "rping_wire.h"
 #include "session.h"
@@ -32,7 +35,35 @@ struct step_opts {
 	struct conn_opts conn;
 	struct post_opts post;
 	struct poll_opts poll;
+	bool client;			/* HOST given */
 };
+
+/*
+ * What this run asks of the device, after stage 1 and before anything else
+ * is created (session_open calls it through stage 3's hook): the buffer as
+ * one message; for READs one in flight (the initiator, or rping's server)
+ * or served; and with --depth N, N send WRs in flight, each with its
+ * completion to come on the CQ beside as many receives'.
+ */
+static int check_limits(const struct rdma_dev *dev, const void *arg)
+{
+	const struct step_opts *step = arg;
+	int depth = step->poll.depth;
+
+	if (session_check_buffer(dev, step->mr.size))
+		return -1;
+	if (step->poll.rping && limit_check_reads(dev, !step->client, "--peer=rping",
+						  "this device cannot run rping's protocol"))
+		return -1;
+	if (step->post.op == OP_READ && limit_check_reads(dev, step->client, "-o read",
+							  "use another -o: send, write or write_imm"))
+		return -1;
+	if (depth <= 1)
+		return 0;
+	return limit_check_option(dev, LIMIT_QP_WR, "--depth", depth, 1, 0, "send WRs a QP") ||
+	       limit_check_option(dev, LIMIT_CQE, "--depth", depth, 2, 0, "CQ entries (a "
+				  "completion for each of its send WRs and as many receives)") ? -1 : 0;
+}
 
 /* One message at a time, each timed; or --depth of them in flight, for bandwidth. */
 static int run_initiator(struct poller *p, const struct rdma_buf *buf, const struct post_opts *post,
@@ -92,15 +123,20 @@ static void grant_rping_access(struct reg_mr_opts *mr, bool client)
 			     "here; no peer may reach this buffer");
 }
 
+/* The fault points of the stages this program runs: RDMA_STEPS_FAIL_AT names one of them. */
+static const struct fault_point *const faults[] = { open_pd_faults, reg_mr_faults, cq_qp_faults,
+						    cm_faults, post_wr_faults, poller_faults, NULL };
+
 int main(int argc, char **argv)
 {
 	struct step_opts step = { 0 };
 	const struct cli_stage stages[] = {
-		REG_MR_STAGE(&step.mr), CQ_QP_STAGE(&step.conn), POST_WR_OP_STAGE(&step.post),
-		POLL_STAGE(&step.poll), { 0 }
+		REG_MR_STAGE(&step.mr), CQ_QP_STAGE(&step.conn), CQ_QP_PATH_STAGE(&step.conn),
+		POST_WR_OP_STAGE(&step.post), POLL_STAGE(&step.poll), { 0 }
 	};
 	const struct cli_spec spec = { .program = "05_poll_destroy", .purpose = purpose,
-				       .connects = true, .pauses = true, .stages = stages };
+				       .connects = true, .pauses = true, .stages = stages,
+				       .faults = faults };
 	struct cli_common opts;
 	int usage;
 	struct conn_hook hook;
@@ -122,8 +158,10 @@ int main(int argc, char **argv)
 	if (step.poll.rping && rping_check_size(step.mr.size))
 		return CLI_BAD_USAGE;
 	/* Stage 3's hook: rping's protocol under --peer=rping; else ibv_rc_pingpong named if it comes. */
+	step.client = opts.host != NULL;
 	hook = (struct conn_hook){ .foreign = step.poll.rping ? &rping_peer : NULL,
-				   .name_stranger = rc_pingpong_line_named };
+				   .name_stranger = rc_pingpong_line_named,
+				   .check_limits = check_limits, .limits_arg = &step };
 	step.conn.hook = &hook;
 	if (step.poll.rping)
 		grant_rping_access(&step.mr, opts.host != NULL);

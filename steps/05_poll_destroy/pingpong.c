@@ -20,7 +20,8 @@
  * and that we poll for.  A SEND asks for one only on every SIGNAL_EVERYth
  * message, starting with the first (the one shown), and on the last.  The
  * send queue frees an unsignalled WR's slot only when a later signalled one
- * completes, so SIGNAL_EVERY must stay below the queue's QUEUE_DEPTH entries.
+ * completes, so the interval is at most the send queue's entries: SIGNAL_EVERY,
+ * or the queue on a device that gave stage 3 fewer (round_wrs.every).
  */
 #define SIGNAL_EVERY 32
 
@@ -62,10 +63,10 @@ static void touch_pages(void *p, size_t len)
 		c[off] = 0;
 }
 
-/* Whether the SEND of message I (of ITERS) asks for a completion. */
-static bool send_signalled(int i, int iters)
+/* Whether the SEND of message I (of ITERS) asks for a completion, one in EVERY. */
+static bool send_signalled(int i, int iters, int every)
 {
-	return i % SIGNAL_EVERY == 0 || i == iters - 1;
+	return i % every == 0 || i == iters - 1;
 }
 
 /*
@@ -78,6 +79,7 @@ struct round_wrs {
 	enum wr_op run_op;	/* what the run measures (-o), whichever side posts it */
 	struct prepared_op op;
 	struct prepared_recv recv;
+	int every;		/* a SEND asks for a completion once in this many */
 };
 
 /* Builds W for this side: the run's operation, or with REPLY the target's answering SEND; and the receive. */
@@ -88,6 +90,7 @@ static void prepare_round_wrs(struct round_wrs *w, const struct poller *p, const
 
 	pong.op = reply ? OP_SEND : post->op;
 	w->run_op = post->op;
+	w->every = (int)p->conn->send_depth < SIGNAL_EVERY ? (int)p->conn->send_depth : SIGNAL_EVERY;
 	prepare_operation(&w->op, p->conn, buf, buf->len, &pong);
 	prepare_receive(&w->recv, buf, buf->len);
 }
@@ -97,7 +100,7 @@ static int initiator_round(struct poller *p, struct credits *credits, const stru
 			   struct round_wrs *w, int i, int iters, double *us)
 {
 	enum wr_op op = w->run_op;
-	bool signalled = op != OP_SEND || send_signalled(i, iters);
+	bool signalled = op != OP_SEND || send_signalled(i, iters, w->every);
 	struct ibv_wc wc;
 	double t0;
 
@@ -176,9 +179,9 @@ out_free:
  * receives gives the target room to fall behind, and credits (credits.c) keep
  * the initiator from sending past them when it falls further.
  */
-static int receives_ahead(bool answers, int iters)
+static int receives_ahead(bool answers, int iters, const struct rdma_conn *conn)
 {
-	return answers ? 1 : credits_first(iters);
+	return answers ? 1 : credits_first(iters, conn);
 }
 
 /* One message as the target sees it: take it, check it, send it back if it was a SEND. */
@@ -197,16 +200,18 @@ static int target_round(struct poller *p, struct credits *credits, const struct 
 	/* The next WRITE may already be landing in our buffer: only the last one holds still.
 	 * Replace the receive just used, while messages remain to take one, and count it. */
 	if (!answers) {
-		if (i + QUEUE_DEPTH >= iters)
+		int ahead = receives_ahead(false, iters, p->conn);
+
+		if (i + ahead >= iters)
 			return 0;
 		return post_prepared_receive(p->conn, &w->recv) ||
-			       credits_grant(credits, QUEUE_DEPTH + i + 1) ? -1 : 0;
+			       credits_grant(credits, ahead + i + 1) ? -1 : 0;
 	}
 	/* ibv_rc_pingpong sends filler, not our pattern: only the length can be checked. */
 	if (!p->rc_pingpong && !check_pattern(buf->addr, buf->len, (uint8_t)i))
 		return -1;
 	/* Post the next receive before answering, so the next message always finds one. */
-	signalled = send_signalled(i, iters);
+	signalled = send_signalled(i, iters, w->every);
 	prepared_signal(&w->op, signalled);
 	if (post_prepared_receive(p->conn, &w->recv) || post_prepared(p->conn, &w->op))
 		return -1;
@@ -250,13 +255,15 @@ int run_target_loop(struct poller *p, const struct rdma_buf *buf, const struct p
 	long rss_first = -1;
 	int rc = -1, left;
 
-	if (takes && post_receives(p->conn, buf, buf->len, receives_ahead(answers, iters)))
+	if (takes && post_receives(p->conn, buf, buf->len, receives_ahead(answers, iters, p->conn)))
 		return -1;
 	if (post->op == OP_READ)
 		fill_pattern(buf->addr, buf->len, 0);
 	credits_init(&credits, p, post->op, answers, iters, timeout_s);
 	prepare_round_wrs(&wrs, p, buf, post, true);
-	if (poller_sync(p, 'P', timeout_s))
+	/* After the barrier, the first thing the initiator reads: how many receives are up. */
+	if (poller_sync(p, 'P', timeout_s) ||
+	    credits_grant_first(&credits, receives_ahead(answers, iters, p->conn)))
 		return -1;
 	for (int i = 0; takes && i < iters; i++) {
 		if (target_round(p, &credits, buf, &wrs, i, iters, answers))

@@ -14,6 +14,12 @@
 #include <poll.h>
 #include <time.h>
 
+const struct fault_point poller_faults[] = {
+	{ "req_notify_cq", "ibv_req_notify_cq", EINVAL },
+	{ "get_cq_event", "ibv_get_cq_event", EIO },
+	{ 0 },
+};
+
 void poller_init(struct poller *p, struct rdma_conn *conn, bool events, bool rc_pingpong)
 {
 	*p = (struct poller){ .conn = conn, .events = events, .rc_pingpong = rc_pingpong };

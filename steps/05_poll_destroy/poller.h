@@ -7,6 +7,7 @@
 #include <infiniband/verbs.h>
 
 #include "cq_qp_rts.h"
+#include "fault.h"
 
 /* How completions are waited for, and what was seen. */
 struct poller {
@@ -36,5 +37,8 @@ int poller_sync(const struct poller *p, char tag, int timeout_s);
 
 /* Prints how the completions were taken: counts of completions, events and acks. */
 void poller_report(const struct poller *p);
+
+/* Stage 5's fault points: waiting for completions through the completion channel (--events). */
+extern const struct fault_point poller_faults[];
 
 #endif

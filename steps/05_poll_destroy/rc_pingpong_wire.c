@@ -133,7 +133,7 @@ int connect_qp_rc_pingpong(struct rdma_dev *dev, const struct cli_common *opts,
 			   enum ibv_mtu path_mtu, struct rdma_conn *conn)
 {
 	show("role", "%s, speaking ibv_rc_pingpong's exchange", opts->host ? "client" : "server");
-	conn->sock = opts->host ? sock_connect(opts->host, opts->tcp_port, opts->timeout_s)
+	conn->sock = opts->host ? sock_connect(opts->host, opts->tcp_port, opts->timeout_s, NULL)
 				  : sock_accept_one(opts->tcp_port, opts->timeout_s);
 	if (conn->sock < 0)
 		return -1;

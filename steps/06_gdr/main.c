@@ -3,6 +3,8 @@
 #include "exchange.h"
 #include "gdr.h"
 #include "gpu_mem.h"
+#include "open_pd.h"
+#include "post_wr.h"
 #include "reg_mr.h"
 #include "report.h"
 #include "session.h"
@@ -67,12 +69,17 @@ static void show_how_to_confirm(const struct gdr_side *side)
 		     "NCCL_DEBUG_SUBSYS=INIT,NET, nvidia-smi topo -m", gmr->how);
 }
 
+/* The fault points of the stages this program runs: RDMA_STEPS_FAIL_AT names one of them. */
+static const struct fault_point *const faults[] = { open_pd_faults, reg_mr_faults, cq_qp_faults,
+						    post_wr_faults, NULL };
+
 int main(int argc, char **argv)
 {
 	struct step_opts step = { .paths = ALL_PATHS };
-	const struct cli_stage stages[] = { REG_MR_STAGE(&step.mr), GDR_STAGE(&step.paths), { 0 } };
+	const struct cli_stage stages[] = { REG_MR_STAGE(&step.mr), CQ_QP_PATH_STAGE(&step.conn),
+					    GDR_STAGE(&step.paths), { 0 } };
 	const struct cli_spec spec = { .program = "06_gdr", .purpose = purpose,
-				       .connects = true, .stages = stages };
+				       .connects = true, .stages = stages, .faults = faults };
 	struct cli_common opts;
 	int usage;
 	struct session sess;

@@ -1,8 +1,12 @@
 /* main.c: step 07: a ring all-reduce over verbs, N ranks launched like a training job, measured as nccl-tests measures it. */
 #include "control.h"
+#include "cq_qp_rts.h"
 #include "fault.h"
 #include "launch.h"
+#include "open_pd.h"
 #include "pause.h"
+#include "post_wr.h"
+#include "reg_mr.h"
 #include "rendezvous.h"
 #include "report.h"
 #include "ring.h"
@@ -142,13 +146,18 @@ static int run_rank(const struct cli_common *common, const struct ring_opts *opt
 	return 0;
 }
 
+/* The fault points of the stages this program runs: RDMA_STEPS_FAIL_AT names one of them. */
+static const struct fault_point *const faults[] = { open_pd_faults, reg_mr_faults, cq_qp_faults,
+						    post_wr_faults, NULL };
+
 int main(int argc, char **argv)
 {
 	struct ring_opts opts;
 	const struct cli_stage stages[] = { RING_STAGE(&opts), JOB_STAGE(&opts.job),
-					    NCCL_STAGE(&opts.sizes), { 0 } };
+					    CQ_QP_PATH_STAGE(&opts.conn), NCCL_STAGE(&opts.sizes), { 0 } };
 	const struct cli_spec spec = { .program = "07_allreduce", .purpose = purpose,
-				       .connects = true, .pauses = true, .stages = stages };
+				       .connects = true, .pauses = true, .stages = stages,
+				       .faults = faults };
 	struct cli_common common;
 	struct launch l;
 	struct rdma_ring ring = { .to_next.sock = -1, .from_prev.sock = -1 };

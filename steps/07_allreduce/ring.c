@@ -1,19 +1,54 @@
 /* ring.c: stage 7: the ring on verbs, set up and torn down: one RC QP to the next rank and one from the previous, K slots of C bytes (the data path: datapath.c). */
 #include "ring.h"
+#include "dev_limits.h"
 #include "post_wr.h"
 #include "report.h"
+
+#include <stdio.h>
+#include <unistd.h>
+
+/*
+ * What the ring asks of the device, after stage 1 and before anything else
+ * is created: the user buffer and the slots pinned, a piece of --slot-bytes
+ * in one WRITE, and on each QP K WRITEs with immediate (or K credits) in
+ * flight with a receive for each of the peer's, all completing on its CQ.
+ */
+static int check_limits(const struct rdma_dev *dev, const struct ring_opts *opts, size_t bytes,
+			size_t slot_area, bool qps)
+{
+	const struct conn_opts conn = { 0 };
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	/* Two MRs, each pinned in whole pages. */
+	size_t pinned = (bytes + page - 1) / page * page + (slot_area + page - 1) / page * page;
+	char request[96];
+
+	snprintf(request, sizeof(request), "--maxbytes %zu --slots %d --slot-bytes %zu", bytes,
+		 opts->slots, opts->slot_bytes);
+	if (limit_check_pin(dev, pinned, bytes > slot_area ? bytes : slot_area, request,
+			    "give a smaller --maxbytes, or fewer --slots or --slot-bytes") ||
+	    limit_check_option(dev, LIMIT_MSG_SZ, "--slot-bytes", (long long)opts->slot_bytes, 1, 0,
+			       "bytes in one message (a piece, one WRITE)"))
+		return -1;
+	if (!qps)
+		return 0;
+	return limit_check_option(dev, LIMIT_QP_WR, "--slots", opts->slots, 1, 0,
+				  "receive WRs a QP (one for each slot's WRITE or credit)") ||
+	       limit_check_option(dev, LIMIT_CQE, "--slots", opts->slots, 2, 0,
+				  "CQ entries a QP (a send and a receive for each slot)") ||
+	       cq_qp_check_limits(dev, &conn) ? -1 : 0;
+}
 
 int ring_open(struct rdma_ring *r, const struct cli_common *common, const struct ring_opts *opts,
 	      const struct launch *l, size_t bytes)
 {
 	struct reg_mr_opts data_mr = { .size = bytes }, slots_mr = { .size = (size_t)opts->slots * opts->slot_bytes };
-	struct conn_opts conn = { 0 };
 
 	*r = (struct rdma_ring){ .rank = l->rank, .world = l->world, .k = opts->slots,
 				 .c = opts->slot_bytes, .to_next.sock = -1, .from_prev.sock = -1,
 				 .slow_ms = opts->slow_rank == l->rank ? opts->slow_ms : 0 };
 	show_heading("stage 1: open the device, allocate a PD");
-	if (open_device_pd(common, &r->dev))
+	if (open_device_pd(common, &r->dev) ||
+	    check_limits(&r->dev, opts, bytes, slots_mr.size, r->world > 1))
 		return -1;
 	show_heading("stage 2: register the user buffer, once, and the receive slots");
 	reg_mr_grant(&data_mr, IBV_ACCESS_LOCAL_WRITE,
@@ -27,8 +62,8 @@ int ring_open(struct rdma_ring *r, const struct cli_common *common, const struct
 	if (r->world == 1)
 		return 0;
 	show_heading("stage 3: a QP to the next rank and a QP from the previous one");
-	if (create_cq_qp(&r->dev, &r->data, &conn, &r->to_next, NULL) ||
-	    create_cq_qp(&r->dev, &r->slots, &conn, &r->from_prev, NULL))
+	if (create_cq_qp(&r->dev, &r->data, &opts->conn, &r->to_next, NULL) ||
+	    create_cq_qp(&r->dev, &r->slots, &opts->conn, &r->from_prev, NULL))
 		return -1;
 	r->to_next.timeout = r->from_prev.timeout = (uint8_t)opts->job.qp_timeout;
 	r->rule = progress_rule_for(&r->dev, r->world);

@@ -6,6 +6,7 @@
 #include <stddef.h>
 
 #include "cli.h"
+#include "cq_qp_rts.h"
 #include "job_options.h"
 #include "nccl_options.h"
 #include "schedule.h"
@@ -27,13 +28,16 @@ enum ring_key {
  * makes several pieces per chunk to pipeline.
  */
 #define DEFAULT_SLOTS 8
-#define MAX_SLOTS 64		/* K data receives and K credit SENDs fit QUEUE_DEPTH's queues */
+#define MAX_SLOTS 64		/* K data receives and K credit SENDs fit QUEUE_DEPTH's queues,
+				 * where the device holds them (ring.c checks --slots against
+				 * max_qp_wr and max_cqe) */
 #define DEFAULT_SLOT_BYTES (64 * 1024)
 struct ring_opts {
 	enum collective coll;	/* -o */
 	enum datatype dt;	/* --datatype */
 	struct nccl_opts sizes;	/* -b, --maxbytes, -f, -n, -w, -c: nccl-tests' table (NCCL_STAGE) */
 	struct job_opts job;	/* --rank, --world-size, --transport, --qp-timeout: the runtime's (JOB_STAGE) */
+	struct conn_opts conn;	/* --tclass, --sl: stage 3's, for both QPs (CQ_QP_PATH_STAGE) */
 	int slots;		/* --slots: K */
 	size_t slot_bytes;	/* --slot-bytes: C */
 	int slow_rank, slow_ms;	/* --slow=RANK:MS: that rank holds each slot MS ms */

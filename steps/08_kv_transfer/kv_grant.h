@@ -5,8 +5,9 @@
 #include <stdint.h>
 #include <infiniband/verbs.h>
 
+#include "fault.h"
+#include "kv_plan.h"
 #include "kv_qps.h"
-#include "transfer.h"
 
 /*
  * The side the peer reads (pull) or writes (push) gives it, instead of its
@@ -24,18 +25,22 @@ struct kv_grant {
 
 /*
  * Allocates a type 2 window per segment of REQ (ibv_alloc_mw) and binds each
- * on its QP with IBV_WR_BIND_MW, giving ACCESS; waits for the binds'
- * completions.  0, or -1 with what was made left for kv_grant_revoke.
+ * on its QP with IBV_WR_BIND_MW, giving ACCESS, waiting for each bind's
+ * completion (the data path's kv_bind_window).  0, or -1 with what was made
+ * left for kv_grant_revoke.
  */
 int kv_grant_bind(struct kv_grant *g, struct kv_qps *q, const struct kv_request *req, int access,
 		  int timeout_s);
 
 /*
  * Takes the access back: invalidates each bound window on its QP
- * (IBV_WR_LOCAL_INV) and waits for it, then frees every window
- * (ibv_dealloc_mw).  A window must be invalidated before its QP is
+ * (IBV_WR_LOCAL_INV, the data path's kv_invalidate_window) and waits for
+ * it, then frees every window (ibv_dealloc_mw).  A window must be invalidated before its QP is
  * destroyed.  Returns how many of these steps failed.
  */
 int kv_grant_revoke(struct kv_grant *g, struct kv_qps *q, int timeout_s);
+
+/* The windows' fault points (--windows): allocating, binding and invalidating them. */
+extern const struct fault_point kv_grant_faults[];
 
 #endif

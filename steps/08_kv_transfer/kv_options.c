@@ -2,10 +2,9 @@
 #include "kv_options.h"
 #include "report.h"
 
+#include <stdint.h>
 #include <stdio.h>
 
-/* The largest pool an ordinary user's memlock limit of 8 MiB holds, beside the rest. */
-#define MAX_POOL_BYTES ((size_t)6 << 20)
 #define MAX_BLOCK_BYTES ((size_t)1 << 20)
 
 void kv_opts_default(struct kv_opts *opts)
@@ -133,13 +132,6 @@ int kv_opts_check(const struct kv_opts *opts)
 			     "runs of a layer's blocks", opts->run, opts->blocks);
 		return -1;
 	}
-	if (kv_pool_bytes(opts) > MAX_POOL_BYTES) {
-		report_error("a pool of --pool %d requests of %zu bytes is %zu bytes, more than %zu "
-			     "(an ordinary user may pin 8 MiB): give fewer --pool, --layers, --blocks "
-			     "or --block-bytes", opts->pool, kv_request_bytes(opts), kv_pool_bytes(opts),
-			     MAX_POOL_BYTES);
-		return -1;
-	}
 	if (opts->requests > opts->pool) {
 		report_error("--requests %d is more than the pool holds (--pool %d): a paged pool "
 			     "gives a request blocks no earlier request holds", opts->requests, opts->pool);
@@ -160,4 +152,66 @@ int kv_opts_check(const struct kv_opts *opts)
 		return -1;
 	}
 	return 0;
+}
+
+/*
+ * The fewest --qps that bring a QP's share of BLOCKS, BASE entries besides,
+ * within the device's LIMIT; 0 when none of 1 to KV_MAX_QPS does.
+ */
+static int qps_that_fit(const struct rdma_dev *dev, enum dev_limit limit, uint64_t base,
+			int blocks)
+{
+	uint64_t allowed = limit_value(dev, limit);
+
+	for (int q = 1; q <= KV_MAX_QPS && q <= blocks; q++)
+		if (base + (uint64_t)((blocks + q - 1) / q) <= allowed)
+			return q;
+	return 0;
+}
+
+/* A QP's receives, or its CQ's entries, against LIMIT: refused naming --qps, --layers, --blocks. */
+static int check_per_qp(const struct rdma_dev *dev, enum dev_limit limit, uint64_t asked,
+			uint64_t base, const struct kv_opts *kv, const char *what)
+{
+	int blocks = kv->layers * kv->blocks, q = qps_that_fit(dev, limit, base, blocks);
+	char request[96], fix[64];
+
+	snprintf(request, sizeof(request), "--layers %d --blocks %d --qps %d", kv->layers,
+		 kv->blocks, kv->qps);
+	if (q)
+		snprintf(fix, sizeof(fix), "use --qps %d or more", q);
+	else
+		snprintf(fix, sizeof(fix), "give fewer --layers or --blocks");
+	return limit_check(dev, limit, asked, what, request, fix);
+}
+
+int kv_check_limits(const struct rdma_dev *dev, const struct kv_opts *kv,
+		    const struct ibv_qp_cap *cap, bool decoder)
+{
+	uint64_t pool = kv_pool_bytes(kv), blocks = (uint64_t)kv->layers * (uint64_t)kv->blocks;
+	bool pull = kv->mode == KV_PULL, granting = kv->windows && decoder != pull;
+	char shape[128], windows[96];
+
+	snprintf(shape, sizeof(shape), "--pool %d --layers %d --blocks %d --block-bytes %zu",
+		 kv->pool, kv->layers, kv->blocks, kv->block_bytes);
+	snprintf(windows, sizeof(windows), "--windows --layers %d --blocks %d", kv->layers, kv->blocks);
+	if (limit_check_pin(dev, pool, pool, shape,
+			    "give fewer --pool, --layers, --blocks or --block-bytes") ||
+	    limit_check_option(dev, LIMIT_MSG_SZ, "--block-bytes", (long long)kv->block_bytes,
+			       kv->merge ? (uint64_t)kv->blocks : 1, 0, kv->merge ?
+			       "bytes in one message (with --merge, a layer's --blocks adjacent blocks)" :
+			       "bytes in one message (a block)") ||
+	    limit_check(dev, LIMIT_QP_WR, cap->max_send_wr, "send WRs a QP (its chains in flight)",
+			"step 08", "this device cannot run it") ||
+	    check_per_qp(dev, LIMIT_QP_WR, cap->max_recv_wr, 0, kv, "receive WRs a QP (one for "
+			 "each WRITE with immediate its blocks bring)") ||
+	    check_per_qp(dev, LIMIT_CQE, (uint64_t)cap->max_send_wr + cap->max_recv_wr,
+			 cap->max_send_wr, kv, "CQ entries a QP (its send WRs' and its receives')"))
+		return -1;
+	/* A pull READs: the decoder keeps them in flight, and the prefiller serves them. */
+	if (pull && limit_check_reads(dev, decoder, "--mode pull", "use --mode push"))
+		return -1;
+	/* The granting side binds a window to each segment of a request: at most every block. */
+	return granting ? limit_check_windows(dev, blocks, "--windows", windows, "leave --windows "
+					      "out, or give fewer --layers or --blocks") : 0;
 }

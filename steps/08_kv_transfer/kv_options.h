@@ -6,6 +6,7 @@
 #include <stddef.h>
 
 #include "cli.h"
+#include "dev_limits.h"
 
 /* Pull: the decoder RDMA READs each block.  Push: the prefiller RDMA WRITEs it, with immediate. */
 enum kv_mode { KV_PULL, KV_PUSH };
@@ -78,6 +79,17 @@ int kv_parse_option(int key, const char *arg, void *opts);
 
 /* Fails, naming the options, when they cannot describe a transfer; 0 otherwise. */
 int kv_opts_check(const struct kv_opts *opts);
+
+/*
+ * What this side asks of DEV, after stage 1 and before anything else is
+ * created (main.c's hook for stage 3's session_open), each refusal naming
+ * the options to change: the pool pinned as one MR; a block (with --merge,
+ * a layer's adjacent blocks) in one message; each QP's queues (CAP, as asked
+ * of stage 3) and CQ; READs in flight for a pull (DECODER: this side
+ * READs); and the windows of --windows.  0, or -1 after one error line.
+ */
+int kv_check_limits(const struct rdma_dev *dev, const struct kv_opts *kv,
+		    const struct ibv_qp_cap *cap, bool decoder);
 
 const char *kv_mode_name(enum kv_mode mode);
 

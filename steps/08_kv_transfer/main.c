@@ -1,17 +1,22 @@
 /* main.c: step 08: a KV cache moved from a prefill node to a decode node, one-sided, in paged blocks over K QPs. */
 #include "cq_qp_rts.h"
 #include "exchange.h"
+#include "kv_datapath.h"
 #include "kv_grant.h"
 #include "kv_options.h"
+#include "kv_plan.h"
 #include "kv_pool.h"
 #include "kv_qps.h"
 #include "kv_wire.h"
+#include "open_pd.h"
 #include "pause.h"
 #include "post_wr.h"
+#include "reg_mr.h"
 #include "report.h"
 #include "session.h"
 #include "transfer.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -20,6 +25,12 @@
 #define DECODE_SEED 0x0bdecade
 /* How many of a block table's entries its line shows. */
 #define TABLE_SHOWN 32
+
+/* --post ex's fault point: the doorbell of a chain written with the extended API. */
+static const struct fault_point post_ex_faults[] = {
+	{ "wr_complete", "ibv_wr_complete", ENOMEM },
+	{ 0 },
+};
 
 static const char purpose[] =
 	"Step 08: on top of steps 01-05, move a request's KV cache from the prefill node (the\n"
@@ -69,6 +80,21 @@ static void show_shape(const struct kv_opts *kv)
 	     kv->pool, kv_pool_bytes(kv));
 }
 
+/* What check_limits reads: the options, this side's role, and the queues asked of stage 3. */
+struct kv_plan {
+	const struct kv_opts *kv;
+	const struct ibv_qp_cap *cap;
+	bool decoder;
+};
+
+/* Stage 3's hook calls it after stage 1, before anything else is created (kv_check_limits). */
+static int check_limits(const struct rdma_dev *dev, const void *arg)
+{
+	const struct kv_plan *plan = arg;
+
+	return kv_check_limits(dev, plan->kv, plan->cap, plan->decoder);
+}
+
 /*
  * In pull mode the decoder keeps many READs in flight: it offers as many as
  * this device lets both ends, as a power of two (rxe rounds the value up to
@@ -80,7 +106,8 @@ static int raise_rd_atomic(struct session *s, const struct kv_opts *kv)
 	int most = s->dev.attr.max_qp_init_rd_atom < s->dev.attr.max_qp_rd_atom ?
 		   s->dev.attr.max_qp_init_rd_atom : s->dev.attr.max_qp_rd_atom, n = 1;
 
-	if (kv->mode != KV_PULL)
+	/* check_limits saw to it that a puller's device initiates one READ at least. */
+	if (kv->mode != KV_PULL || most < 1)
 		return 0;
 	while (n * 2 <= most && n * 2 <= 128)
 		n *= 2;
@@ -143,7 +170,7 @@ static void show_result(const struct kv_opts *kv, const struct kv_request *req,
 	}
 	for (int k = 0; k < qps; k++)
 		p += snprintf(p, sizeof(per_qp) - (size_t)(p - per_qp), "%s%llu", k ? " " : "",
-			      (unsigned long long)res->bytes_per_qp[k]);
+			      (unsigned long long)res->counted.bytes_per_qp[k]);
 	show("request", "%d: %d blocks in %d WRs (%d adjacent pairs merged), %zu bytes in %.1f ms, "
 	     "%.3f GB/s", req->number, kv->layers * kv->blocks, req->n_seg,
 	     kv->layers * kv->blocks - req->n_seg, kv_request_bytes(kv), res->ms,
@@ -157,11 +184,12 @@ static void show_result(const struct kv_opts *kv, const struct kv_request *req,
 	if (!decoder)
 		return;
 	show("last-message rule", "the request's last block came (QP %d) with %d of %d blocks in%s",
-	     res->last_qp, res->blocks_at_last, kv->layers * kv->blocks,
-	     res->blocks_at_last < kv->layers * kv->blocks ?
+	     res->counted.last_qp, res->counted.blocks_at_last, kv->layers * kv->blocks,
+	     res->counted.blocks_at_last < kv->layers * kv->blocks ?
 	     ": a decoder that took it as the end would have read an incomplete cache" : "");
 	show("counting", "request %d handed over at %d of %d blocks: nothing orders one QP against "
-	     "another, so the decoder counts", req->number, res->blocks, kv->layers * kv->blocks);
+	     "another, so the decoder counts", req->number, res->counted.blocks,
+	     kv->layers * kv->blocks);
 	if (kv->layer_ms)
 		show_overlap(kv, res);
 }
@@ -214,7 +242,7 @@ static int show_revoked(struct session *s, struct kv_qps *q, const struct kv_req
 	int k = req->seg[0].qp;
 
 	/* A WRITE with immediate needs a receive before its rkey is even looked at. */
-	if (granting && kv->mode == KV_PUSH && post_receives(q->conn[k], &s->buf, 0, 1))
+	if (granting && kv_probe_receive(q, req, kv))
 		return -1;
 	if (exchange_sync(s->conn.sock, 'R', timeout_s) ||
 	    (!granting && kv_probe_revoked(q, req, kv, timeout_s)) ||
@@ -318,14 +346,20 @@ out_free_table:
 	return rc;
 }
 
+/* The fault points of the stages this program runs: RDMA_STEPS_FAIL_AT names one of them. */
+static const struct fault_point *const faults[] = { open_pd_faults, reg_mr_faults, cq_qp_faults,
+						    post_wr_faults, kv_grant_faults, post_ex_faults, NULL };
+
 int main(int argc, char **argv)
 {
 	struct step_opts step = { 0 };
-	const struct cli_stage stages[] = { KV_STAGE(&step.kv), { 0 } };
+	const struct cli_stage stages[] = { KV_STAGE(&step.kv), CQ_QP_PATH_STAGE(&step.conn), { 0 } };
 	const struct cli_spec spec = { .program = "08_kv_transfer", .purpose = purpose,
-				       .connects = true, .pauses = true, .stages = stages };
+				       .connects = true, .pauses = true, .stages = stages,
+				       .faults = faults };
 	struct cli_common opts;
 	struct conn_hook hook;
+	struct kv_plan plan;
 	struct session sess;
 	struct kv_qps qps = { .n = 1 };
 	struct kv_pool pool = { 0 };
@@ -343,7 +377,9 @@ int main(int argc, char **argv)
 	decoder = opts.host != NULL;
 	plan_pool(&step, decoder);
 	hook = (struct conn_hook){ .cap = kv_queue_caps(&step.kv, decoder),
-				   .send_ops_flags = kv_send_ops(&step.kv) };
+				   .send_ops_flags = kv_send_ops(&step.kv),
+				   .check_limits = check_limits, .limits_arg = &plan };
+	plan = (struct kv_plan){ .kv = &step.kv, .cap = &hook.cap, .decoder = decoder };
 	step.conn.hook = &hook;
 
 	show("role", "%s, %s mode", decoder ? "decoder (the client): its pool receives the cache" :

@@ -42,10 +42,10 @@ int a2a_begin(struct a2a *a, enum moe_phase ph, struct a2a_stats *st)
 	return 0;
 }
 
-/* The piece size that fits the chain in the send queue, the signal included. */
-static size_t piece_for(size_t len)
+/* The piece size that fits the chain and its signal in a send queue of DEPTH (2 or more: mesh.c). */
+static size_t piece_for(size_t len, uint32_t depth)
 {
-	size_t fit = (len + QUEUE_DEPTH - 2) / (QUEUE_DEPTH - 1);
+	size_t fit = (len + depth - 2) / (depth - 1);
 
 	return fit > WRITE_PIECE ? fit : WRITE_PIECE;
 }
@@ -54,7 +54,7 @@ static size_t piece_for(size_t len)
 static int chain_writes(struct moe_mesh *m, const struct rdma_conn *c, size_t src, uint64_t dst,
 			size_t len, struct ibv_send_wr *wr, struct ibv_sge *sge)
 {
-	size_t piece = piece_for(len);
+	size_t piece = piece_for(len, c->send_depth);
 	int n = 0;
 
 	for (size_t off = 0; off < len; off += piece, n++) {

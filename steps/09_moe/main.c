@@ -1,13 +1,17 @@
 /* main.c: step 09: MoE dispatch and combine over verbs: a variable all-to-all, every rank to every rank, signalled with remote atomics. */
 #include "clock.h"
 #include "control.h"
+#include "cq_qp_rts.h"
 #include "device.h"
 #include "fault.h"
 #include "launch.h"
 #include "moe_options.h"
 #include "moe_sweep.h"
+#include "open_pd.h"
 #include "pause.h"
 #include "phases.h"
+#include "post_wr.h"
+#include "reg_mr.h"
 #include "report.h"
 #include "tcp_alltoall.h"
 
@@ -290,13 +294,17 @@ free_routes:
 	return rc;
 }
 
+/* The fault points of the stages this program runs: RDMA_STEPS_FAIL_AT names one of them. */
+static const struct fault_point *const faults[] = { open_pd_faults, reg_mr_faults, cq_qp_faults,
+						    post_wr_faults, NULL };
+
 int main(int argc, char **argv)
 {
 	struct moe_opts opts;
 	const struct cli_stage stages[] = { MOE_STAGE(&opts), JOB_STAGE(&opts.job),
-					    NCCL_STAGE(&opts.sizes), { 0 } };
+					    CQ_QP_PATH_STAGE(&opts.conn), NCCL_STAGE(&opts.sizes), { 0 } };
 	const struct cli_spec spec = { .program = "09_moe", .purpose = purpose, .connects = true,
-				       .pauses = true, .stages = stages };
+				       .pauses = true, .stages = stages, .faults = faults };
 	struct cli_common common;
 	struct launch l;
 	struct moe_mesh mesh;

@@ -1,5 +1,7 @@
 /* mesh.c: step 09's verbs objects: one device, one registered buffer, one RC QP (and CQ) per peer, N - 1 a rank. */
 #include "mesh.h"
+#include "dev_limits.h"
+#include "moe_datapath.h"
 #include "pairs.h"
 #include "post_wr.h"
 #include "report.h"
@@ -13,14 +15,51 @@ void mesh_init(struct moe_mesh *m, const struct launch *l)
 		m->conn[p].sock = -1;
 }
 
+/*
+ * What this rank asks of the device, after stage 1 and before anything else
+ * is created: the buffer pinned as one MR; with --signal fadd, remote
+ * atomics; on each QP a chain of at least a WRITE and its signal, and with
+ * --signal imm A2A_RECV_BATCH receives ahead, all completing on its CQ.
+ */
+static int check_limits(const struct rdma_dev *dev, const struct moe_opts *opts, size_t bytes,
+			bool qps)
+{
+	const struct conn_opts conn = { 0 };
+	bool fadd = opts->signal == SIGNAL_FADD;
+	const char *signal = fadd ? "--signal fadd" : "--signal imm";
+	char request[96];
+
+	if (opts->sizes.sized)
+		snprintf(request, sizeof(request), "--maxbytes %zu --hidden %zu", opts->sizes.maxbytes,
+			 opts->hidden);
+	else
+		snprintf(request, sizeof(request), "--tokens %d --hidden %zu", opts->tokens,
+			 opts->hidden);
+	if (limit_check_pin(dev, bytes, bytes, request, opts->sizes.sized ?
+			    "give a smaller --maxbytes or --hidden" :
+			    "give fewer --tokens or a smaller --hidden"))
+		return -1;
+	if (!qps)
+		return 0;
+	if (fadd && limit_check_atomics(dev, signal, "use --signal imm"))
+		return -1;
+	return limit_check(dev, LIMIT_QP_WR, 2, "send WRs a QP (a WRITE and its signal)", "step 09",
+			   "this device cannot run it") ||
+	       (!fadd && limit_check(dev, LIMIT_QP_WR, A2A_RECV_BATCH, "receive WRs a QP (the "
+				     "peer's signals ahead)", signal, "use --signal fadd")) ||
+	       limit_check(dev, LIMIT_CQE, 2 * (fadd ? 2 : A2A_RECV_BATCH), "CQ entries a QP (as "
+			   "many for each queue)", signal, fadd ? "use --signal imm" :
+			   "use --signal fadd") ||
+	       cq_qp_check_limits(dev, &conn) ? -1 : 0;
+}
+
 int mesh_open(struct moe_mesh *m, const struct cli_common *common, size_t bytes,
 	      const struct moe_opts *opts)
 {
 	struct reg_mr_opts mr = { .size = bytes };
-	struct conn_opts conn = { 0 };
 
 	show_heading("stage 1: open the device, allocate a PD");
-	if (open_device_pd(common, &m->dev))
+	if (open_device_pd(common, &m->dev) || check_limits(&m->dev, opts, bytes, m->world > 1))
 		return -1;
 	show_heading("stage 2: register one buffer for every phase");
 	/* Least privilege: remote atomics only when the signal is one. */
@@ -39,7 +78,7 @@ int mesh_open(struct moe_mesh *m, const struct cli_common *common, size_t bytes,
 	for (int p = 0; p < m->world; p++) {
 		if (p == m->rank)
 			continue;
-		if (create_cq_qp(&m->dev, &m->buf, &conn, &m->conn[p], NULL))
+		if (create_cq_qp(&m->dev, &m->buf, &opts->conn, &m->conn[p], NULL))
 			return -1;
 		m->conn[p].timeout = (uint8_t)opts->job.qp_timeout;
 	}

@@ -6,6 +6,7 @@
 #include <stdint.h>
 
 #include "cli.h"
+#include "cq_qp_rts.h"
 #include "job_options.h"
 #include "nccl_options.h"
 
@@ -41,6 +42,7 @@ struct moe_opts {
 	int skew;		/* --skew: percent of experts drawn from rank 0's, the hot rank */
 	enum moe_signal signal;	/* --signal: fadd or imm */
 	struct job_opts job;	/* --rank, --world-size, --transport, --qp-timeout: the runtime's (JOB_STAGE) */
+	struct conn_opts conn;	/* --tclass, --sl: stage 3's, for every QP (CQ_QP_PATH_STAGE) */
 	int hold_rank, hold_ms;	/* --hold=RANK:MS: that rank waits MS ms between dispatch and combine */
 	int plant_rank, plant_count;	/* --plant-count=RANK:N: that rank's count for the next rank is N */
 	struct nccl_opts sizes;	/* the runtime's nccl-tests options: with -b or --maxbytes, a sweep */

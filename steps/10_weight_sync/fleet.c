@@ -1,5 +1,7 @@
 /* fleet.c: step 10's verbs objects: one device, one registered buffer (the words, then a trainer's shard or a serving rank's two versions), one RC QP per trainer and serving pair. */
 #include "fleet.h"
+#include "dev_limits.h"
+#include "sync_datapath.h"
 #include "pairs.h"
 #include "report.h"
 
@@ -19,17 +21,45 @@ uint64_t fleet_bytes(const struct model *m, const struct plan *p, int r)
 	return FLEET_DATA + 2 * m->tp_bytes[plan_tp_rank(p, r)];
 }
 
+/*
+ * What this rank asks of the device, after stage 1 and before anything else
+ * is created: its buffer pinned as one MR; a serving rank's remote atomics
+ * (the trainers' FETCH_ADDs); a trainer's send queue holding SYNC_CHAINS
+ * chains and the FETCH_ADD, each of its WRITEs one message of up to the
+ * largest run.
+ */
+static int check_limits(const struct fleet *f, const struct sync_opts *opts, const struct plan *p,
+			uint64_t bytes)
+{
+	char request[96];
+	uint64_t largest = 0;
+
+	snprintf(request, sizeof(request), "--model-dim %d --layers %d", opts->dim, opts->layers);
+	if (limit_check_pin(&f->dev, bytes, bytes, request, "give a smaller --model-dim or fewer --layers"))
+		return -1;
+	if (!fleet_trains(f))
+		return limit_check_atomics(&f->dev, "the trainers' FETCH_ADDs", "this step signals "
+					   "with atomics: use a device that serves them");
+	for (uint64_t i = 0; i < p->n; i++)
+		if (p->runs[i].src == f->rank && p->runs[i].len > largest)
+			largest = p->runs[i].len;
+	return limit_check(&f->dev, LIMIT_QP_WR, SYNC_CHAINS * SYNC_CHAIN + 1, "send WRs a QP (the "
+			   "chains in flight and the FETCH_ADD)", "step 10", "this device cannot run it") ||
+	       limit_check(&f->dev, LIMIT_MSG_SZ, largest, "bytes in one WRITE (the plan's longest "
+			   "run)", request, "give a smaller --model-dim") ||
+	       cq_qp_check_limits(&f->dev, &opts->conn) ? -1 : 0;
+}
+
 int fleet_open(struct fleet *f, const struct cli_common *common, const struct sync_opts *opts,
 	       const struct model *m, const struct plan *p)
 {
 	struct reg_mr_opts mr = { .size = fleet_bytes(m, p, f->rank) };
-	struct conn_opts conn = { 0 };
 	int qps = 0;
 
 	if (!fleet_trains(f))
 		f->slice = m->tp_bytes[plan_tp_rank(p, f->rank)];
 	show_heading("stage 1: open the device, allocate a PD");
-	if (open_device_pd(common, &f->dev))
+	if (open_device_pd(common, &f->dev) || check_limits(f, opts, p, mr.size))
 		return -1;
 	show_heading("stage 2: register one buffer, once: the words, then the weights");
 	/* Least privilege: a trainer's buffer is only ever read by its own NIC. */
@@ -46,7 +76,7 @@ int fleet_open(struct fleet *f, const struct cli_common *common, const struct sy
 	for (int q = 0; q < f->world; q++) {
 		if (q == f->rank || fleet_trains(f) == (q < f->trainers))
 			continue;
-		if (create_cq_qp(&f->dev, &f->buf, &conn, &f->conn[q], NULL))
+		if (create_cq_qp(&f->dev, &f->buf, &opts->conn, &f->conn[q], NULL))
 			return -1;
 		f->conn[q].timeout = (uint8_t)opts->job.qp_timeout;
 		f->paired[q] = true;

@@ -1,12 +1,16 @@
 /* main.c: step 10: new weights from the trainers to the inference fleet: a plan computed once, WRITEs straight into every replica's buffers, counted by FETCH_ADD, two versions flipped whole. */
 #include "clock.h"
 #include "control.h"
+#include "cq_qp_rts.h"
 #include "device.h"
 #include "fault.h"
 #include "launch.h"
 #include "model.h"
+#include "open_pd.h"
 #include "pause.h"
 #include "plan.h"
+#include "post_wr.h"
+#include "reg_mr.h"
 #include "report.h"
 #include "sync_datapath.h"
 #include "sync_options.h"
@@ -258,12 +262,18 @@ free_plan:
 	return rc;
 }
 
+/* The fault points of the stages this program runs: RDMA_STEPS_FAIL_AT names one of them. */
+static const struct fault_point *const faults[] = { open_pd_faults, reg_mr_faults, cq_qp_faults,
+						    post_wr_faults, NULL };
+
 int main(int argc, char **argv)
 {
 	struct sync_opts opts;
-	const struct cli_stage stages[] = { SYNC_STAGE(&opts), JOB_STAGE(&opts.job), { 0 } };
+	const struct cli_stage stages[] = { SYNC_STAGE(&opts), JOB_STAGE(&opts.job),
+					    CQ_QP_PATH_STAGE(&opts.conn), { 0 } };
 	const struct cli_spec spec = { .program = "10_weight_sync", .purpose = purpose,
-				       .connects = true, .pauses = true, .stages = stages };
+				       .connects = true, .pauses = true, .stages = stages,
+				       .faults = faults };
 	struct cli_common common;
 	struct launch l;
 	struct fleet f;

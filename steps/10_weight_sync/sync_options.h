@@ -5,6 +5,7 @@
 #include <stdint.h>
 
 #include "cli.h"
+#include "cq_qp_rts.h"
 #include "job_options.h"
 
 /* Step 10's long-only option keys (cli.h's blocks). */
@@ -30,6 +31,7 @@ struct sync_opts {
 	int updates;		/* --updates: U rounds, a new version each */
 	uint32_t seed;		/* --seed: the updates' */
 	struct job_opts job;	/* --rank, --world-size, --transport, --qp-timeout (JOB_STAGE) */
+	struct conn_opts conn;	/* --tclass, --sl: stage 3's, for every QP (CQ_QP_PATH_STAGE) */
 	int hold_rank, hold_ms;	/* --hold=RANK:MS: that rank stops MS ms in round 2, mid-update */
 	int plant_rank, plant_len;	/* --plant-len=RANK:N: that rank says its buffer is N B */
 };

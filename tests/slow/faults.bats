@@ -17,21 +17,22 @@ count_for_point() {
 	return 0
 }
 
-# What the "fault injected" line names for each point, read from the table's one
-# source, common/fault.c (its lines: { "POINT", "WHAT", ERRNO },).
+# What the "fault injected" line names for each point, read from the tables the stages
+# declare beside their verbs (their lines: { "POINT", "WHAT", ERRNO },; see fault.h).
 read_fault_table() {
 	declare -gA SHOWN=()
 	local point what
 	while IFS=$'\t' read -r point what; do
 		SHOWN[$point]=$what
-	done < <(sed -nE 's/^\t\{ "([a-z_]+)", "([^"]+)", E[A-Z]+ \},$/\1\t\2/p' "$PROJECT_ROOT/common/fault.c")
-	[ "${#SHOWN[@]}" -gt 0 ] || fail "no fault point could be read from common/fault.c's table"
+	done < <(cd "$PROJECT_ROOT" && sed -nE 's/^\t\{ "([a-z_]+)", "([^"]+)", E[A-Z]+ \},$/\1\t\2/p' \
+		common/*.c runtime/*.c steps/*/*.c)
+	[ "${#SHOWN[@]}" -gt 0 ] || fail "no fault point could be read from the stages' tables"
 }
 
 # Fails unless NAME's output shows the fault at POINT and an error naming its verb
 # (for the completion point, the completion that failed).
 assert_fault_named() {
-	local name=$1 point=$2 shown=${SHOWN[$2]:?no fault point $2 in common/fault.c} error
+	local name=$1 point=$2 shown=${SHOWN[$2]:?no fault point $2 in the tables of the stages} error
 	error=$shown
 	[ "$point" = completion ] && error='completion of work request'
 	use_output_of "$name"
@@ -96,11 +97,14 @@ assert_faults_paired() {
 	done
 }
 
-@test "fault points: an unknown one is refused before anything is created; an empty one means none" {
+@test "fault points: an unknown one is refused before anything is created, with the points of that program only; an empty one means none" {
 	RDMA_STEPS_FAIL_AT=create_pq run_step 01_open_pd -d "$DEV"
 	assert_failure 2
-	assert_output --partial "error: RDMA_STEPS_FAIL_AT: 'create_pq' is not a fault point; use one of open_device, alloc_pd, "
-	refute_output --partial ibv_open_device
+	assert_output "error: RDMA_STEPS_FAIL_AT: 'create_pq' is not a fault point of 01_open_pd; use one of open_device, alloc_pd, dealloc_pd, close_device (or unset it)"
+	# A point of a later stage is not one of step 01's.
+	RDMA_STEPS_FAIL_AT=post_send run_step 01_open_pd -d "$DEV"
+	assert_failure 2
+	assert_output --partial "error: RDMA_STEPS_FAIL_AT: 'post_send' is not a fault point of 01_open_pd; "
 	# Set but empty, as after RDMA_STEPS_FAIL_AT= on a command line: no fault at all.
 	RDMA_STEPS_FAIL_AT= run_step 01_open_pd -d "$DEV"
 	assert_success
@@ -230,5 +234,15 @@ assert_faults_ring() {
 	assert_line "error: no completion within $((10000 * TIME_SCALE)) ms: is the peer running, and did it post what this operation needs?"
 	[ $((SECONDS - start)) -ge $((9 * TIME_SCALE)) ] || fail "the server gave up after $((SECONDS - start)) s, before its 10 s limit"
 	assert_line --regexp '^teardown +: every object released$'
+	assert_back_to_baseline
+}
+
+@test "fault points of 11_lossy (UC over 2 paths, a chunk taken as lost: the receives posted ahead, the asks and SACKs, the sender's chains), and a --drop-chunks past the last chunk" {
+	assert_faults_paired 11_lossy "-s 64K --paths 2 --drop-chunks 5" "${OPEN_PD[@]}" "${REG_MR[@]}" \
+		"${CREATE_QP[@]}" "${POST_WR[@]}" "${DESTROY_QP[@]}" "${DEREG_MR[@]}" "${CLOSE_PD[@]}"
+	# Refused once the chunks are known, after the QPs are up: the map is freed on the way out.
+	record_baseline
+	run_two_sides 11_lossy "-s 64K" "-s 64K --drop-chunks 64"
+	[ "$srv_status" -eq 1 ] && [ "$cli_status" -eq 1 ] || fail "server $srv_status, client $cli_status: $(cat "$BATS_TEST_TMPDIR"/*.out)"
 	assert_back_to_baseline
 }

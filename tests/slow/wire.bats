@@ -48,7 +48,7 @@ opcodes_of() { packets_of "$1" | awk '{ printf "%s%s%d", sep, $1, $2; sep = " " 
 @test "wire: both nodes ran every case to its expected end, and every packet is RoCE v2 between their addresses" {
 	for node in 1 2; do
 		run cat "$WIRE/node$node/status.tsv"
-		assert_output "$(printf '%s\t0\n' send write write_imm read fetch_add cmp_swap bad_rkey qp_rts pingpong gdr cm_write kv_pull kv_push)"
+		assert_output "$(printf '%s\t0\n' send write write_imm read fetch_add cmp_swap bad_rkey qp_rts pingpong gdr cm_write kv_pull kv_push tclass tclass_one cm_tclass cm_default_tos)"
 	done
 	run awk -F'\t' 'NR > 1 { print $2, $3, $4 }' "$WIRE/packets.tsv"
 	[ "${#lines[@]}" -ge 20 ] || fail "only ${#lines[@]} packets captured: $(cat "$WIRE/node1/tcpdump.log")"
@@ -176,19 +176,23 @@ opcodes_of() { packets_of "$1" | awk '{ printf "%s%s%d", sep, $1, $2; sep = " " 
 }
 
 # The CM's packets, management datagrams to QP 1 from the REQ that carries node 2's QPN of
-# CASE on: "DIRECTION ATTRIBUTE REQ_QPN REQ_PSN REP_QPN REP_PSN PRIVATE" ('-' where absent),
-# ATTRIBUTE the MAD's attribute ID (0x10 REQ, 0x13 REP, 0x14 RTU, 0x15 DREQ, 0x16 DREP).
-cm_packets_of() { # CASE
+# CASE to the DREP that ends it: "DIRECTION ATTRIBUTE REQ_QPN REQ_PSN REP_QPN REP_PSN PRIVATE"
+# ('-' where absent), ATTRIBUTE the MAD's attribute ID (0x10 REQ, 0x13 REP, 0x14 RTU, 0x15
+# DREQ, 0x16 DREP); with CLASSES, "DIRECTION ATTRIBUTE DSCP ECN" instead.
+cm_packets_of() { # CASE [CLASSES]
 	local qpn2
 	qpn2=$(printf '0x%06x' "$(printed 2 "$1" 'local QP' QPN)")
-	awk -F'\t' -v q2="$qpn2" '
+	awk -F'\t' -v q2="$qpn2" -v classes="${2:-}" '
 		# tshark prints hex fields padded (0x0010, 0x00000001); compared unpadded.
 		function hex(v) { sub(/^0x0*/, "", v); return v == "" ? "0" : v }
 		function opt(v) { return v == "" ? "-" : v }
 		NR > 1 && hex($7) == "1" && $21 != "" {
 			if (hex($21) == "10" && hex($22) == hex(q2)) on = 1
-			if (on) printf "%s 0x%s %s %s %s %s %s\n", ($3 == "198.18.0.1" ? "->" : "<-"), hex($21),
+			if (!on) next
+			if (classes) printf "%s 0x%s %s %s\n", ($3 == "198.18.0.1" ? "->" : "<-"), hex($21), $28, $29
+			else printf "%s 0x%s %s %s %s %s %s\n", ($3 == "198.18.0.1" ? "->" : "<-"), hex($21),
 				opt($22), opt($23), opt($24), opt($25), opt($26 $27)
+			if (hex($21) == "16") exit
 		}' "$WIRE/packets.tsv"
 }
 
@@ -262,4 +266,46 @@ cm_packets_of() { # CASE
 	# Nothing else goes to the decoder, and the decoder sends back only ACKs.
 	run awk '($1 == "<-" && $2 != 6 && $2 != 7 && $2 != 9) || ($1 == "->" && $2 != 17) { print }' <<<"$(packets_of kv_push)"
 	assert_output ''
+}
+
+# The IP header's DSCP and ECN, and the VLAN tag's priority ('-': no tag), of every packet
+# of CASE, retransmissions included: one line per distinct "DIRECTION DSCP ECN PRIORITY",
+# sorted, DIRECTION as packets_of's.
+classes_of() { # CASE
+	local qpn1 qpn2
+	qpn1=$(printf '0x%06x' "$(printed 1 "$1" 'local QP' QPN)")
+	qpn2=$(printf '0x%06x' "$(printed 2 "$1" 'local QP' QPN)")
+	awk -F'\t' -v q1="$qpn1" -v q2="$qpn2" '
+		NR > 1 && (($3 == "198.18.0.1" && $7 == q1) || ($3 == "198.18.0.2" && $7 == q2)) {
+			print ($3 == "198.18.0.1" ? "->" : "<-"), $28, $29, ($30 == "" ? "-" : $30) }' "$WIRE/packets.tsv" | sort -u
+}
+
+@test "wire: --tclass 106 is DSCP 26 and ECN 2 in the IP header of every packet each side sends; without it, DSCP 0; SL is on no packet (rxe sends no VLAN tag)" {
+	# The default: step 03's traffic class 0, both ways.
+	[ "$(classes_of write)" = "$(printf -- '-> 0 0 -\n<- 0 0 -')" ] || fail "write, no --tclass: $(classes_of write)"
+	# Both sides at 106 = 26 << 2 | 2: rxe copies the GRH's traffic class into the IPv4 ToS byte.
+	[ "$(classes_of tclass)" = "$(printf -- '-> 26 2 -\n<- 26 2 -')" ] || fail "tclass, both at 106: $(classes_of tclass)"
+	# Each side's QP sets the class of the packets it sends: node 2's WRITE at 106, node 1's ACK at 0.
+	[ "$(classes_of tclass_one)" = "$(printf -- '-> 26 2 -\n<- 0 0 -')" ] || fail "tclass_one, node 2 alone at 106: $(classes_of tclass_one)"
+	run cat "$WIRE/node2/tclass_one.log"
+	assert_line --regexp '^ibv_modify_qp +: INIT -> RTR: .*, traffic class 106 \(DSCP 26, ECN 2\), SL 5, '
+	assert_line --regexp '^ibv_query_qp +: the QP holds SL 0, not the 5 we gave: '
+	# No packet of any case carries a VLAN tag, so no priority field a service level could set.
+	run awk -F'\t' 'NR > 1 && $30 != "" { print }' "$WIRE/packets.tsv"
+	assert_output ''
+	# Through rdma_cm: node 2's --tclass (RDMA_OPTION_ID_TOS) decides both directions, since
+	# node 1's QP answers in the class of the REQ.
+	[ "$(classes_of cm_tclass)" = "$(printf -- '-> 26 2 -\n<- 26 2 -')" ] || fail "cm_tclass, node 2's --tclass 106: $(classes_of cm_tclass)"
+	run cat "$WIRE/node2/cm_tclass.log"
+	assert_line --regexp '^rdma_set_option +: RDMA_OPTION_ID_TOS 106 \(DSCP 26, ECN 2\): '
+	# The CM's own datagrams of that connection travel in its class too, the REP and DREP from node 1 included.
+	[ "$(cm_packets_of cm_tclass classes)" = "$(printf -- '%s 26 2\n' '-> 0x10' '<- 0x13' '-> 0x14' '-> 0x15' '<- 0x16')" ] ||
+		fail "cm_tclass's CM packets are not REQ, REP, RTU, DREQ, DREP, each DSCP 26, ECN 2: $(cm_packets_of cm_tclass classes)"
+	# No --tclass on either side, node 2's rdma_cm default ToS at 106 (configfs' default_roce_tos): the same.
+	[ "$(classes_of cm_default_tos)" = "$(printf -- '-> 26 2 -\n<- 26 2 -')" ] || fail "cm_default_tos: $(classes_of cm_default_tos)"
+	run cat "$WIRE/node2/cm_default_tos.log"
+	refute_line --regexp '^rdma_set_option '
+	assert_line --regexp '^rdma_cm chose +: GRH to GID ::ffff:198\.18\.0\.1 from our GID index [0-9]+, hop limit [0-9]+, traffic class 106 \(DSCP 26, ECN 2\), '
+	run cat "$WIRE/node1/cm_default_tos.log"
+	assert_line --regexp '^rdma_cm chose +: .*, traffic class 106 \(DSCP 26, ECN 2\), '
 }

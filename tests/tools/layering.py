@@ -2,12 +2,14 @@
 """layering.py: fails when a source file of step N names a later step: its number ("step 05"),
 its folder or program ("05_poll_destroy"), an option that only a later step defines ("--peer"),
 or an identifier that only a later step defines ("rping_peer"), in code or in comments.  Prints
-one line per place, FILE:LINE: what it names, and where that is defined.  common/ is every step's
-(its option keys and fault points list them all): it counts as step 0 where names are defined,
-and is not itself checked.  The job runtime (runtime/) stands on stages 1 to 3 and below every
-step that launches ranks: it counts as the floor after step 06 (RUNTIME_FLOOR), and is checked
-like a step: it names no step after it, none of their options and nothing they declare.  An identifier counts when it has an underscore or a capital: a plain
-lowercase word ("barrier", "copy") is English in a comment more often than a name.
+one line per place, FILE:LINE: what it names, and where that is defined.  common/ is the floor
+under every step (step 0): it names no step, no step's option, nothing a step or the runtime
+declares.  The job runtime (runtime/) stands on stages 1 to 3 (RUNTIME_STANDS_ON, the stages
+the Makefile compiles it against) and below every step that launches ranks: where names are
+defined it counts as the floor after step 06 (RUNTIME_FLOOR), so no step before 07 may name it,
+and it names nothing of step 04 or later.  What a unit defines itself it may name, even where a
+later unit defines the same name.  An identifier counts when it has an underscore or a capital:
+a plain lowercase word ("barrier", "copy") is English in a comment more often than a name.
 
 Usage: tests/tools/layering.py [ROOT]     (ROOT: the project, by default the folder two above this script)
 """
@@ -23,6 +25,8 @@ CTAGS_KINDS = "degpstux"
 STEP_DIR = re.compile(r"^(\d\d)_[a-z0-9_]+$")
 # The runtime's floor: above step 06, below step 07 (the first step that launches ranks).
 RUNTIME_FLOOR = 6.5
+# The last stage the runtime stands on (the Makefile's RUNTIME_STAGES): it names nothing later.
+RUNTIME_STANDS_ON = 3
 STEP_WORDS = re.compile(r"\b[Ss]teps? (\d\d(?:(?:, | and | to | or )\d\d)*)\b")
 OPTION_DEF = re.compile(r'\{\s*"([a-z][a-z0-9_-]+)",\s*(?:\'.\'|CLI_KEY_\w+|0)\s*,')
 OPTION_USE = re.compile(r"(?<![\w-])--([a-z][a-z0-9_-]+)")
@@ -45,6 +49,11 @@ def units(root):
 def floor(number):
     """How a unit is named in a finding: "step 05", or "the runtime"."""
     return "the runtime" if number == RUNTIME_FLOOR else f"step {int(number):02d}"
+
+
+def reach(number):
+    """The last unit whose names a unit may use: the runtime's stages, or the unit itself."""
+    return RUNTIME_STANDS_ON if number == RUNTIME_FLOOR else number
 
 
 def sources(folder):
@@ -88,11 +97,14 @@ def first_home(unit_list, per_unit):
 
 def findings(root):
     unit_list = units(root)
-    ids = first_home(unit_list, [definitions(files) for _, _, files in unit_list])
-    opts = first_home(unit_list, [options(files) for _, _, files in unit_list])
+    own_ids = [definitions(files) for _, _, files in unit_list]
+    own_opts = [options(files) for _, _, files in unit_list]
+    ids = first_home(unit_list, own_ids)
+    opts = first_home(unit_list, own_opts)
     names = {int(m.group(1)): name for _, name, _ in unit_list if (m := STEP_DIR.match(name))}
     rel = lambda p: os.path.relpath(p, root)
-    for number, _, files in unit_list[1:]:
+    for (number, _, files), my_ids, my_opts in zip(unit_list, own_ids, own_opts):
+        last = reach(number)
         for path in files:
             with open(path, encoding="utf-8") as f:
                 lines = f.read().splitlines()
@@ -100,17 +112,17 @@ def findings(root):
                 where = f"{rel(path)}:{lineno}"
                 for group in STEP_WORDS.findall(line):
                     for later in (int(n) for n in re.findall(r"\d\d", group)):
-                        if later > number:
+                        if later > last:
                             yield f"{where}: names step {later:02d} ('{line.strip()}')"
                 for later, name in names.items():
-                    if later > number and re.search(rf"\b{re.escape(name)}\b", line):
+                    if later > last and re.search(rf"\b{re.escape(name)}\b", line):
                         yield f"{where}: names {name}, step {later:02d}'s folder and program"
                 for opt in OPTION_USE.findall(line):
-                    if opt in opts and opts[opt][0] > number:
+                    if opt in opts and opts[opt][0] > last and opt not in my_opts:
                         yield (f"{where}: names --{opt}, an option {floor(opts[opt][0])} "
                                f"defines ({rel(opts[opt][1])})")
                 for word in sorted(set(IDENTIFIER.findall(line))):
-                    if word in ids and ids[word][0] > number:
+                    if word in ids and ids[word][0] > last and word not in my_ids:
                         yield (f"{where}: names {word}, defined first in {floor(ids[word][0])} "
                                f"({rel(ids[word][1])})")
 
@@ -127,7 +139,7 @@ def main(argv):
     if found:
         print(f"layering: {len(found)} place(s) where a step names a later step: an earlier step "
               "must read whole without it (move the code to the later step, or pass it in "
-              "through a hook)", file=sys.stderr)
+              "through a hook; common/ and the runtime likewise)", file=sys.stderr)
     return 1 if found else 0
 
 

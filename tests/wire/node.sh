@@ -3,8 +3,9 @@
 #
 # Runs in each VM (tests/wire/wire.sh boots them), with RDMA_VM_NODE, RDMA_STEPS_NETDEV
 # and RDMA_STEPS_PEER_ADDR set by the guest's init.  For each case of cases.tsv, node 1 runs
-# the step's server and node 2 its client, which retries its connection until that server
-# listens.  Node 1 captures RoCE v2 (UDP port 4791) on its NIC the whole time.  Writes, in
+# the step's server and node 2 its client (with the case's fourth column, if any), which
+# retries its connection until that server listens.  For the case cm_default_tos, node 2's
+# rdma_cm default ToS is 106, as an operator sets it, and back to 0 after.  Node 1 captures RoCE v2 (UDP port 4791) on its NIC the whole time.  Writes, in
 # RDMA_STEPS_RESULTS: CASE.log (the program's output), status.tsv (CASE and exit status) and,
 # on node 1, wire.pcap.
 set -uo pipefail
@@ -37,14 +38,28 @@ stop_capture() {
 	say "capture: $(tail -n 3 "$out/tcpdump.log" | tr '\n' ' ')"
 }
 
+# The rdma_cm default ToS of this node's rxe0, port 1: what cma_roce_tos writes
+# (configfs, the kernel's Documentation/ABI/testing/configfs-rdma_cm).
+set_cm_default_tos() { # TOS
+	local dir=/sys/kernel/config/rdma_cm/rxe0
+	mountpoint -q /sys/kernel/config || mount -t configfs none /sys/kernel/config || return 1
+	[ -d "$dir" ] || mkdir "$dir" || return 1
+	echo "$1" >"$dir/ports/1/default_roce_tos" || return 1
+	say "rdma_cm default ToS of rxe0 port 1: $(cat "$dir/ports/1/default_roce_tos")"
+}
+
 capture=
 [ "$node" = 1 ] && { start_capture || exit 1; }
 : >"$out/status.tsv"
-while IFS=$'\t' read -r name program opts; do
+while IFS=$'\t' read -r name program opts only2; do
 	[ "$name" = case ] && continue
 	args=(-d rxe0 -t 60)
 	read -ra more <<<"$opts"
-	[ "$node" = 2 ] && more+=("$RDMA_STEPS_PEER_ADDR")
+	if [ "$node" = 2 ]; then
+		read -ra extra <<<"$only2"
+		more+=("${extra[@]}" "$RDMA_STEPS_PEER_ADDR")
+		[ "$name" != cm_default_tos ] || set_cm_default_tos 106 || exit 1
+	fi
 	say "$name: $bin/$program ${args[*]} ${more[*]}"
 	# A --cm client is refused at once (REJ, reason 8) while node 1 does not listen yet:
 	# unlike the side channel's client, rdma_cm does not retry, so node 2 does.
@@ -56,6 +71,7 @@ while IFS=$'\t' read -r name program opts; do
 	done
 	printf '%s\t%s\n' "$name" "$status" >>"$out/status.tsv"
 	say "$name: exit status $status"
+	[ "$node" != 2 ] || [ "$name" != cm_default_tos ] || set_cm_default_tos 0 || exit 1
 done <tests/wire/cases.tsv
 [ -z "$capture" ] || stop_capture
 exit 0

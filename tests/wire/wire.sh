@@ -23,7 +23,7 @@ decode() {
 		-e infiniband.invariant.crc -e frame.len \
 		-e infiniband.mad.attributeid -e infiniband.cm.req.localqpn -e infiniband.cm.req.startpsn \
 		-e infiniband.cm.rep.localqpn -e infiniband.cm.rep.startpsn -e infiniband.cm.req.ip_cm.private \
-		-e infiniband.cm.rep.private >"$out/packets.tsv" &&
+		-e infiniband.cm.rep.private -e ip.dsfield.dscp -e ip.dsfield.ecn -e vlan.priority >"$out/packets.tsv" &&
 		tshark -r "$out/node1/wire.pcap" -O infiniband >"$out/decoded.txt"
 }
 

@@ -1,0 +1,46 @@
+/* kv_plan.h: a request's plan: its block tables cut into segments, one WR each, dealt to the K QPs in turn; and the queues the plan asks of stage 3. */
+#ifndef RDMA_STEPS_KV_PLAN_H
+#define RDMA_STEPS_KV_PLAN_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <infiniband/verbs.h>
+
+#include "kv_options.h"
+#include "kv_pool.h"
+#include "kv_wire.h"
+
+/*
+ * A run of a layer's blocks that are adjacent on both sides (with --merge),
+ * or one block: one WR.  Segments are dealt to the QPs in turn.
+ */
+struct segment {
+	int first, count;	/* entries of the block table */
+	int layer, qp;
+};
+
+/* One request, on one side: its tables and the WRs they make. */
+struct kv_request {
+	int number;
+	const struct kv_pool *pool;
+	const struct block_table *mine;
+	const struct remote_table *peer;
+	struct segment *seg;
+	int n_seg;
+	const uint32_t *seg_rkey;	/* --windows: the peer's window for each segment; else NULL */
+};
+
+/* The QPs' capacities this step asks of stage 3, for OPTS and this side's role. */
+struct ibv_qp_cap kv_queue_caps(const struct kv_opts *opts, bool decoder);
+
+/*
+ * The operations the QPs are created for with --post ex (stage 3 then uses
+ * ibv_create_qp_ex): the mode's one; 0 with --post classic.
+ */
+uint64_t kv_send_ops(const struct kv_opts *opts);
+
+/* Cuts REQ into segments (allocated; kv_request_free) from both tables. 0 or -1. */
+int kv_request_plan(struct kv_request *req, const struct kv_opts *opts, int qps);
+void kv_request_free(struct kv_request *req);
+
+#endif

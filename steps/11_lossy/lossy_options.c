@@ -1,0 +1,106 @@
+/* lossy_options.c: stage 11's part of the command line: the QP type, the paths, the resend timer and the test's dropped chunks. */
+#include "lossy_options.h"
+#include "report.h"
+
+#include <errno.h>
+#include <stdlib.h>
+
+const struct cli_option lossy_cli_options[] = {
+	{ "qp-type", CLI_KEY_QP_TYPE, "TYPE", "uc: chunks over unreliable-connected QPs, resent by this "
+	  "program; rc: the same transfer over RC QPs, resent by the transport (default: uc)" },
+	{ "paths", CLI_KEY_PATHS, "K", "data QPs to deal the chunks over, each its own flow (default: 1)" },
+	{ "rto-ms", CLI_KEY_RTO, "MS", "the resend timer: how long the sender waits after a round's last "
+	  "WRITE before it asks what came (default: 50)" },
+	{ "drop-chunks", CLI_KEY_DROP, "LIST", "for tests, UC only: the receiver treats the first arrival "
+	  "of each of these chunks (0,5,17) as lost: no bit in its bitmap, its bytes poisoned" },
+	{ 0 },
+};
+
+void lossy_opts_default(struct lossy_opts *opts)
+{
+	*opts = (struct lossy_opts){ .paths = 1, .rto_ms = LOSSY_DEFAULT_RTO_MS };
+}
+
+/* "3,17,40": whole numbers, comma-separated, none twice. */
+static int parse_drops(const char *arg, struct lossy_opts *opts)
+{
+	const char *p = arg;
+
+	opts->n_drops = 0;
+	for (;;) {
+		char *end;
+		unsigned long v;
+
+		errno = 0;
+		v = strtoul(p, &end, 10);
+		if (end == p || *p < '0' || *p > '9' || errno || v > UINT32_MAX ||
+		    (*end && *end != ',')) {
+			report_error("--drop-chunks: '%s' is not a list of chunk numbers such as 3,17,40",
+				     arg);
+			return -1;
+		}
+		if (opts->n_drops == LOSSY_MAX_DROPS) {
+			report_error("--drop-chunks: more than %d chunks named; name at most %d",
+				     LOSSY_MAX_DROPS, LOSSY_MAX_DROPS);
+			return -1;
+		}
+		for (int i = 0; i < opts->n_drops; i++)
+			if (opts->drop[i] == v) {
+				report_error("--drop-chunks: chunk %lu is named twice", v);
+				return -1;
+			}
+		opts->drop[opts->n_drops++] = (uint32_t)v;
+		if (!*end)
+			return 0;
+		p = end + 1;
+	}
+}
+
+int lossy_parse_option(int key, const char *arg, void *ctx)
+{
+	static const char *const types[] = { "uc", "rc" };
+	struct lossy_opts *opts = ctx;
+	int i;
+
+	switch (key) {
+	case CLI_KEY_QP_TYPE:
+		i = cli_pick_named("--qp-type", "QP type", arg, types, 0, 2);
+		if (i < 0)
+			return -1;
+		opts->rc = i == 1;
+		return 0;
+	case CLI_KEY_PATHS:
+		return cli_parse_int("--paths", arg, 1, LOSSY_MAX_PATHS, &opts->paths);
+	case CLI_KEY_RTO:
+		return cli_parse_int("--rto-ms", arg, 1, LOSSY_MAX_RTO_MS, &opts->rto_ms);
+	}
+	/* --drop-chunks */
+	return parse_drops(arg, opts);
+}
+
+int lossy_opts_check(const struct lossy_opts *opts)
+{
+	if (opts->rc && opts->n_drops) {
+		report_error("--drop-chunks stands for packets a UC QP loses; over RC the transport "
+			     "resends a lost packet itself and the program never sees a hole: leave "
+			     "--drop-chunks out, or use --qp-type uc");
+		return -1;
+	}
+	return 0;
+}
+
+int lossy_check_drops(const struct lossy_opts *opts, uint32_t chunks)
+{
+	for (int i = 0; i < opts->n_drops; i++)
+		if (opts->drop[i] >= chunks) {
+			report_error("--drop-chunks: chunk %u is past the last chunk, %u: the buffer "
+				     "holds chunks 0 to %u", opts->drop[i], chunks - 1, chunks - 1);
+			return -1;
+		}
+	return 0;
+}
+
+const char *lossy_qp_type_name(const struct lossy_opts *opts)
+{
+	return opts->rc ? "rc" : "uc";
+}

@@ -1,0 +1,78 @@
+/* lossy_paths.h: the data QPs, UC (or RC to compare), one a path, beside the session's RC QP that carries the control messages; and the control messages' buffer. */
+#ifndef RDMA_STEPS_LOSSY_PATHS_H
+#define RDMA_STEPS_LOSSY_PATHS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "lossy_options.h"
+#include "session.h"
+
+/* The sender's send queue on each path, and how many WRITEs it chains behind one doorbell. */
+#define LOSSY_SQ_DEPTH 256
+#define LOSSY_POST_BATCH 16
+/*
+ * The receives the receiver keeps posted on each path, unless the device's
+ * CQ or queue is smaller: the sender's window.  1,024 chunks of 1 KiB are
+ * 1 MiB in flight a path, above a fabric's bandwidth-delay product (100 Gb/s
+ * over a 10 us round trip is 125 KB) and the emulated VMs'.
+ */
+#define LOSSY_RECV_AHEAD 1024
+/* Receives posted on the control QP, each a slot of the control buffer; one more slot for our SEND. */
+#define LOSSY_CTL_RECVS 4
+
+struct lossy_path {
+	struct rdma_conn conn;	/* its QP and CQ, made by stage 3 */
+	uint64_t posted;	/* the sender: WRITEs posted on it */
+	uint64_t consumed;	/* receives its WRITEs consumed: counted (the receiver), or as
+				 * the last SACK said (the sender) */
+	uint64_t receives;	/* receives posted on it since the start: counted (the
+				 * receiver), or as the last SACK said (the sender) */
+	uint64_t lost;		/* the sender: WRITEs an answer showed consumed none: lost */
+	uint32_t in_sq;		/* the sender: WRs not yet retired by a completion */
+	uint32_t recv_left;	/* the receiver: receives posted and not yet consumed */
+};
+
+struct lossy_link {
+	int n;				/* paths */
+	struct lossy_path path[LOSSY_MAX_PATHS];
+	uint32_t window;		/* receives posted ahead on each path */
+	uint32_t sq_depth;		/* the sender's send queue on each path */
+	struct rdma_buf ctl;		/* LOSSY_CTL_RECVS receive slots, then our send slot */
+	size_t slot;			/* bytes a slot: the longest control message */
+};
+
+/*
+ * The session's QP is the control channel: the queues it needs, for
+ * session_open's hook.
+ */
+struct ibv_qp_cap lossy_ctl_caps(void);
+
+/*
+ * Creates N data QPs of O's type on the session's device, PD and buffer,
+ * each with its own CQ, through stage 3's hook: the SENDER's with a send
+ * queue of LOSSY_SQ_DEPTH, the receiver's with the window's receives, which
+ * it reads off the device (max_cqe, max_qp_wr) and says.  0 or -1;
+ * lossy_paths_destroy releases what was made.
+ */
+int lossy_paths_create(struct lossy_link *l, struct session *s, const struct lossy_opts *o,
+		       bool sender);
+
+/*
+ * After connect_qp has brought the control QP up: exchanges each data QP's
+ * address over the same side channel, checks what the peer sent (its
+ * buffer's length ours; the receiver's rkey given) and brings each to RTS.
+ * 0 or -1.
+ */
+int lossy_paths_connect(struct lossy_link *l, struct session *s, bool sender, int timeout_s);
+
+/* The path MTU of the data QPs, in bytes: the smaller of the two sides' active MTUs. */
+uint32_t lossy_path_mtu(const struct lossy_link *l);
+
+/* Registers the control buffer: LOSSY_CTL_RECVS + 1 slots of SLOT bytes.  0 or -1. */
+int lossy_ctl_register(struct lossy_link *l, struct session *s, size_t slot);
+
+/* Releases the control buffer and the data QPs, the last made first; returns how many releases failed. */
+int lossy_paths_destroy(struct lossy_link *l);
+
+#endif
