@@ -74,6 +74,7 @@ STAGES_06_gdr := 01_open_pd 02_reg_mr 03_cq_qp_rts 04_post_wr
 STAGES_07_allreduce := 01_open_pd 02_reg_mr 03_cq_qp_rts 04_post_wr 05_poll_destroy runtime
 STAGES_08_kv_transfer := 01_open_pd 02_reg_mr 03_cq_qp_rts 04_post_wr
 STAGES_09_moe := 01_open_pd 02_reg_mr 03_cq_qp_rts 04_post_wr 05_poll_destroy runtime
+STAGES_10_weight_sync := 01_open_pd 02_reg_mr 03_cq_qp_rts 04_post_wr 05_poll_destroy runtime
 STAGES_11_lossy := 01_open_pd 02_reg_mr 03_cq_qp_rts 04_post_wr 05_poll_destroy
 steps_so_far :=
 $(foreach s,$(STEPS),$(eval UPTO_$(s) := $(or $(STAGES_$(s)),$(steps_so_far)) $(s))$(eval steps_so_far += $(s)))

@@ -1,0 +1,220 @@
+/* datapath.c: step 10's data path: a trainer's chains of WRITEs into every serving rank's version buffer, selectively signalled, each rank's last chain ending with a FETCH_ADD on its signal word; a serving rank's wait on those words. */
+#include "sync_datapath.h"
+#include "completion.h"
+#include "fault.h"
+#include "post_wr.h"
+#include "report.h"
+
+#include <errno.h>
+
+/*
+ * The FETCH_ADD after our last run to D, on the same QP: RC executes one
+ * QP's requests in order, and the responder places a WRITE's data before it
+ * executes a later atomic, so once D's word for us reads V, every byte we
+ * WRITE for version V is in D's memory.  No IBV_SEND_FENCE: a fence waits
+ * for earlier READs and atomics, and nothing here reads.  Its old value
+ * lands in our word FLEET_OLD(D).
+ */
+static void signal_fadd(const struct sync_push *s, const struct rdma_conn *c, int d,
+			struct ibv_send_wr *wr, struct ibv_sge *sge)
+{
+	*sge = (struct ibv_sge){ .addr = (uintptr_t)s->f->buf.addr + FLEET_OLD(d), .length = 8,
+				 .lkey = s->f->buf.mr->lkey };
+	*wr = (struct ibv_send_wr){
+		.wr_id = WR_ID_SEND,
+		.sg_list = sge,
+		.num_sge = 1,
+		.opcode = IBV_WR_ATOMIC_FETCH_AND_ADD,
+		.send_flags = IBV_SEND_SIGNALED,
+		.wr.atomic = { .remote_addr = c->remote.addr + FLEET_SIGNAL(s->f->rank),
+			       .compare_add = 1, .rkey = c->remote.rkey },
+	};
+}
+
+/*
+ * One chain to serving rank D: up to SYNC_CHAIN of our runs to it, from
+ * s->next[d], each one WRITE from our shard into its version buffer V % 2;
+ * only the chain's last WR signalled (selective signalling: one completion
+ * says the WRs before it on this QP are done too).  The chain that takes the
+ * last run ends with the FETCH_ADD.  One ibv_post_send.  0 or -1.
+ */
+static int post_chain(struct sync_push *s, int d, int v)
+{
+	struct fleet *f = s->f;
+	struct rdma_conn *c = &f->conn[d];
+	uint64_t first = s->p->first[f->rank][d], count = s->p->count[f->rank][d];
+	uint64_t from = s->next[d], dst_base = c->remote.addr + FLEET_DATA +
+			(uint64_t)(v % 2) * s->m->tp_bytes[plan_tp_rank(s->p, d)], bytes = 0;
+	struct ibv_send_wr wr[SYNC_CHAIN + 1], *bad;
+	struct ibv_sge sge[SYNC_CHAIN + 1];
+	int n = 0, rc;
+	bool last;
+
+	for (; n < SYNC_CHAIN && s->next[d] < count; n++, s->next[d]++) {
+		const struct run *r = &s->p->runs[first + s->next[d]];
+
+		sge[n] = (struct ibv_sge){ .addr = (uintptr_t)f->buf.addr + FLEET_DATA + r->src_off,
+					   .length = (uint32_t)r->len, .lkey = f->buf.mr->lkey };
+		wr[n] = (struct ibv_send_wr){
+			.wr_id = WR_ID_SEND,
+			.sg_list = &sge[n],
+			.num_sge = 1,
+			.opcode = IBV_WR_RDMA_WRITE,
+			.next = &wr[n + 1],
+			.wr.rdma = { .remote_addr = dst_base + r->dst_off, .rkey = c->remote.rkey },
+		};
+		bytes += r->len;
+	}
+	last = s->next[d] == count;
+	if (last) {
+		signal_fadd(s, c, d, &wr[n], &sge[n]);
+		n++;
+	} else {
+		wr[n - 1].send_flags = IBV_SEND_SIGNALED;
+	}
+	wr[n - 1].next = NULL;
+	rc = fault_at("post_send") ? errno : ibv_post_send(c->qp, wr, &bad);
+	if (rc) {
+		report_verb_error(last ? "ibv_post_send (WRITEs, then FETCH_ADD)" :
+				  "ibv_post_send (a chain of WRITEs)", rc);
+		ctl_fail(s->ctl, f->rank, "it could not post its version %d to rank %d", v, d);
+		return -1;
+	}
+	s->in_flight[d]++;
+	s->st.posts++;
+	s->st.writes += (uint64_t)(n - last);
+	s->st.atomics += last;
+	s->st.signalled++;
+	s->st.bytes += bytes;
+	sync_show_chain(s, d, from, n - last, bytes, last);
+	return 0;
+}
+
+/* Takes what our CQ to D holds now: each completion is one chain done, and every WR before it. 0 or -1. */
+static int reap(struct sync_push *s, int d, bool *moved)
+{
+	struct ibv_wc wc[SYNC_CHAINS];
+	int n = ibv_poll_cq(s->f->conn[d].cq, SYNC_CHAINS, wc);
+
+	if (n < 0) {
+		ctl_fail(s->ctl, s->f->rank, "it could not poll its CQ to rank %d", d);
+		return -1;
+	}
+	for (int i = 0; i < n; i++) {
+		/* Stage 4's check: a failed status (or the fault point "completion") is named there. */
+		if (check_good_completion(&wc[i])) {
+			ctl_fail_neighbour(s->ctl, d, "our WRITEs to it did not complete (see the line "
+					   "above): its QP is gone or unreachable");
+			return -1;
+		}
+		s->in_flight[d]--;
+		*moved = true;
+	}
+	return 0;
+}
+
+int sync_push(struct sync_push *s, int v)
+{
+	struct fleet *f = s->f;
+	struct progress pr;
+	bool held = false;
+
+	progress_start(&pr, s->ctl, s->rule, s->timeout_s);
+	for (int d = f->trainers; d < f->world; d++)
+		s->next[d] = 0;
+	for (;;) {
+		bool moved = false, busy = false;
+
+		/* The serving ranks in turn, from ours on, so that no rank is every trainer's first. */
+		for (int i = 0; i < f->world - f->trainers; i++) {
+			int d = f->trainers + (f->rank + i) % (f->world - f->trainers);
+			uint64_t count = s->p->count[f->rank][d];
+
+			if (!count)
+				continue;
+			if (s->next[d] < count && s->in_flight[d] < SYNC_CHAINS) {
+				if (post_chain(s, d, v))
+					return -1;
+				moved = true;
+				if (!held && s->hold_ms && v == 2) {
+					held = true;
+					sync_hold(s);
+				}
+			}
+			if (s->in_flight[d] && reap(s, d, &moved))
+				return -1;
+			busy |= s->next[d] < count || s->in_flight[d];
+		}
+		if (!busy)
+			break;
+		if (moved) {
+			progress_made(&pr);
+			continue;
+		}
+		int rc = progress_idle(&pr);
+
+		if (rc == PROGRESS_STALLED)
+			ctl_fail(s->ctl, f->rank, "its WRITEs of version %d did not complete within %d s",
+				 v, s->timeout_s);
+		if (rc)
+			return -1;
+	}
+	s->st.yields += pr.yields;
+	s->st.naps += pr.naps;
+	return 0;
+}
+
+/* Our signal word for trainer K, as its FETCH_ADDs left it: an acquire load, so the WRITEs before are seen. */
+static uint64_t signal_word(const struct sync_push *s, int k)
+{
+	const uint64_t *w = (const uint64_t *)((char *)s->f->buf.addr + FLEET_SIGNAL(k));
+
+	return __atomic_load_n(w, __ATOMIC_ACQUIRE);
+}
+
+int sync_wait_whole(struct sync_push *s, int v)
+{
+	struct fleet *f = s->f;
+	struct progress pr;
+	int came = 0, before = 0;
+
+	progress_start(&pr, s->ctl, s->rule, s->timeout_s);
+	for (;;) {
+		int silent = -1;
+
+		came = 0;
+		for (int k = 0; k < f->trainers; k++) {
+			uint64_t w;
+
+			if (!s->p->count[k][f->rank])
+				continue;
+			w = signal_word(s, k);
+			if (w > (uint64_t)v) {
+				ctl_fail(s->ctl, k, "its signal word at rank %d reads %llu in round %d: "
+					 "more FETCH_ADDs than versions", f->rank, (unsigned long long)w, v);
+				return -1;
+			}
+			if (w == (uint64_t)v)
+				came++;
+			else if (silent < 0)
+				silent = k;
+		}
+		if (silent < 0)
+			break;
+		if (came > before) {
+			before = came;
+			progress_made(&pr);
+		}
+		int rc = progress_idle(&pr);
+
+		if (rc == PROGRESS_STALLED)
+			ctl_fail(s->ctl, silent, "its FETCH_ADD of version %d did not come to rank %d "
+				 "within %d s: alive or not, it did not send it", v, f->rank,
+				 s->timeout_s);
+		if (rc)
+			return -1;
+	}
+	s->st.yields += pr.yields;
+	s->st.naps += pr.naps;
+	return 0;
+}

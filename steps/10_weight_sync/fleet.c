@@ -1,0 +1,188 @@
+/* fleet.c: step 10's verbs objects: one device, one registered buffer (the words, then a trainer's shard or a serving rank's two versions), one RC QP per trainer and serving pair. */
+#include "fleet.h"
+#include "dev_limits.h"
+#include "sync_datapath.h"
+#include "pairs.h"
+#include "report.h"
+
+#include <stdio.h>
+
+void fleet_init(struct fleet *f, const struct launch *l, const struct sync_opts *opts)
+{
+	*f = (struct fleet){ .rank = l->rank, .world = l->world, .trainers = opts->trainers };
+	for (int p = 0; p < SYNC_MAX_RANKS; p++)
+		f->conn[p].sock = -1;
+}
+
+uint64_t fleet_bytes(const struct model *m, const struct plan *p, int r)
+{
+	if (r < p->trainers)
+		return FLEET_DATA + m->tr_bytes[r];
+	return FLEET_DATA + 2 * m->tp_bytes[plan_tp_rank(p, r)];
+}
+
+/*
+ * What this rank asks of the device, after stage 1 and before anything else
+ * is created: its buffer pinned as one MR; a serving rank's remote atomics
+ * (the trainers' FETCH_ADDs); a trainer's send queue holding SYNC_CHAINS
+ * chains and the FETCH_ADD, each of its WRITEs one message of up to the
+ * largest run.
+ */
+static int check_limits(const struct fleet *f, const struct sync_opts *opts, const struct plan *p,
+			uint64_t bytes)
+{
+	char request[96];
+	uint64_t largest = 0;
+
+	snprintf(request, sizeof(request), "--model-dim %d --layers %d", opts->dim, opts->layers);
+	if (limit_check_pin(&f->dev, bytes, bytes, request, "give a smaller --model-dim or fewer --layers"))
+		return -1;
+	if (!fleet_trains(f))
+		return limit_check_atomics(&f->dev, "the trainers' FETCH_ADDs", "this step signals "
+					   "with atomics: use a device that serves them");
+	for (uint64_t i = 0; i < p->n; i++)
+		if (p->runs[i].src == f->rank && p->runs[i].len > largest)
+			largest = p->runs[i].len;
+	return limit_check(&f->dev, LIMIT_QP_WR, SYNC_CHAINS * SYNC_CHAIN + 1, "send WRs a QP (the "
+			   "chains in flight and the FETCH_ADD)", "step 10", "this device cannot run it") ||
+	       limit_check(&f->dev, LIMIT_MSG_SZ, largest, "bytes in one WRITE (the plan's longest "
+			   "run)", request, "give a smaller --model-dim") ||
+	       cq_qp_check_limits(&f->dev, &opts->conn) ? -1 : 0;
+}
+
+int fleet_open(struct fleet *f, const struct cli_common *common, const struct sync_opts *opts,
+	       const struct model *m, const struct plan *p)
+{
+	struct reg_mr_opts mr = { .size = fleet_bytes(m, p, f->rank) };
+	int qps = 0;
+
+	if (!fleet_trains(f))
+		f->slice = m->tp_bytes[plan_tp_rank(p, f->rank)];
+	show_heading("stage 1: open the device, allocate a PD");
+	if (open_device_pd(common, &f->dev) || check_limits(f, opts, p, mr.size))
+		return -1;
+	show_heading("stage 2: register one buffer, once: the words, then the weights");
+	/* Least privilege: a trainer's buffer is only ever read by its own NIC. */
+	if (fleet_trains(f))
+		reg_mr_grant(&mr, IBV_ACCESS_LOCAL_WRITE, "our NIC reads our shard for the WRITEs and "
+			     "writes our FETCH_ADDs' old values; no peer touches it");
+	else
+		reg_mr_grant(&mr, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+			     IBV_ACCESS_REMOTE_ATOMIC, "the trainers WRITE our slices into the version "
+			     "buffer being filled, and FETCH_ADD their signal words");
+	if (register_buffer(&f->dev, &mr, &f->buf))
+		return -1;
+	show_heading("stage 3: one RC QP to every rank of the other side");
+	for (int q = 0; q < f->world; q++) {
+		if (q == f->rank || fleet_trains(f) == (q < f->trainers))
+			continue;
+		if (create_cq_qp(&f->dev, &f->buf, &opts->conn, &f->conn[q], NULL))
+			return -1;
+		f->conn[q].timeout = (uint8_t)opts->job.qp_timeout;
+		f->paired[q] = true;
+		qps++;
+	}
+	show("QPs", "%d here, %d in the job: one per trainer and serving rank, T x S = %d x %d; no QP "
+	     "between two trainers or two serving ranks", qps, 2 * f->trainers * (f->world - f->trainers),
+	     f->trainers, f->world - f->trainers);
+	return 0;
+}
+
+/*
+ * A serving rank's buffer as it told us: the plan says how long it is, so
+ * a length other than that one, or an address that wraps, is refused
+ * before any WRITE is aimed at it.  0, or -1 after every rank was told.
+ */
+static int check_peer_buffer(struct ring_ctl *ctl, const struct model *m,
+			     const struct plan *p, int d, const struct peer_info *in)
+{
+	uint64_t want = fleet_bytes(m, p, d);
+
+	if (in->len != want) {
+		ctl_fail(ctl, d, "its buffer length %llu B is not the %llu B the plan lays out for it "
+			 "(%llu B of words, then 2 versions of %llu B): refused before any WRITE",
+			 (unsigned long long)in->len, (unsigned long long)want,
+			 (unsigned long long)FLEET_DATA, (unsigned long long)m->tp_bytes[plan_tp_rank(p, d)]);
+		return -1;
+	}
+	if (!in->addr || in->addr + in->len < in->addr) {
+		ctl_fail(ctl, d, "its buffer address 0x%llx with %llu B wraps past the end of memory: "
+			 "refused before any WRITE", (unsigned long long)in->addr,
+			 (unsigned long long)in->len);
+		return -1;
+	}
+	return 0;
+}
+
+int fleet_meet(struct fleet *f, struct ring_ctl *ctl, const struct launch *l, struct hello *mine,
+	       const char *failure, const struct model *m, const struct plan *p,
+	       const struct sync_opts *opts)
+{
+	struct peer_info ours[SYNC_MAX_RANKS] = { 0 }, theirs[SYNC_MAX_RANKS] = { 0 };
+	struct rank_result none = { 0 }, all[JOB_MAX_RANKS];
+	struct neighbours nb;
+
+	int any = -1;
+
+	for (int q = 0; q < f->world; q++)
+		if (f->paired[q]) {
+			ours[q] = f->conn[q].local;
+			if (opts->plant_rank == f->rank)
+				ours[q].len = (uint64_t)opts->plant_len;
+			if (any < 0)
+				any = q;
+		}
+	/*
+	 * The runtime hands on a description for every pair, and checks each
+	 * one's fields (rendezvous.c, pairs.c): a pair the plan does not join
+	 * (two trainers, two serving ranks) carries a copy of one of our QPs'
+	 * descriptions, which its peer never connects.
+	 */
+	for (int q = 0; q < f->world && any >= 0; q++)
+		if (!f->paired[q])
+			ours[q] = ours[any];
+	if (any >= 0)
+		mine->to_next = mine->from_prev = ours[any];
+	if (opts->plant_rank == f->rank)
+		show_now("plant", "rank %d says its buffer is %d B (--plant-len): every trainer must "
+			 "refuse it", f->rank, opts->plant_len);
+	show_heading("rendezvous: every rank's options through rank 0, then the trainers' and the "
+		     "serving ranks' QPs and buffers, once");
+	if (rendezvous(ctl, l, mine, failure, &nb) || failure)
+		return -1;
+	if (ctl_exchange_pairs(ctl, ours, theirs))
+		return -1;
+	for (int q = 0; q < f->world; q++) {
+		char who[32];
+
+		if (!f->paired[q])
+			continue;
+		if (fleet_trains(f) && check_peer_buffer(ctl, m, p, q, &theirs[q]))
+			return -1;
+		f->conn[q].remote = theirs[q];
+		snprintf(who, sizeof(who), "rank %d's", q);
+		exchange_show(who, &theirs[q]);
+		if (bring_up_qp(&f->dev, &f->conn[q])) {
+			ctl_fail(ctl, f->rank, "its QP to rank %d did not reach RTS (see its output)", q);
+			return -1;
+		}
+	}
+	if (fleet_trains(f))
+		show("buffers", "every serving rank's address, length and rkey taken once, here, each "
+		     "length the plan's: no update asks for them again");
+	/* Every QP of every rank is in RTS before the first WRITE. */
+	return ctl_gather(ctl, &none, all);
+}
+
+int fleet_close(struct fleet *f)
+{
+	int failures = 0;
+
+	/* Every QP we may have begun, paired or not yet: stage 3's release takes what is NULL. */
+	for (int q = f->world - 1; q >= 0; q--)
+		if (q != f->rank)
+			failures += destroy_cq_qp(&f->conn[q]);
+	failures += release_buffer(&f->buf);
+	failures += close_device_pd(&f->dev);
+	return failures;
+}

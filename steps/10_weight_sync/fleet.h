@@ -1,0 +1,69 @@
+/* fleet.h: step 10's verbs objects: one device, one registered buffer (the words, then a trainer's shard or a serving rank's two versions), one RC QP per trainer and serving pair. */
+#ifndef RDMA_STEPS_FLEET_H
+#define RDMA_STEPS_FLEET_H
+
+#include <stdbool.h>
+
+#include "control.h"
+#include "cq_qp_rts.h"
+#include "launch.h"
+#include "open_pd.h"
+#include "plan.h"
+#include "reg_mr.h"
+#include "rendezvous.h"
+#include "sync_options.h"
+
+/*
+ * The buffer's words, then its data.  A serving rank: one signal word per
+ * trainer (its FETCH_ADDs count its versions), the version word it serves,
+ * then version buffer 0 and version buffer 1, each its whole slice.  A
+ * trainer: the old values its FETCH_ADDs bring back, one per serving rank,
+ * then its shard.
+ */
+#define FLEET_SIGNAL(k) (8 * (uint64_t)(k))
+#define FLEET_VERSION ((uint64_t)8 * SYNC_MAX_RANKS)
+#define FLEET_OLD(d) (FLEET_VERSION + 64 + 8 * (uint64_t)(d))
+#define FLEET_DATA ((uint64_t)512)
+
+struct fleet {
+	struct rdma_dev dev;			/* stage 1 */
+	struct rdma_buf buf;			/* stage 2: words and data, registered once */
+	struct rdma_conn conn[SYNC_MAX_RANKS];	/* stage 3: conn[p], our QP to rank p, where
+						 * the plan pairs us (a trainer and a serving rank) */
+	bool paired[SYNC_MAX_RANKS];
+	int rank, world, trainers;
+	uint64_t slice;				/* a serving rank: one version's bytes */
+};
+
+static inline bool fleet_trains(const struct fleet *f) { return f->rank < f->trainers; }
+
+/* Before fleet_open: every connection closed, so that fleet_close can run whatever happened. */
+void fleet_init(struct fleet *f, const struct launch *l, const struct sync_opts *opts);
+
+/* Bytes of rank R's buffer, words included, as the plan lays it out. */
+uint64_t fleet_bytes(const struct model *m, const struct plan *p, int r);
+
+/*
+ * Stages 1 to 3: the device and PD, the buffer (a serving rank's open to
+ * remote WRITEs and atomics, a trainer's to nobody), and a CQ and an RC QP
+ * in INIT to every rank of the other side.  0 or -1; either way the caller
+ * ends with fleet_close.
+ */
+int fleet_open(struct fleet *f, const struct cli_common *common, const struct sync_opts *opts,
+	       const struct model *m, const struct plan *p);
+
+/*
+ * Meets the other ranks: the rendezvous (MINE's options checked), or
+ * FAILURE instead; every QP through rank 0, each peer's buffer checked
+ * against the plan before anything is taken from it (its length exactly
+ * what the plan lays out, its address not wrapping), each QP to RTS, every
+ * rank in RTS before the first WRITE.  0, or -1 after every rank was told.
+ */
+int fleet_meet(struct fleet *f, struct ring_ctl *ctl, const struct launch *l, struct hello *mine,
+	       const char *failure, const struct model *m, const struct plan *p,
+	       const struct sync_opts *opts);
+
+/* Releases stages 3, 2 and 1; returns how many releases failed. */
+int fleet_close(struct fleet *f);
+
+#endif

@@ -1,0 +1,299 @@
+/* main.c: step 10: new weights from the trainers to the inference fleet: a plan computed once, WRITEs straight into every replica's buffers, counted by FETCH_ADD, two versions flipped whole. */
+#include "clock.h"
+#include "control.h"
+#include "cq_qp_rts.h"
+#include "device.h"
+#include "fault.h"
+#include "launch.h"
+#include "model.h"
+#include "open_pd.h"
+#include "pause.h"
+#include "plan.h"
+#include "post_wr.h"
+#include "reg_mr.h"
+#include "report.h"
+#include "sync_datapath.h"
+#include "sync_options.h"
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static const char purpose[] =
+	"Step 10: on top of steps 01-05 and the job runtime (launchers, rendezvous, control),\n"
+	"new weights go from the trainers to every serving replica as RL post-training moves\n"
+	"them: ranks 0 to T - 1 (--trainers) hold Llama-3 8B's tensors (scaled by --model-dim)\n"
+	"fully sharded, as FSDP; the others serve in replicas of --tp ranks, tensor-parallel,\n"
+	"as Megatron. A plan, computed once from both layouts, lists every run of bytes from a\n"
+	"trainer's shard to a serving rank's slice, and is checked to cover every byte once;\n"
+	"the serving ranks' buffers are exchanged once. Each of --updates rounds, every trainer\n"
+	"WRITEs its runs straight into every replica's spare version buffer, in chains with\n"
+	"selective signalling, then a FETCH_ADD on each rank's word for it; a serving rank that\n"
+	"finds every word at the new version flips its version word with its replica, and\n"
+	"checks its slices byte for byte. No serving rank posts anything.\n"
+	"\n"
+	"Rank and world size as step 07: --rank/--world-size, else torchrun's, Open MPI's,\n"
+	"MPICH's or Slurm's variables; rank 0's rendezvous on TCP port -p, at HOST or\n"
+	"MASTER_ADDR. Every wait is bounded by -t; a failure ends every rank with one line\n"
+	"naming the rank. Kept from the earlier steps: -d, -i, -x, -p, -t and --pause.";
+
+struct sync_run {
+	const struct sync_opts *opts;
+	struct fleet *f;
+	struct ring_ctl *ctl;
+	const struct model *m;
+	const struct plan *p;
+	struct sync_push push;
+	int serving;		/* the version this serving rank serves (its version word) */
+};
+
+static uint64_t *version_word(const struct sync_run *r)
+{
+	return (uint64_t *)((char *)r->f->buf.addr + FLEET_VERSION);
+}
+
+static uint8_t *version_buffer(const struct sync_run *r, int v)
+{
+	return (uint8_t *)r->f->buf.addr + FLEET_DATA + (uint64_t)(v % 2) * r->f->slice;
+}
+
+/* Our slices at version V in its buffer against the plan: the bytes wrong, and a line when any are. */
+static uint64_t check_version(const struct sync_run *r, int v, const char *when)
+{
+	int t;
+	uint64_t i, wrong = model_check_slice(r->m, r->opts->seed, plan_tp_rank(r->p, r->f->rank), v,
+					      version_buffer(r, v), &t, &i);
+
+	if (wrong)
+		show_now("check", "%s: version %d in buffer %d: %llu B wrong, the first %s element "
+			 "%llu", when, v, v % 2, (unsigned long long)wrong, r->m->t[t].name,
+			 (unsigned long long)i);
+	return wrong;
+}
+
+static int gather(struct sync_run *r, uint64_t ns, uint64_t wrong, uint64_t bytes,
+		  struct rank_result *all)
+{
+	struct rank_result mine = { .time_ns = ns, .wrong = wrong, .bytes = bytes };
+
+	return ctl_gather(r->ctl, &mine, all);
+}
+
+/* A trainer's round: the new shard, the push, then the two barriers of the flip. */
+static int train_round(struct sync_run *r, int v, struct rank_result *all)
+{
+	struct sync_stats before = r->push.st;
+	double start;
+	uint64_t ns;
+
+	/* The update: a training step's new weights, seeded, each element unlike the last version's. */
+	model_fill_shard(r->m, r->opts->seed, r->f->rank, v, (uint8_t *)r->f->buf.addr + FLEET_DATA);
+	r->push.version = v;
+	start = now_us();
+	if (sync_push(&r->push, v))
+		return -1;
+	ns = (uint64_t)((now_us() - start) * 1000);
+	show("push", "version %d: %llu B in %llu WRITEs, %llu posts (each a chain, its last WR "
+	     "signalled), %llu FETCH_ADDs, %llu completions, in %.1f ms", v,
+	     (unsigned long long)(r->push.st.bytes - before.bytes),
+	     (unsigned long long)(r->push.st.writes - before.writes),
+	     (unsigned long long)(r->push.st.posts - before.posts),
+	     (unsigned long long)(r->push.st.atomics - before.atomics),
+	     (unsigned long long)(r->push.st.signalled - before.signalled), ns / 1e6);
+	if (gather(r, 0, 0, 0, all))
+		return -1;
+	return gather(r, ns, 0, r->push.st.bytes - before.bytes, all);
+}
+
+/* A serving rank's round: serve V - 1 while V lands, wait for every word, flip with the replica, read V back. */
+static int serve_round(struct sync_run *r, int v, struct rank_result *all)
+{
+	uint64_t wrong, want = r->f->slice;
+	int seen;
+
+	if (v > 1 && check_version(r, v - 1, "serving while the next lands"))
+		return ctl_fail(r->ctl, r->f->rank, "the version it serves was not whole"), -1;
+	if (r->opts->hold_rank == r->f->rank && v == 2) {
+		r->push.hold_ms = r->opts->hold_ms;
+		r->push.version = v;
+		sync_hold(&r->push);
+	}
+	if (sync_wait_whole(&r->push, v))
+		return -1;
+	show("signals", "version %d: the words of all %d trainers read %d: every run of it is in "
+	     "buffer %d, no receive posted", v, r->p->sources[r->f->rank], v, v % 2);
+	/* Every WRITE of version V has landed: none may have touched the buffer we serve. */
+	if (v > 1 && check_version(r, v - 1, "after version v landed"))
+		return ctl_fail(r->ctl, r->f->rank, "version %d's WRITEs reached the buffer of the "
+				"version it serves", v), -1;
+	/* Barrier 1: every rank of every replica whole; only then may a replica's ranks flip. */
+	if (gather(r, 0, 0, 0, all))
+		return -1;
+	__atomic_store_n(version_word(r), (uint64_t)v, __ATOMIC_RELEASE);
+	r->serving = v;
+	/* The reader: whatever version the word says, that buffer, byte for byte. */
+	seen = (int)__atomic_load_n(version_word(r), __ATOMIC_ACQUIRE);
+	wrong = check_version(r, seen, "after the flip");
+	if (wrong) {
+		ctl_fail(r->ctl, r->f->rank, "its slices of version %d hold %llu wrong bytes", seen,
+			 (unsigned long long)wrong);
+		return -1;
+	}
+	show("check", "round %d: version %d in buffer %d: all %llu B of our slices right, byte for "
+	     "byte as the plan says%s", v, seen, seen % 2, (unsigned long long)want,
+	     v > 1 ? "; version v - 1 served whole while it landed" : "");
+	/* Barrier 2: every reader off the old buffer: the next version may be written there. */
+	return gather(r, 0, wrong, want, all);
+}
+
+/* Rank 0, after a round's second barrier: the slowest trainer's push and every serving rank's check. */
+static void show_round(const struct sync_run *r, int v, const struct rank_result *all)
+{
+	uint64_t slowest = 0, bytes = 0, wrong = 0;
+	int replicas = (r->f->world - r->f->trainers) / r->opts->tp;
+
+	if (r->ctl->rank != 0)
+		return;
+	for (int k = 0; k < r->f->world; k++) {
+		if (k < r->f->trainers && all[k].time_ns > slowest)
+			slowest = all[k].time_ns;
+		if (k >= r->f->trainers) {
+			bytes += all[k].bytes;
+			wrong += all[k].wrong;
+		}
+	}
+	show("round", "%d: version %d whole in %d replica%s: %llu B checked on %d serving ranks, %llu "
+	     "wrong; the slowest trainer pushed in %.1f ms", v, v, replicas, replicas == 1 ? "" : "s",
+	     (unsigned long long)bytes, r->f->world - r->f->trainers,
+	     (unsigned long long)wrong, slowest / 1e6);
+}
+
+/* A serving rank whose update failed: what it still serves, checked. */
+static void show_still_serving(const struct sync_run *r)
+{
+	if (fleet_trains(r->f) || r->serving < 1 || !r->f->buf.addr)
+		return;
+	show_now("versions", "the update after version %d did not finish: we still serve version %d "
+		 "from buffer %d, %s", r->serving, r->serving, r->serving % 2,
+		 check_version(r, r->serving, "still serving") ? "NOT whole (see above)" :
+		 "whole (checked byte for byte)");
+}
+
+static int run_rounds(struct sync_run *r)
+{
+	struct rank_result *all = calloc(JOB_MAX_RANKS, sizeof(*all));
+	int rc = 0;
+
+	if (!all) {
+		ctl_fail(r->ctl, r->f->rank, "no memory for the rounds' results");
+		return -1;
+	}
+	if (r->opts->hold_rank == r->f->rank && fleet_trains(r->f))
+		r->push.hold_ms = r->opts->hold_ms;
+	for (int v = 1; v <= r->opts->updates && !rc; v++) {
+		show_heading(fleet_trains(r->f) ? "stage 10, round: a new version, pushed to every "
+			     "replica" : "stage 10, round: serve, let the new version land, flip");
+		rc = fleet_trains(r->f) ? train_round(r, v, all) : serve_round(r, v, all);
+		if (!rc)
+			show_round(r, v, all);
+	}
+	if (rc)
+		show_still_serving(r);
+	free(all);
+	return rc;
+}
+
+static void show_roles(const struct sync_run *r)
+{
+	int me = r->f->rank;
+
+	if (fleet_trains(r->f))
+		show("role", "rank %d trains: its shard is %llu B of the model's %llu B", me,
+		     (unsigned long long)r->m->tr_bytes[me],
+		     (unsigned long long)(r->m->elems * MODEL_ELEM));
+	else
+		show("role", "rank %d serves: replica %d, TP rank %d of %d; its slice is %llu B of the "
+		     "model's %llu B, in two version buffers", me, plan_replica(r->p, me),
+		     plan_tp_rank(r->p, me), r->opts->tp, (unsigned long long)r->f->slice,
+		     (unsigned long long)(r->m->elems * MODEL_ELEM));
+}
+
+/* The plan and both layouts, set up and met, then the rounds; 0 or -1. */
+static int run_rank(const struct cli_common *common, const struct sync_opts *opts,
+		    const struct launch *l, struct fleet *f, struct ring_ctl *ctl)
+{
+	struct model *m = calloc(1, sizeof(*m));
+	struct hello mine = { .rank = l->rank, .world = l->world };
+	struct plan p = { 0 };
+	const char *failure = NULL;
+	struct sync_run r = { .opts = opts, .f = f, .ctl = ctl, .m = m, .p = &p };
+	int rc = -1;
+
+	if (!m) {
+		report_error("rank %d: no memory for the model's tables", l->rank);
+		failure = "its set-up failed (see its output)";
+	} else {
+		model_init(m, opts);
+		model_show(m, opts);
+		if (plan_build(&p, m, l->world) || plan_check(&p, m)) {
+			failure = "its plan failed (see its output)";
+		} else {
+			plan_show(&p, m);
+			show("plan check", "every byte of every replica's %d slices covered by exactly one "
+			     "run; no trainer holds the whole model, nor a serving rank at --tp %d",
+			     opts->tp, opts->tp);
+		}
+	}
+	if (!failure && fleet_open(f, common, opts, m, &p))
+		failure = "its set-up failed (see its output)";
+	sync_opts_format(opts, mine.options, sizeof(mine.options));
+	if (fleet_meet(f, ctl, l, &mine, failure, m, &p, opts))
+		goto free_plan;
+	sync_push_init(&r.push, f, ctl, &p, m, common->timeout_s);
+	show_roles(&r);
+	rc = run_rounds(&r);
+	if (!rc && common->pause && pause_until_told("every update is in (see 'rdma resource show')"))
+		rc = -1;
+free_plan:
+	plan_free(&p);
+	free(m);
+	return rc;
+}
+
+/* The fault points of the stages this program runs: RDMA_STEPS_FAIL_AT names one of them. */
+static const struct fault_point *const faults[] = { open_pd_faults, reg_mr_faults, cq_qp_faults,
+						    post_wr_faults, NULL };
+
+int main(int argc, char **argv)
+{
+	struct sync_opts opts;
+	const struct cli_stage stages[] = { SYNC_STAGE(&opts), JOB_STAGE(&opts.job),
+					    CQ_QP_PATH_STAGE(&opts.conn), { 0 } };
+	const struct cli_spec spec = { .program = "10_weight_sync", .purpose = purpose,
+				       .connects = true, .pauses = true, .stages = stages,
+				       .faults = faults };
+	struct cli_common common;
+	struct launch l;
+	struct fleet f;
+	struct ring_ctl ctl;
+	int usage, status = EXIT_FAILURE, failures;
+
+	sync_opts_default(&opts);
+	usage = cli_parse(argc, argv, &spec, &common);
+	if (usage != CLI_RUN)
+		return usage;
+	if (launch_resolve(&opts.job, &common, &l) || sync_opts_check(&opts, l.world))
+		return 2;
+	ctl_init(&ctl, &l, common.timeout_s);
+	fleet_init(&f, &l, &opts);
+	if (run_rank(&common, &opts, &l, &f, &ctl) == 0)
+		status = EXIT_SUCCESS;
+
+	show_heading("teardown: every rank releases what it made, in reverse order");
+	failures = fleet_close(&f);
+	ctl_close(&ctl);
+	show("teardown", "%s", failures ? "some releases failed (see above)" : "every object released");
+	return failures ? EXIT_FAILURE : status;
+}

@@ -1,0 +1,45 @@
+/* plan.h: step 10's transfer plan, computed once from both layouts: every run of bytes from a trainer's shard into a serving rank's slice, merged, summed per pair and checked to cover every byte once. */
+#ifndef RDMA_STEPS_PLAN_H
+#define RDMA_STEPS_PLAN_H
+
+#include <stdint.h>
+
+#include "model.h"
+
+/* LEN bytes from SRC's shard at SRC_OFF to DST's slice at DST_OFF (both from their data's start). */
+struct run {
+	int src, dst;
+	uint64_t src_off, dst_off, len;
+};
+
+struct plan {
+	struct run *runs;		/* sorted by source, then destination, then DST_OFF */
+	uint64_t n, cap;
+	uint64_t pieces;		/* before merging: one per (range, shard) overlap */
+	int world, trainers, tp;
+	/* Per ordered pair: its runs are runs[first[s][d] .. first[s][d] + count[s][d]). */
+	uint64_t first[SYNC_MAX_RANKS][SYNC_MAX_RANKS], count[SYNC_MAX_RANKS][SYNC_MAX_RANKS];
+	uint64_t bytes[SYNC_MAX_RANKS][SYNC_MAX_RANKS];
+	int sources[SYNC_MAX_RANKS];	/* trainers with runs to each serving rank */
+};
+
+/* Serving rank D's replica and its rank in it. */
+static inline int plan_replica(const struct plan *p, int d) { return (d - p->trainers) / p->tp; }
+static inline int plan_tp_rank(const struct plan *p, int d) { return (d - p->trainers) % p->tp; }
+
+/* Every run of M over WORLD ranks, merged; 0, or -1 after saying what failed. */
+int plan_build(struct plan *p, const struct model *m, int world);
+
+/*
+ * Every byte of every serving rank's slice covered by exactly one run, and
+ * every run inside its trainer's shard; 0, or -1 after naming the first
+ * gap, overlap or overrun.
+ */
+int plan_check(const struct plan *p, const struct model *m);
+
+/* The summary: bytes per ordered pair, the busiest sender and receiver, the slowest rank's bytes. */
+void plan_show(const struct plan *p, const struct model *m);
+
+void plan_free(struct plan *p);
+
+#endif

@@ -1,0 +1,67 @@
+/* sync_datapath.h: step 10's data path (datapath.c): a trainer's push of one version, in chains of WRITEs with selective signalling and a FETCH_ADD per serving rank, and a serving rank's wait for its signal words. */
+#ifndef RDMA_STEPS_SYNC_DATAPATH_H
+#define RDMA_STEPS_SYNC_DATAPATH_H
+
+#include <stdint.h>
+
+#include "control.h"
+#include "fleet.h"
+#include "plan.h"
+#include "progress.h"
+
+/*
+ * A chain: at most SYNC_CHAIN WRITEs in one ibv_post_send, only its last WR
+ * signalled; at most SYNC_CHAINS chains in flight on a QP, so that the send
+ * queue (QUEUE_DEPTH) holds them and the last chain's FETCH_ADD.
+ */
+#define SYNC_CHAIN 16
+#define SYNC_CHAINS 3
+
+/* What a push or a wait did, for the output. */
+struct sync_stats {
+	uint64_t posts, writes, signalled, atomics, bytes;
+	uint64_t yields, naps;
+};
+
+struct sync_push {
+	struct fleet *f;
+	struct ring_ctl *ctl;
+	const struct plan *p;
+	const struct model *m;
+	int timeout_s;
+	enum progress_rule rule;	/* how the waits give the CPU away, decided once */
+	int version;			/* the version under way, from 1 */
+	uint64_t next[SYNC_MAX_RANKS];	/* per serving rank: our next run to it, from 0 */
+	int in_flight[SYNC_MAX_RANKS];	/* per serving rank: our chains not yet completed */
+	int hold_ms;			/* --hold: stop this long after the first chain */
+	struct sync_stats st;
+};
+
+/* Before the first round: decides, and says, how the waits give the CPU away. */
+void sync_push_init(struct sync_push *s, struct fleet *f, struct ring_ctl *ctl,
+		    const struct plan *p, const struct model *m, int timeout_s);
+
+/*
+ * A trainer, version V: every run of ours to every serving rank, WRITEn from
+ * our shard into the rank's version buffer V % 2, in chains, the serving
+ * ranks taken in turn; after a rank's last run, on the same QP, a FETCH_ADD
+ * +1 on its signal word for us.  Returns once every chain has completed: 0,
+ * or -1 after ctl_fail.
+ */
+int sync_push(struct sync_push *s, int v);
+
+/*
+ * A serving rank, version V: waits until the signal word of every trainer
+ * with runs to us reads V (an acquire load each); a word past V is refused,
+ * naming its trainer.  Between looks, the runtime's progress loop; -t
+ * without a new signal names the first silent trainer.  0, or -1 after
+ * ctl_fail.
+ */
+int sync_wait_whole(struct sync_push *s, int v);
+
+/* datapath.c's lines: in sync_report.c. */
+void sync_show_chain(const struct sync_push *s, int d, uint64_t from, int writes, uint64_t bytes,
+		     bool last);
+void sync_hold(const struct sync_push *s);
+
+#endif

@@ -1,0 +1,101 @@
+/* sync_options.c: step 10's part of the command line: the trainers, the replicas' tensor parallelism, the model's size, the updates, the seed. */
+#include "sync_options.h"
+#include "model.h"
+#include "report.h"
+
+#include <stdio.h>
+
+#define MAX_DIM 4096
+#define MAX_UPDATES 1000
+
+void sync_opts_default(struct sync_opts *opts)
+{
+	/*
+	 * Llama-3 8B scaled down (model.c prints the arithmetic): D = 256 of
+	 * its 4096, 4 of its 32 layers, about 15 MB in BF16; 2 trainers, each
+	 * replica 2 ranks of tensor parallelism, 3 updates.
+	 */
+	*opts = (struct sync_opts){ .trainers = 2, .tp = 2, .dim = 256, .layers = 4, .updates = 3,
+				    .seed = 1, .hold_rank = -1, .plant_rank = -1 };
+	job_opts_default(&opts->job, SYNC_MAX_RANKS);
+}
+
+const struct cli_option sync_cli_options[] = {
+	{ "trainers", CLI_KEY_TRAINERS, "T", "ranks 0 to T - 1 train, fully sharded; the others serve (default: 2)" },
+	{ "tp", CLI_KEY_TP, "P", "ranks a serving replica, tensor-parallel; every replica holds the whole model (default: 2)" },
+	{ "model-dim", CLI_KEY_MODEL_DIM, "D", "Llama-3 8B's hidden size 4096 scaled to D elements, a multiple of 64; every tensor scales with it (default: 256)" },
+	{ "layers", CLI_KEY_LAYERS, "L", "decoder layers, of Llama-3 8B's 32 (default: 4)" },
+	{ "updates", CLI_KEY_UPDATES, "U", "rounds: each a training step's new weights pushed to every replica (default: 3)" },
+	{ "seed", CLI_KEY_SYNC_SEED, "S", "the updates' seed (default: 1)" },
+	{ "hold", CLI_KEY_SYNC_HOLD, "RANK:MS", "for tests: rank RANK stops MS ms in round 2, mid-update (a trainer after its first chain)" },
+	{ "plant-len", CLI_KEY_PLANT_LEN, "RANK:N", "for tests: rank RANK says its buffer is N B; every trainer must refuse it" },
+	{ 0 },
+};
+
+int sync_parse_option(int key, const char *arg, void *ctx)
+{
+	struct sync_opts *opts = ctx;
+
+	switch (key) {
+	case CLI_KEY_TRAINERS:
+		return cli_parse_int("--trainers", arg, 1, SYNC_MAX_RANKS - 1, &opts->trainers);
+	case CLI_KEY_TP:
+		return cli_parse_int("--tp", arg, 1, SYNC_MAX_RANKS - 1, &opts->tp);
+	case CLI_KEY_MODEL_DIM:
+		return cli_parse_int("--model-dim", arg, 64, MAX_DIM, &opts->dim);
+	case CLI_KEY_LAYERS:
+		return cli_parse_int("--layers", arg, 1, MODEL_LAYERS_FULL, &opts->layers);
+	case CLI_KEY_UPDATES:
+		return cli_parse_int("--updates", arg, 1, MAX_UPDATES, &opts->updates);
+	case CLI_KEY_SYNC_SEED:
+		return cli_parse_u32("--seed", arg, &opts->seed);
+	case CLI_KEY_SYNC_HOLD:
+		return cli_parse_pair("--hold", arg, "RANK:MS, a rank and milliseconds",
+				      SYNC_MAX_RANKS - 1, 600000, &opts->hold_rank, &opts->hold_ms);
+	case CLI_KEY_PLANT_LEN:
+		return cli_parse_pair("--plant-len", arg, "RANK:N, a rank and a length in bytes",
+				      SYNC_MAX_RANKS - 1, 1 << 30, &opts->plant_rank, &opts->plant_len);
+	}
+	return -1;
+}
+
+int sync_opts_check(const struct sync_opts *opts, int world)
+{
+	int serving = world - opts->trainers;
+
+	if (opts->job.transport != TRANSPORT_RDMA) {
+		report_error("--transport %s: step 10 pushes over verbs only so far; its TCP twin is a "
+			     "later slice: leave --transport out", transport_names[opts->job.transport]);
+		return -1;
+	}
+	if (world > SYNC_MAX_RANKS) {
+		report_error("%d ranks: step 10 keeps a QP per trainer and serving rank, and takes at "
+			     "most %d ranks", world, SYNC_MAX_RANKS);
+		return -1;
+	}
+	if (serving < opts->tp) {
+		report_error("--trainers %d of %d ranks leaves %d to serve, fewer than one replica of "
+			     "--tp %d: lower --trainers or --tp, or raise --world-size", opts->trainers,
+			     world, serving, opts->tp);
+		return -1;
+	}
+	if (serving % opts->tp) {
+		report_error("the %d serving ranks (%d ranks less --trainers %d) are not whole replicas "
+			     "of --tp %d: every replica holds the whole model", serving, world,
+			     opts->trainers, opts->tp);
+		return -1;
+	}
+	if (opts->dim % 64) {
+		report_error("--model-dim %d is not a multiple of 64: Llama-3 8B's shapes scaled by "
+			     "D / 4096 (the KV projections D / 4, the vocabulary 501 x D / 16) must "
+			     "come out whole and split evenly", opts->dim);
+		return -1;
+	}
+	return model_check_tp(opts->dim, opts->tp);
+}
+
+void sync_opts_format(const struct sync_opts *opts, char *buf, size_t len)
+{
+	snprintf(buf, len, "--trainers %d --tp %d --model-dim %d --layers %d --updates %d --seed %u",
+		 opts->trainers, opts->tp, opts->dim, opts->layers, opts->updates, opts->seed);
+}

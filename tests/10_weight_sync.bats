@@ -1,0 +1,74 @@
+#!/usr/bin/env bats
+# 10_weight_sync.bats: step 10's weight sync: 2 trainers and one replica of --tp 2 on one rxe, the plan's summary, every serving rank's slices checked byte for byte each round, the signal words, all freed; a bad option refused; a buffer length a peer lies about refused; a trainer killed mid-update named by every rank, the replica still on its whole version.
+
+bats_require_minimum_version 1.5.0
+
+setup() {
+	load lib/test_helper
+	load lib/ring
+}
+
+# A model of 2.9 MB: Llama-3 8B's shapes at D = 128, 2 layers.
+SMALL=(--trainers 2 --tp 2 --model-dim 128 --layers 2)
+
+@test "10_weight_sync: 2 trainers push 3 versions of a 2.9 MB model into a replica of --tp 2: the plan once, its summary, WRITE chains and a FETCH_ADD per trainer and serving rank, every byte checked after each flip, the served version whole while the next lands, all freed, within 10 s" {
+	record_baseline
+	RING_STEP=10_weight_sync run_ring 4 -t 10 "${SMALL[@]}" --updates 3 --seed 7
+	assert_ring_success
+	[ "$RING_SECONDS" -le $((10 * TIME_SCALE)) ] || fail "the run took $RING_SECONDS s"
+	use_output_of r0
+	assert_line "model size          : 21 tensors, 1452672 elements = 13 x D^2 x 2 layers + 2 x 4008 x D + (2 x 2 + 1) x D, BF16: 2905344 B (the full model: 8,030,261,248 elements, 16.06 GB)"
+	assert_line "plan pairs          : B from rank s to rank d (s>d): 0>2 1378944 B (262 runs), 0>3 74368 B (261 runs), 1>2 74368 B (261 runs), 1>3 1378944 B (262 runs)"
+	assert_line "plan summary        : 4 pairs, 1046 runs, 2906624 B a version (1 replica, each the model's 2905344 B and its norms again on each of its 2 ranks); busiest sender rank 0 1453312 B, busiest receiver rank 2 1453312 B; the slowest rank moves 1453312 B"
+	for v in 1 2 3; do
+		assert_line --regexp "^round +: $v: version $v whole in 1 replica: 2906624 B checked on 2 serving ranks, 0 wrong; the slowest trainer pushed in [0-9.]+ ms\$"
+	done
+	for k in 0 1; do
+		use_output_of "r$k"
+		assert_line "QPs                 : 2 here, 8 in the job: one per trainer and serving rank, T x S = 2 x 2; no QP between two trainers or two serving ranks"
+		assert_line --regexp "^access +: local_write: our NIC reads our shard"
+		assert_line "buffers             : every serving rank's address, length and rkey taken once, here, each length the plan's: no update asks for them again"
+		for v in 1 2 3; do
+			assert_line --regexp "^ibv_post_send +: version $v to rank [23]: runs [0-9]+ to [0-9]+, [0-9]+ WRITEs? of [0-9]+ B into its buffer $((v % 2)), unsignalled, then FETCH_ADD \\+1 on its word for rank $k, signalled: its last chain\$"
+			assert_line --regexp "^push +: version $v: 1453312 B in 523 WRITEs, 34 posts \\(each a chain, its last WR signalled\\), 2 FETCH_ADDs, 34 completions, in [0-9.]+ ms\$"
+		done
+		assert_line --regexp '^teardown +: every object released$'
+	done
+	for k in 2 3; do
+		use_output_of "r$k"
+		assert_line --regexp "^role +: rank $k serves: replica 0, TP rank $((k - 2)) of 2; its slice is 1453312 B"
+		assert_line --regexp "^access +: local_write,remote_write,remote_atomic: the trainers WRITE our slices"
+		for v in 1 2 3; do
+			assert_line "signals             : version $v: the words of all 2 trainers read $v: every run of it is in buffer $((v % 2)), no receive posted"
+		done
+		assert_line "check               : round 1: version 1 in buffer 1: all 1453312 B of our slices right, byte for byte as the plan says"
+		assert_line "check               : round 2: version 2 in buffer 0: all 1453312 B of our slices right, byte for byte as the plan says; version v - 1 served whole while it landed"
+		assert_line "check               : round 3: version 3 in buffer 1: all 1453312 B of our slices right, byte for byte as the plan says; version v - 1 served whole while it landed"
+		refute_line --regexp '^ibv_post_send '
+		assert_line --regexp '^teardown +: every object released$'
+	done
+	assert_back_to_baseline
+}
+
+@test "10_weight_sync refuses a --tp that does not divide the model's split dimensions, naming both" {
+	run_step 10_weight_sync --rank 0 --world-size 5 --trainers 2 --tp 3 --model-dim 128
+	assert_failure 2
+	assert_line "error: --tp 3 does not divide 128, q_proj's rows and o_proj's columns (hidden_size, scaled) at --model-dim 128: a split gives each rank the same share; pick a --tp that divides it"
+}
+
+@test "10_weight_sync failures: a serving rank that says its buffer is shorter than the plan's is refused by the trainers before any WRITE; a trainer killed mid-update is named by every rank within the bound, the replica still serving version 1, whole; all freed" {
+	record_baseline
+	RING_STEP=10_weight_sync run_ring 4 -t 5 "${SMALL[@]}" --plant-len 3:4096
+	assert_all_name 3 "its buffer length 4096 B is not the 2907136 B the plan lays out for it \\(512 B of words, then 2 versions of 1453312 B\\): refused before any WRITE\$" 15
+	for k in 0 1 2 3; do
+		use_output_of "r$k"
+		refute_line --regexp '^ibv_post_send '
+	done
+	RING_STEP=10_weight_sync start_ring 4 -t 5 "${SMALL[@]}" --updates 3 --hold 1:20000
+	wait_for_line "$BATS_TEST_TMPDIR/r1.out" '^hold ' 30
+	kill_rank_and_assert_named 1 11
+	for k in 2 3; do
+		use_output_of "r$k"
+		assert_line "versions            : the update after version 1 did not finish: we still serve version 1 from buffer 1, whole (checked byte for byte)"
+	done
+}
