@@ -45,14 +45,19 @@ setup() {
 	refute_output --partial 'the QP holds'
 	# No option sets stage 3's queues: they fit the device, and say so; the server keeps 64.
 	assert_line "queues              : 16 WRs each way, not stage 3's 64: $DEV allows 16 (max_qp_wr)"
-	assert_line --regexp '^ibv_create_qp +: RC QP 0x[0-9a-f]{6} in RESET: send queue 16 WRs, receive queue 16 WRs, '
+	assert_line --regexp "^ibv_create_qp +: RC QP 0x[0-9a-f]{6} in RESET: send queue $(queue_made 16) WRs, receive queue $(queue_made 16) WRs, "
+	if kernel_at_least 7 0; then
+		assert_line --regexp '^ibv_create_qp +: .* \(we asked for 16 and 16: the provider rounded up, and we post no more than we asked\)$'
+	else
+		refute_output --partial 'the provider rounded up'
+	fi
 	finish_step srv "$srv_pid"
 	assert_success
 	assert_line --regexp '^role +: server$'
 	# The server names the client it took, and says that nothing authenticated it.
 	assert_line --regexp '^accepted +: the first client to connect, from (::ffff:)?127\.0\.0\.1 port [0-9]+ \(the side channel has no authentication\)$'
 	assert_line --regexp '^ibv_create_comp_channel *: fd [0-9]+'
-	assert_line --regexp '^ibv_create_qp +: RC QP 0x[0-9a-f]{6} in RESET: send queue 64 WRs, receive queue 64 WRs, '
+	assert_line --regexp "^ibv_create_qp +: RC QP 0x[0-9a-f]{6} in RESET: send queue $(queue_made 64) WRs, receive queue $(queue_made 64) WRs, "
 	assert_line --regexp '^ibv_modify_qp +: INIT -> RTR: path MTU 1024 \(the smaller of ours 1024 and the peer.s 1024\), dest QPN '"$cli_qpn"', .*GRH to GID ::ffff:[0-9.]+ from our GID index [0-9]+, hop limit 255, traffic class 106 \(DSCP 26, ECN 2\), SL 3, max_dest_rd_atomic '
 	# Read back: rxe keeps the traffic class, and drops the service level (its address vector has no SL).
 	assert_line --regexp '^ibv_query_qp +: state RTS, path MTU 1024, dest QPN '"$cli_qpn"', SL 0, traffic class 106$'

@@ -243,6 +243,15 @@ kernel_at_least() { # MAJOR MINOR
 	[ "$major" -gt "$1" ] || { [ "$major" -eq "$1" ] && [ "$minor" -ge "$2" ]; }
 }
 
+# The WRs a queue holds when stage 3 asks rxe for N: 6.1's rxe writes back N; 7.x's writes back
+# what it made, the next power of two above N, less one (16 gives 31), as mlx5 rounds up too.
+queue_made() { # N
+	local made=1
+	kernel_at_least 7 0 || { echo "$1"; return; }
+	while [ "$made" -le "$1" ]; do made=$((made * 2)); done
+	echo $((made - 1))
+}
+
 # Fails unless lines matching the regexes appear in OUTPUT in the order given (each after the last).
 assert_in_order() {
 	local -a text
