@@ -188,7 +188,7 @@ static int create_qp_in_init(struct rdma_dev *dev, const struct rdma_buf *buf,
 {
 	const char *verb = send_ops ? "ibv_create_qp_ex" : "ibv_create_qp";
 	struct ibv_qp_cap asked = init->cap;
-	char ops[192], more[96] = "";
+	char ops[192];
 
 	conn->qp = fault_at("create_qp") ? NULL :
 		   send_ops ? create_qp_with_send_ops(dev, init, send_ops) : ibv_create_qp(dev->pd, init);
@@ -198,20 +198,20 @@ static int create_qp_in_init(struct rdma_dev *dev, const struct rdma_buf *buf,
 	}
 	conn->max_inline = init->cap.max_inline_data;
 	send_ops_format(send_ops, ops, sizeof(ops));
+	show(verb, "%s QP 0x%06x in RESET: send queue %u WRs, receive queue %u WRs, "
+	     "inline up to %u bytes%s", qp_type_name(conn->qp_type), conn->qp->qp_num,
+	     init->cap.max_send_wr,
+	     init->cap.max_recv_wr, init->cap.max_inline_data, ops);
 	/*
 	 * A provider may make a queue larger than asked and write back what it
 	 * made: mlx5 rounds each queue up to a power of two, and rxe on Linux 7.3
-	 * writes back 31 for 16 (6.1's rxe writes back what was asked).  We post
-	 * only what we asked for, so the CQ sized from the request still holds
-	 * every completion.
+	 * writes back 31 for 16 (6.1's rxe rounds up too, but writes back what
+	 * was asked).  We post only what we asked for, so the CQ sized from the
+	 * request still holds every completion.
 	 */
 	if (init->cap.max_send_wr > asked.max_send_wr || init->cap.max_recv_wr > asked.max_recv_wr)
-		snprintf(more, sizeof(more), " (we asked for %u and %u: the provider rounded up, "
-			 "and we post no more than we asked)", asked.max_send_wr, asked.max_recv_wr);
-	show(verb, "%s QP 0x%06x in RESET: send queue %u WRs, receive queue %u WRs, "
-	     "inline up to %u bytes%s%s", qp_type_name(conn->qp_type), conn->qp->qp_num,
-	     init->cap.max_send_wr,
-	     init->cap.max_recv_wr, init->cap.max_inline_data, ops, more);
+		show("queues", "we asked for %u and %u WRs: the provider rounded up, and we post no "
+		     "more than we asked", asked.max_send_wr, asked.max_recv_wr);
 	if (move_to_init(dev, buf, conn)) {
 		release_qp(conn->qp);
 		conn->qp = NULL;
