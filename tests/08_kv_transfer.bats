@@ -158,6 +158,20 @@ assert_ex_moved() {
 	assert_failure 1
 	assert_output --partial "error: --windows --layers 4 --blocks 4 asks for 16 memory windows at once, but $DEV allows 15 (max_mw); leave --windows out, or give fewer --layers or --blocks"
 	refute_output --partial 'ibv_reg_mr'
+	# Push: a receive a QP for each block it carries. The fix the refusal names is enough: with
+	# it, the decoder passes every limit and goes on to connect (to no prefiller here).
+	RDMA_STEPS_CAPS=max_qp_wr=64 run_step 08_kv_transfer -d "$DEV" --mode push --layers 16 --blocks 16 127.0.0.1
+	assert_failure 1
+	assert_output --partial "error: --layers 16 --blocks 16 --qps 1 asks for 256 receive WRs a QP (one for each WRITE with immediate its blocks bring), but $DEV allows 64 (max_qp_wr); use --qps 4 or more"
+	refute_output --partial 'ibv_reg_mr'
+	RDMA_STEPS_CAPS=max_qp_wr=64 run_step 08_kv_transfer -d "$DEV" -t 1 --mode push --layers 16 --blocks 16 --qps 4 127.0.0.1
+	assert_failure 1
+	assert_output --partial "error: could not connect to 127.0.0.1 port "
+	# Pull: the prefiller serves the decoder's READs, so its device must hold them in flight.
+	RDMA_STEPS_CAPS=max_qp_rd_atom=0 run_step 08_kv_transfer -d "$DEV" -t 1 --mode pull
+	assert_failure 1
+	assert_output --partial "error: --mode pull asks for 1 RDMA READ or atomic served a QP, but $DEV allows 0 (max_qp_rd_atom); use --mode push"
+	refute_output --partial 'ibv_reg_mr'
 	run_two_sides 08_kv_transfer "--layers 4" "--layers 2"
 	[ "$srv_status" -eq 1 ] && [ "$cli_status" -eq 1 ] || fail "server $srv_status, client $cli_status"
 	use_output_of srv
