@@ -158,7 +158,7 @@ row_sizes() { # PHASE
 	assert_back_to_baseline
 }
 
-@test "09_moe refuses a top-k larger than the experts there are, and FETCH_ADD on a device without atomics, naming the options" {
+@test "09_moe refuses a top-k larger than the experts there are, FETCH_ADD on a device without atomics, queues and CQs the device cannot hold, and a WRITE longer than the port allows, naming the options" {
 	run_step 09_moe --rank 0 --world-size 2 --experts 4 --topk 9
 	assert_failure 2
 	assert_line "error: --topk 9 is more than the 8 experts of 2 ranks x 4 (--experts): a token's top-k experts are distinct; lower --topk or raise --experts"
@@ -186,6 +186,14 @@ row_sizes() { # PHASE
 		use_output_of "r$k"
 		[ "${ring_status[k]}" -eq 1 ] || fail "rank $k exited with ${ring_status[k]}, not 1: $output"
 		assert_line "error: --signal fadd asks for 4 CQ entries a QP (as many for each queue), but $DEV allows 3 (max_cqe); use --signal imm"
+		refute_line --regexp '^ibv_reg_mr '
+	done
+	# A port whose messages are shorter than a phase's tokens for one peer in one WRITE.
+	RDMA_STEPS_CAPS=max_msg_sz=4096 RING_STEP=09_moe run_ring 2 -t 5 --tokens 64 --hidden 64
+	for k in 0 1; do
+		use_output_of "r$k"
+		[ "${ring_status[k]}" -eq 1 ] || fail "rank $k exited with ${ring_status[k]}, not 1: $output"
+		assert_line "error: --tokens 64 --hidden 64 asks for 8704 bytes in one WRITE (a phase's tokens for one peer, cut to fit the send queue), but $DEV allows 4096 (max_msg_sz of port 1); give fewer --tokens or a smaller --hidden"
 		refute_line --regexp '^ibv_reg_mr '
 	done
 	assert_back_to_baseline

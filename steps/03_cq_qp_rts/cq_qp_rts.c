@@ -264,6 +264,11 @@ static struct ibv_qp_cap qp_capacities(const struct rdma_dev *dev, const struct 
 	};
 }
 
+uint32_t cq_qp_send_depth(const struct rdma_dev *dev, const struct conn_opts *opts)
+{
+	return qp_capacities(dev, opts->hook).max_send_wr;
+}
+
 int cq_qp_check_limits(const struct rdma_dev *dev, const struct conn_opts *opts)
 {
 	struct ibv_qp_cap cap = qp_capacities(dev, opts->hook);

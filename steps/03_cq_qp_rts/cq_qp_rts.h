@@ -113,6 +113,9 @@ struct cm_link;
  */
 int cq_qp_check_limits(const struct rdma_dev *dev, const struct conn_opts *opts);
 
+/* The send WRs create_cq_qp would ask for under OPTS on DEV: a hook's, or stage 3's own fitted to the device. */
+uint32_t cq_qp_send_depth(const struct rdma_dev *dev, const struct conn_opts *opts);
+
 /*
  * Creates the CQ (and channel) and the RC QP, and moves the QP to INIT; with
  * CM (--cm), rdma_cm creates the QP on its cm_id and moves it to INIT

@@ -50,6 +50,13 @@ static size_t piece_for(size_t len, uint32_t depth)
 	return fit > WRITE_PIECE ? fit : WRITE_PIECE;
 }
 
+size_t a2a_longest_write(size_t len, uint32_t depth)
+{
+	size_t piece = piece_for(len, depth);
+
+	return len < piece ? len : piece;
+}
+
 /* Fills WR[0..] with the WRITEs of LEN bytes, each taking the next SGE; returns how many. */
 static int chain_writes(struct moe_mesh *m, const struct rdma_conn *c, size_t src, uint64_t dst,
 			size_t len, struct ibv_send_wr *wr, struct ibv_sge *sge)

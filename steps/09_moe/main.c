@@ -270,7 +270,9 @@ static int run_rank(const struct cli_common *common, const struct moe_opts *opts
 	} else {
 		gate_route(&most, l->rank, l->world, routes);
 	}
-	if (!failure && mesh_open(mesh, common, layout.bytes, opts))
+	/* A rank sends each of its tokens to a peer at most once: a dispatch record each. */
+	if (!failure && mesh_open(mesh, common, layout.bytes, (size_t)layout.tokens * layout.rec,
+				  opts))
 		failure = "its set-up failed (see its output)";
 	if (mesh->buf.addr)
 		layout_arm_guards(&layout, mesh->buf.addr);

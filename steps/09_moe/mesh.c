@@ -19,10 +19,11 @@ void mesh_init(struct moe_mesh *m, const struct launch *l)
  * What this rank asks of the device, after stage 1 and before anything else
  * is created: the buffer pinned as one MR; with --signal fadd, remote
  * atomics; on each QP a chain of at least a WRITE and its signal, and with
- * --signal imm A2A_RECV_BATCH receives ahead, all completing on its CQ.
+ * --signal imm A2A_RECV_BATCH receives ahead, all completing on its CQ; and
+ * the longest WRITE of that chain within the port's max_msg_sz.
  */
 static int check_limits(const struct rdma_dev *dev, const struct moe_opts *opts, size_t bytes,
-			bool qps)
+			size_t to_one_peer, bool qps)
 {
 	const struct conn_opts conn = { 0 };
 	bool fadd = opts->signal == SIGNAL_FADD;
@@ -50,16 +51,21 @@ static int check_limits(const struct rdma_dev *dev, const struct moe_opts *opts,
 	       limit_check(dev, LIMIT_CQE, 2 * (fadd ? 2 : A2A_RECV_BATCH), "CQ entries a QP (as "
 			   "many for each queue)", signal, fadd ? "use --signal imm" :
 			   "use --signal fadd") ||
-	       cq_qp_check_limits(dev, &conn) ? -1 : 0;
+	       cq_qp_check_limits(dev, &conn) ||
+	       limit_check(dev, LIMIT_MSG_SZ, a2a_longest_write(to_one_peer,
+							       cq_qp_send_depth(dev, &conn)),
+			   "bytes in one WRITE (a phase's tokens for one peer, cut to fit the send "
+			   "queue)", request, opts->sizes.sized ? "give a smaller --maxbytes or "
+			   "--hidden" : "give fewer --tokens or a smaller --hidden") ? -1 : 0;
 }
 
 int mesh_open(struct moe_mesh *m, const struct cli_common *common, size_t bytes,
-	      const struct moe_opts *opts)
+	      size_t to_one_peer, const struct moe_opts *opts)
 {
 	struct reg_mr_opts mr = { .size = bytes };
 
 	show_heading("stage 1: open the device, allocate a PD");
-	if (open_device_pd(common, &m->dev) || check_limits(&m->dev, opts, bytes, m->world > 1))
+	if (open_device_pd(common, &m->dev) || check_limits(&m->dev, opts, bytes, to_one_peer, m->world > 1))
 		return -1;
 	show_heading("stage 2: register one buffer for every phase");
 	/* Least privilege: remote atomics only when the signal is one. */

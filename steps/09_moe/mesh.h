@@ -22,13 +22,15 @@ struct moe_mesh {
 void mesh_init(struct moe_mesh *m, const struct launch *l);
 
 /*
- * Stages 1 to 3: the device and PD, BYTES registered for local writes and
+ * Stages 1 to 3, after the device's limits are checked against what this
+ * rank asks (TO_ONE_PEER: the most bytes a phase sends one peer, which
+ * a2a_post cuts into WRITEs): the device and PD, BYTES registered for local writes and
  * remote WRITEs (and remote atomics, for --signal fadd), and a CQ and an RC
  * QP in INIT per peer, its ACK timeout --qp-timeout's.  0 or -1; either way
  * the caller ends with mesh_close.
  */
 int mesh_open(struct moe_mesh *m, const struct cli_common *common, size_t bytes,
-	      const struct moe_opts *opts);
+	      size_t to_one_peer, const struct moe_opts *opts);
 
 /*
  * Meets the other ranks: the runtime's rendezvous (MINE's options checked, our

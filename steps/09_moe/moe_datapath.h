@@ -104,6 +104,9 @@ int a2a_begin(struct a2a *a, enum moe_phase ph, struct a2a_stats *st);
 int a2a_post(struct a2a *a, int peer, size_t src, uint64_t dst, size_t len,
 	     struct a2a_stats *st);
 
+/* The longest WRITE a2a_post makes of LEN bytes on a send queue of DEPTH WRs (2 or more). */
+size_t a2a_longest_write(size_t len, uint32_t depth);
+
 /*
  * Waits until every peer's signal of this exchange has come: each peer's
  * word of the phase reads the phase's exchanges so far (fadd: N - 1 words in
