@@ -205,6 +205,13 @@ assert_faults_ring() {
 		assert_faults_ring post_recv post_send completion
 }
 
+@test "fault points of 10_weight_sync (a trainer and a serving rank, both with the fault): the plan's WRITE chains and FETCH_ADDs, their completions, and every stage's verbs" {
+	load ../lib/ring
+	RING_STEP=10_weight_sync RING_FAULT_ARGS="--trainers 1 --tp 1 --model-dim 64 --layers 1" \
+		assert_faults_ring "${OPEN_PD[@]}" "${REG_MR[@]}" "${CREATE_QP[@]}" post_send completion \
+		"${DESTROY_QP[@]}" "${DEREG_MR[@]}" "${CLOSE_PD[@]}"
+}
+
 @test "the side channel's own failures: a port already in use, and no server to connect to" {
 	record_baseline
 	port=$(pick_port)
