@@ -13,13 +13,21 @@ assert_one_error() { # NAME REGEX
 		fail "$1: expected one error line matching '$2', got: ${errors:-none}; all: $(cat "$BATS_TEST_TMPDIR/$1.out")"
 }
 
-@test "11_lossy over UC on 2 paths, chunks 3, 17 and 40 taken as lost on the first pass: the receiver's bitmap has those holes and no completion fails, exactly they are sent again, every byte right; the window read off max_cqe" {
+@test "11_lossy over UC on 2 paths, the sender at --tclass 106, chunks 3, 17 and 40 taken as lost on the first pass: the receiver's bitmap has those holes and no completion fails, exactly they are sent again, every byte right; the window read off max_cqe" {
 	record_baseline
 	# The device seen with a CQ of 33 entries (RDMA_STEPS_CAPS): a window of 32 receives a
 	# path for 64 chunks a path, so they are posted again as they are taken.  A timer of 500 ms:
 	# on a loaded machine a window can wait 50 ms for credit, and end its round early.
-	RDMA_STEPS_CAPS=max_cqe=33 run_two_sides 11_lossy "-s 128K --paths 2 --rto-ms 500" "-s 128K --paths 2 --rto-ms 500 --drop-chunks 3,17,40"
+	# The sender's packets in the class NCCL_IB_TC 106 names, on the session's QP and on both
+	# paths; the receiver gives none, and its own packets go in class 0 (each side sets its own).
+	RDMA_STEPS_CAPS=max_cqe=33 run_two_sides 11_lossy "-s 128K --paths 2 --rto-ms 500 --tclass 106" "-s 128K --paths 2 --rto-ms 500 --drop-chunks 3,17,40"
 	assert_both_succeeded
+	use_output_of srv
+	[ "$(grep -cE '^ibv_modify_qp .*INIT -> RTR( \(UC\))?: .*, traffic class 106 \(DSCP 26, ECN 2\), SL 0' <<<"$output")" -eq 3 ] ||
+		fail "the sender's 3 QPs are not all in traffic class 106: $output"
+	use_output_of cli
+	[ "$(grep -cE '^ibv_modify_qp .*INIT -> RTR( \(UC\))?: .*, traffic class 0 \(DSCP 0, ECN 0\), SL 0' <<<"$output")" -eq 3 ] ||
+		fail "the receiver's 3 QPs are not all in traffic class 0: $output"
 	for side in srv cli; do
 		use_output_of "$side"
 		refute_output --partial 'error:'

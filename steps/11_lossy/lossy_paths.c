@@ -48,7 +48,7 @@ static uint32_t send_queue(const struct rdma_dev *dev)
 }
 
 int lossy_paths_create(struct lossy_link *l, struct session *s, const struct lossy_opts *o,
-		       bool sender)
+		       const struct conn_opts *conn, bool sender)
 {
 	uint32_t sq = send_queue(&s->dev);
 	struct conn_hook hook = {
@@ -56,7 +56,9 @@ int lossy_paths_create(struct lossy_link *l, struct session *s, const struct los
 		.cap = { .max_send_wr = sender ? sq : 1, .max_send_sge = 1,
 			 .max_recv_wr = 1, .max_recv_sge = 1 },
 	};
-	struct conn_opts copts = { .hook = &hook };
+	/* Every path in the session's priority class: a sprayed flow changes its path, not its class. */
+	struct conn_opts copts = { .tclass = conn->tclass, .tclass_given = conn->tclass_given,
+				   .sl = conn->sl, .sl_given = conn->sl_given, .hook = &hook };
 
 	*l = (struct lossy_link){ .sq_depth = sq };
 	for (int k = 0; k < LOSSY_MAX_PATHS; k++)

@@ -52,11 +52,12 @@ struct ibv_qp_cap lossy_ctl_caps(void);
  * Creates N data QPs of O's type on the session's device, PD and buffer,
  * each with its own CQ, through stage 3's hook: the SENDER's with a send
  * queue of LOSSY_SQ_DEPTH, the receiver's with the window's receives, which
- * it reads off the device (max_cqe, max_qp_wr) and says.  0 or -1;
- * lossy_paths_destroy releases what was made.
+ * it reads off the device (max_cqe, max_qp_wr) and says; each with the
+ * session's --tclass and --sl (CONN).  0 or -1; lossy_paths_destroy
+ * releases what was made.
  */
 int lossy_paths_create(struct lossy_link *l, struct session *s, const struct lossy_opts *o,
-		       bool sender);
+		       const struct conn_opts *conn, bool sender);
 
 /*
  * After connect_qp has brought the control QP up: exchanges each data QP's

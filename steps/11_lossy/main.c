@@ -105,7 +105,8 @@ static const struct fault_point *const faults[] = { open_pd_faults, reg_mr_fault
 int main(int argc, char **argv)
 {
 	struct step_opts step = { 0 };
-	const struct cli_stage stages[] = { REG_MR_STAGE(&step.mr), LOSSY_STAGE(&step.lossy), { 0 } };
+	const struct cli_stage stages[] = { REG_MR_STAGE(&step.mr), CQ_QP_PATH_STAGE(&step.conn),
+					    LOSSY_STAGE(&step.lossy), { 0 } };
 	const struct cli_spec spec = { .program = "11_lossy", .purpose = purpose,
 				       .connects = true, .pauses = true, .stages = stages,
 				       .faults = faults };
@@ -144,7 +145,7 @@ int main(int argc, char **argv)
 	exchange_set_options(&sess.conn.local, "-s %zu --qp-type %s --paths %d", sess.buf.len,
 			     lossy_qp_type_name(&step.lossy), step.lossy.paths);
 	show_heading("stage 11: the data QPs, one a path");
-	if (lossy_paths_create(&link, &sess, &step.lossy, sender))
+	if (lossy_paths_create(&link, &sess, &step.lossy, &step.conn, sender))
 		goto out_destroy_paths;
 	if (connect_qp(&sess.dev, &opts, &sess.conn) ||
 	    lossy_paths_connect(&link, &sess, sender, opts.timeout_s))
