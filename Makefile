@@ -179,6 +179,9 @@ $(eval $(call slow_check,test-allreduce,collective,all vm,tests/slow/allreduce.b
 $(eval $(call slow_check,test-nodes,nodes,all vm,tests/slow/nodes.bats))
 # Nodes as network namespaces in one VM booting Linux 7.x (CONTRIBUTING.md, "The test VM"); RDMA_VM_HUB=1: one VM a node on QEMU's hub.
 slow_env_test-nodes := RDMA_VM_KERNEL=$(NODES_KERNEL)
+$(eval $(call slow_check,test-nodes8,nodes,all vm,tests/slow/nodes8.bats))
+slow_env_test-nodes8 := RDMA_VM_KERNEL=$(NODES_KERNEL)
+slow_help_test-nodes8 := step 07 and step 09 with 8 ranks on 8 nodes, network namespaces of one VM booting Linux 7.x: every rank's result, node 1's capture against the ring's schedule and step 09's layout (about 3 min).
 $(eval $(call slow_check,test-train,collective,all vm,tests/slow/train.bats))
 slow_env_test-train := RDMA_VM_MEM=4096
 $(eval $(call slow_check,test-render,browser,,tests/slow/render.bats))
