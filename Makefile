@@ -172,6 +172,8 @@ $(eval $(call slow_check,test-lab,all,all vm,tests/slow/lab.bats tests/slow/exer
 # the host's own (6.1), on QEMU's hub (CONTRIBUTING.md, "Nodes as network namespaces").
 NODES_KERNEL ?= trixie-backports
 $(eval $(call slow_check,test-wire,wire,all vm,tests/slow/wire.bats))
+# Its two nodes as network namespaces in one VM booting Linux 7.x, as make test-nodes's (RDMA_VM_HUB=1: two VMs on QEMU's hub).
+slow_env_test-wire := RDMA_VM_KERNEL=$(NODES_KERNEL)
 $(eval $(call slow_check,test-kv,all,all vm,tests/slow/kv.bats))
 $(eval $(call slow_check,test-moe,all,all vm,tests/slow/moe.bats))
 $(eval $(call slow_check,test-bench,bench,all,tests/slow/bench.bats))
