@@ -68,6 +68,7 @@ run_node() { # K COMMAND...
 	shift
 	[ "$k" = 1 ] && peer=2
 	mkdir -p "$results/node$k" "$TMPDIR/node$k" || return 1
+	# shellcheck disable=SC2016  # $RDMA_VM_NODE and $@ are the inner shell's
 	nsenter --net="/run/netns/node$k" unshare --uts env RDMA_VM_NODE="$k" RDMA_STEPS_NODES="$n" \
 		RDMA_DEV="rxe$k" RDMA_STEPS_NETDEV=eth0 RDMA_STEPS_ADDR="198.18.0.$k" \
 		RDMA_STEPS_PEER_ADDR="198.18.0.$peer" RDMA_STEPS_RESULTS="$results/node$k" TMPDIR="$TMPDIR/node$k" \
