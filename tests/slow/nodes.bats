@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# nodes.bats: step 07 across 2, 3 and 4 VMs on one virtual segment: every rank's result, the capture against the ring's schedule, a rank killed, collectives we did not write, and make train's job; step 09's all-to-all across 4, the capture against its layout ('make test-nodes').
+# nodes.bats: step 07 across 2, 3 and 4 nodes on one segment (network namespaces of one VM on Linux 7.x, else VMs on QEMU's hub): every rank's result, the capture against the ring's schedule, a rank killed, collectives we did not write, and make train's job; step 09's all-to-all across 4, the capture against its layout ('make test-nodes').
 # tests/nodes/nodes.sh boots the four nodes once for the whole file and runs tests/nodes/cases.tsv.
 # Budget: 5 minutes on a 2-core machine (about 3 here), most of it torch starting in two VMs.
 # bats file_tags=outside-vm
