@@ -168,12 +168,22 @@ slow_then_test-faults := tests/tools/label-coverage.sh build/coverage $(SLOW_RES
 $(eval $(call slow_check,soak,all,all nocuda,tests/slow/soak.bats))
 $(eval $(call slow_check,valgrind,valgrind,all nocuda,tests/slow/valgrind.bats))
 $(eval $(call slow_check,test-lab,all,all vm,tests/slow/lab.bats tests/slow/exercises.bats))
+# The kernel of the node checks' VM: Linux 7.x, whose rxe works per namespace.  NODES_KERNEL= (empty):
+# the host's own (6.1), on QEMU's hub (CONTRIBUTING.md, "Nodes as network namespaces").
+NODES_KERNEL ?= trixie-backports
 $(eval $(call slow_check,test-wire,wire,all vm,tests/slow/wire.bats))
+# Its two nodes as network namespaces in one VM booting Linux 7.x, as make test-nodes's (RDMA_VM_HUB=1: two VMs on QEMU's hub).
+slow_env_test-wire := RDMA_VM_KERNEL=$(NODES_KERNEL)
 $(eval $(call slow_check,test-kv,all,all vm,tests/slow/kv.bats))
 $(eval $(call slow_check,test-moe,all,all vm,tests/slow/moe.bats))
 $(eval $(call slow_check,test-bench,bench,all,tests/slow/bench.bats))
 $(eval $(call slow_check,test-allreduce,collective,all vm,tests/slow/allreduce.bats))
 $(eval $(call slow_check,test-nodes,nodes,all vm,tests/slow/nodes.bats))
+# Nodes as network namespaces in one VM booting Linux 7.x (CONTRIBUTING.md, "The test VM"); RDMA_VM_HUB=1: one VM a node on QEMU's hub.
+slow_env_test-nodes := RDMA_VM_KERNEL=$(NODES_KERNEL)
+$(eval $(call slow_check,test-nodes8,nodes,all vm,tests/slow/nodes8.bats))
+slow_env_test-nodes8 := RDMA_VM_KERNEL=$(NODES_KERNEL)
+slow_help_test-nodes8 := step 07 and step 09 with 8 ranks on 8 nodes, network namespaces of one VM booting Linux 7.x: every rank's result, node 1's capture against the ring's schedule and step 09's layout (about 3 min).
 $(eval $(call slow_check,test-train,collective,all vm,tests/slow/train.bats))
 slow_env_test-train := RDMA_VM_MEM=4096
 $(eval $(call slow_check,test-render,browser,,tests/slow/render.bats))

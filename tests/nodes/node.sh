@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# node.sh: one node's job in make test-nodes: step 07 across 2, 3 and 4 nodes (rank K-1 on node K), step 09 across 4, a rank killed, and the peer collectives (tests/nodes/cases.tsv).
+# node.sh: one node's job in make test-nodes (and make test-nodes8, with tests/nodes/cases8.tsv as its argument): step 07 across 2, 3 and 4 nodes (rank K-1 on node K), step 09 across 4, a rank killed, and the peer collectives (tests/nodes/cases.tsv).
 #
-# Runs in each VM that tests/vm/boot-nodes.sh boots, with RDMA_VM_NODE and
-# RDMA_STEPS_NODES set.  A case of N nodes runs on nodes 1 to N; the others go on to
+# Runs in each node that tests/vm/boot-nodes.sh starts (a VM, or a network namespace
+# of one VM), with RDMA_VM_NODE, RDMA_STEPS_NODES and RDMA_DEV (the node's own rxe
+# device: namespaces see every node's) set.  The nodes may share one PID space, so a
+# rank is killed by its PID, never by its name.  A case of N nodes runs on nodes 1 to N; the others go on to
 # the next case, whose ranks wait for rank 0 (node 1) at that case's own port, so a
 # rank never meets another case's.  Kinds:
 #   ring: 07_allreduce, node 1 capturing RoCE v2 into CASE.pcap;
@@ -16,15 +18,17 @@
 set -uo pipefail
 bin=${RDMA_STEPS_BIN:-build/bin}
 out=${RDMA_STEPS_RESULTS:?}
-node=${RDMA_VM_NODE:?node.sh runs in a VM booted as a node (tests/vm/boot-nodes.sh)}
+node=${RDMA_VM_NODE:?node.sh runs in a node that tests/vm/boot-nodes.sh starts}
+dev=${RDMA_DEV:?node.sh runs in a node that tests/vm/boot-nodes.sh starts}
 python=/usr/bin/python3
+cases=${1:-tests/nodes/cases.tsv}
 
 say() { echo "node $node: $*"; }
 
 # shellcheck source=tests/lib/capture.bash
 . tests/lib/capture.bash
 
-# tcpdump on eth0: node 1's NIC is on the hub, which floods it every node's frames.
+# tcpdump on eth0: node 1's NIC is on the hub (or the flooding bridge), which sends it every node's frames.
 # This one vCPU also runs rank 0, and one dropped packet would fail the byte count:
 # tcpdump keeps only the headers (-s 128: up to the immediate data; frame.len stays
 # the whole frame's), in a large buffer (-B, KiB), written to memory, not to the share.
@@ -43,7 +47,7 @@ stop_capture() { # CASE
 ring() { # CASE N PORT ARGS...
 	local name=$1 n=$2 port=$3
 	shift 3
-	timeout -k 5 300 "$bin/07_allreduce" -d rxe0 -p "$port" --rank $((node - 1)) --world-size "$n" "$@" 198.18.0.1 \
+	timeout -k 5 300 "$bin/07_allreduce" -d "$dev" -p "$port" --rank $((node - 1)) --world-size "$n" "$@" 198.18.0.1 \
 		>"$out/$name.log" 2>&1
 }
 
@@ -51,22 +55,31 @@ ring() { # CASE N PORT ARGS...
 moe() { # CASE N PORT ARGS...
 	local name=$1 n=$2 port=$3
 	shift 3
-	timeout -k 5 120 "$bin/09_moe" -d rxe0 -p "$port" --rank $((node - 1)) --world-size "$n" "$@" 198.18.0.1 \
+	timeout -k 5 120 "$bin/09_moe" -d "$dev" -p "$port" --rank $((node - 1)) --world-size "$n" "$@" 198.18.0.1 \
 		>"$out/$name.log" 2>&1
 }
 
-# The last rank (this node) is killed outright once its collective has begun.
+# The last rank (this node) is killed outright once its collective has begun: by its
+# PID, the child of its timeout (other nodes' ranks may share this PID space).
 kill_last() { # CASE N PORT ARGS...
-	local name=$1
-	ring "$@" &
+	local name=$1 n=$2 port=$3 rank
+	shift 3
+	timeout -k 5 300 "$bin/07_allreduce" -d "$dev" -p "$port" --rank $((node - 1)) --world-size "$n" "$@" 198.18.0.1 \
+		>"$out/$name.log" 2>&1 &
 	local pid=$!
-	if [ "$node" = "$2" ]; then
+	if [ "$node" = "$n" ]; then
 		for _ in $(seq 1 600); do
 			grep -q '^== stage 7' "$out/$name.log" 2>/dev/null && break
 			sleep 0.1
 		done
 		sleep 1
-		pkill -KILL -x 07_allreduce
+		rank=$(pgrep -P "$pid" -x 07_allreduce)
+		if [ -n "$rank" ]; then
+			say "$name: killing rank $((node - 1)), pid $rank"
+			kill -KILL "$rank"
+		else
+			say "$name: rank $((node - 1)) (the child of timeout, pid $pid) is not running"
+		fi
 	fi
 	wait "$pid"
 }
@@ -87,7 +100,7 @@ train() { # CASE N PORT ARGS...
 	GLOO_SOCKET_IFNAME=$RDMA_STEPS_NETDEV OMP_NUM_THREADS=1 timeout -k 5 600 torchrun --nnodes "$n" \
 		--node_rank $((node - 1)) --nproc_per_node 1 --master_addr 198.18.0.1 --master_port "$port" \
 		--log_dir "$TMPDIR/torch-$name" --redirects 1 --tee 1 steps/07_allreduce/train/train.py \
-		--ring-port $((port + 1000)) "$@" >"$out/$name.log" 2>&1
+		--ring-port $((port + 1000)) --device "$dev" "$@" >"$out/$name.log" 2>&1
 }
 
 mpi() { # CASE N PORT ARGS...
@@ -99,6 +112,7 @@ mpi() { # CASE N PORT ARGS...
 		>"$out/$name.log" 2>&1
 }
 
+say "device $dev, address ${RDMA_STEPS_ADDR:-?}"
 : >"$out/status.tsv"
 port=18600
 capture=
@@ -123,5 +137,5 @@ while IFS=$'\t' read -r name n kind opts; do
 	[ -z "$capture" ] || { stop_capture "$name"; capture=; }
 	printf '%s\t%s\t%s\n' "$name" "$status" $((SECONDS - start)) >>"$out/status.tsv"
 	say "$name: exit status $status in $((SECONDS - start)) s"
-done <tests/nodes/cases.tsv
+done <"$cases"
 exit 0

@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
-# nodes.sh: boot four VMs on one virtual segment, run tests/nodes/cases.tsv across them (node.sh), and decode node 1's captures (make test-nodes).
+# nodes.sh: start N nodes on one Ethernet segment (tests/vm/boot-nodes.sh: namespaces in one VM on Linux 7.x, else VMs on QEMU's hub), run a cases file across them (node.sh), and decode node 1's captures (make test-nodes, make test-nodes8).
 #
-# Usage: tests/nodes/nodes.sh OUT_DIR
-# OUT_DIR receives node1/ to node4/ (each node's CASE.log and status.tsv; node 1's
+# Usage: tests/nodes/nodes.sh OUT_DIR [N CASES]   (default: 4 tests/nodes/cases.tsv)
+# OUT_DIR receives node1/ to nodeN/ (each node's CASE.log and status.tsv; node 1's
 # CASE.pcap for each ring and moe case) and CASE.tsv beside them: one line per captured packet,
-# the fields tests/slow/nodes.bats reads.  Each VM gets 2 GiB: torch needs more than 1.
+# the fields tests/slow/nodes.bats reads.  Each VM of the hub gets 2 GiB: torch needs more than 1.
 set -uo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 cd "$root" || exit 1
-out=${1:?usage: tests/nodes/nodes.sh OUT_DIR}
+out=${1:?usage: tests/nodes/nodes.sh OUT_DIR [N CASES]}
+n=${2:-4}
+cases=${3:-tests/nodes/cases.tsv}
 
 die() { echo "nodes: $*" >&2; exit 1; }
 
@@ -26,7 +28,8 @@ decode() { # PCAP
 
 command -v tshark >/dev/null || die "no tshark: run 'make deps DEPS_SET=nodes' as root"
 { rm -rf "$out" && mkdir -p "$out"; } || die "cannot create $out"
-RDMA_VM_MEM=${RDMA_VM_MEM:-2048} tests/vm/boot-nodes.sh 4 "$out" tests/nodes/node.sh || die "a node failed (see above)"
+[ -f "$cases" ] || die "no cases file '$cases'"
+RDMA_VM_MEM=${RDMA_VM_MEM:-2048} tests/vm/boot-nodes.sh "$n" "$out" tests/nodes/node.sh "$cases" || die "a node failed (see above)"
 for pcap in "$out"/node1/*.pcap; do
 	[ -e "$pcap" ] || die "node 1 left no capture"
 	name=$(basename "$pcap" .pcap)

@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# wire.bats: step 04 between two VMs on one virtual wire, captured: each operation's packets, and their fields against what the programs printed ('make test-wire').
+# wire.bats: step 04 between two nodes on one wire (network namespaces of one VM on Linux 7.x, else two VMs on QEMU's hub), captured: each operation's packets, and their fields against what the programs printed ('make test-wire').
 # tests/wire/wire.sh boots the two nodes once for the whole file; node 1 is the target and captures.
 # bats file_tags=outside-vm
 

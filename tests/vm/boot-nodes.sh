@@ -1,12 +1,18 @@
 #!/usr/bin/env bash
-# boot-nodes.sh: boot N test VMs (2 to 4) on one virtual segment, each running the same job, and wait for all of them.
+# boot-nodes.sh: N test nodes on one Ethernet segment, each running the same job, and wait for all of them: network namespaces in one VM where the kernel's rxe works per namespace, else one VM per node (2 to 4) on QEMU's hub.
 #
 # Usage: tests/vm/boot-nodes.sh N OUT_DIR COMMAND [ARG...]
-# Node K's results go to OUT_DIR/nodeK/ (boot.sh's status and console.log, and
-# what COMMAND writes to RDMA_STEPS_RESULTS), its QEMU's output to OUT_DIR/nodeK.boot.log.
-# COMMAND runs in every node with RDMA_VM_NODE=K and RDMA_STEPS_NODES=N.  Node 1
-# starts first and each other node once node 1 listens on its port.  Exits 0 if
+# Node K's results go to OUT_DIR/nodeK/ (status, console.log, and what COMMAND
+# writes to RDMA_STEPS_RESULTS).  COMMAND runs in every node with RDMA_VM_NODE=K,
+# RDMA_STEPS_NODES=N and RDMA_DEV naming the node's own rxe device.  Exits 0 if
 # every node's COMMAND did; else names the nodes that failed.
+# Namespaces (tests/vm/netns-nodes.sh; 2 to 16 nodes): when the VM's rdma_rxe.ko
+# holds rxe_ns_init (its UDP socket per namespace: Linux 7.x, RDMA_VM_KERNEL=
+# trixie-backports), unless RDMA_VM_HUB=1.  One VM of RDMA_VM_NETNS_MEM MiB (default
+# 4096) and 2 vCPUs; its own output in OUT_DIR/vm.boot.log, the nodes' rxe1 to rxeN.
+# Hub (Linux 6.1, whose rxe has one socket for the whole kernel): node K's QEMU
+# output in OUT_DIR/nodeK.boot.log, each node's device rxe0; node 1 starts first and
+# each other node once node 1 listens on its port.
 set -uo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 cd "$root" || exit 1
@@ -31,9 +37,38 @@ boot_node() { # K PORT COMMAND...
 		RDMA_VM_TIMEOUT=${RDMA_VM_TIMEOUT:-600} tests/vm/boot.sh "$vm_dir" "$out/node$k" "$@" >"$out/node$k.boot.log" 2>&1
 }
 
-case $n in 2 | 3 | 4) ;; *) die "N must be 2, 3 or 4, not '$n'" ;; esac
+# Whether the prepared kernel's rxe keeps a UDP socket per network namespace (rxe_ns.c).
+rxe_per_netns() {
+	local ko
+	ko=$(find "$vm_dir/kernel/" -name 'rdma_rxe.ko*' | head -n 1)
+	[ -n "$ko" ] || return 1
+	# grep -c reads to the end: -q would stop early and fail xz with SIGPIPE.
+	[ "$(case $ko in
+		*.xz) xz -dc "$ko" ;;
+		*) cat "$ko" ;;
+	esac | grep -ca rxe_ns_init)" -gt 0 ]
+}
+
 mkdir -p "$out" || die "cannot create $out"
 tests/vm/prepare.sh "$vm_dir" || die "could not prepare the test VM"
+if [ "${RDMA_VM_HUB:-0}" != 1 ] && rxe_per_netns; then
+	case $n in [2-9] | 1[0-6]) ;; *) die "N must be 2 to 16, not '$n'" ;; esac
+	start=$SECONDS
+	echo "nodes: $n nodes as network namespaces in one VM ($(cat "$vm_dir/kernel.version")); its log in $out/vm.boot.log"
+	RDMA_VM_NETNS=$n RDMA_VM_CPUS=${RDMA_VM_CPUS:-2} RDMA_VM_MEM=${RDMA_VM_NETNS_MEM:-4096} \
+		RDMA_VM_TIMEOUT=${RDMA_VM_TIMEOUT:-1500} tests/vm/boot.sh "$vm_dir" "$out" tests/vm/netns-nodes.sh "$n" "$@" \
+		>"$out/vm.boot.log" 2>&1
+	status=$?
+	failed=()
+	for ((k = 1; k <= n; k++)); do
+		[ "$(cat "$out/node$k/status" 2>/dev/null)" = 0 ] || failed+=("$k")
+	done
+	echo "nodes: all $n done in $((SECONDS - start)) s${failed[*]:+; failed: node ${failed[*]}}"
+	{ [ "$status" = 0 ] && [ ${#failed[@]} -eq 0 ]; } ||
+		die "see $out/vm.boot.log$(for k in "${failed[@]}"; do printf ' %s' "$out/node$k/console.log"; done)"
+	exit 0
+fi
+case $n in 2 | 3 | 4) ;; *) die "N must be 2, 3 or 4 on QEMU's hub (namespaces take up to 16 on a kernel whose rxe works per namespace), not '$n'" ;; esac
 port=$(wire_free_port $((n - 1))) || die "no $((n - 1)) free TCP ports in a row in 20000-29999 on 127.0.0.1 for the wire"
 start=$SECONDS
 echo "nodes: $n nodes on 127.0.0.1 from port $port, $(node_cpus "$n") vCPU each; logs in $out/nodeK.boot.log"

@@ -26,7 +26,7 @@ timeout_s=${RDMA_VM_TIMEOUT:-1500}
 # The settings that cross into the guest, each under the one name it has on both
 # sides: job.env exports those that are set.  Add a setting here and nowhere else.
 forwarded=(RDMA_STEPS_BIN RDMA_STEPS_GCOV SOAK_ITERS BENCH_REPS BENCH_QUICK BENCH_COUNT_PASSES BENCH_COUNT_JOBS BENCH_ONLY STEP_TIMEOUT TIME_SCALE TRAIN_RANKS TRAIN_TIMEOUT
-	BENCH_NODES_SIZES RDMA_VM_NODE RDMA_VM_NODES RDMA_VM_PROJECT_RW RDMA_VM_ASLR RDMA_VM_HOSTNAME RDMA_VM_OTHER_SHELLS TERM LINES COLUMNS)
+	BENCH_NODES_SIZES RDMA_VM_NODE RDMA_VM_NODES RDMA_VM_NETNS RDMA_VM_PROJECT_RW RDMA_VM_ASLR RDMA_VM_HOSTNAME RDMA_VM_OTHER_SHELLS TERM LINES COLUMNS)
 # make shell: the guest's console gets this terminal's size.
 if [ -t 0 ]; then
 	read -r LINES COLUMNS < <(stty size)

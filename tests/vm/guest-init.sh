@@ -7,7 +7,9 @@ export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 export HOME=/root TMPDIR=/run/tmp LANG=C.UTF-8
 
 # One VM: rxe0 on a dummy interface.  Each of 2 to 4 nodes: rxe0 on the virtio NIC that
-# the wire joins, node K at 198.18.0.K (set once job.env is read).
+# the wire joins, node K at 198.18.0.K (set once job.env is read).  Nodes as network
+# namespaces (RDMA_VM_NETNS=N): no rxe0 here; tests/vm/netns-nodes.sh, the job, gives
+# each namespace its own.
 RXE_NETDEV=rxenet0
 RXE_ADDR=198.18.0.1
 
@@ -92,8 +94,9 @@ start_rxe() {
 	modprobe -d "$RDMA_STEPS_VM_DIR/kernel" crypto-crc32 &&
 		modprobe -d "$RDMA_STEPS_VM_DIR/kernel" rdma_rxe &&
 		modprobe -d "$RDMA_STEPS_VM_DIR/kernel" rdma_ucm || return 1
-	ip link set lo up &&
-		start_netdev &&
+	ip link set lo up || return 1
+	[ -z "${RDMA_VM_NETNS:-}" ] || return 0
+	start_netdev &&
 		ip addr add "$RXE_ADDR/24" dev "$RXE_NETDEV" &&
 		ip link set "$RXE_NETDEV" up &&
 		rdma link add rxe0 type rxe netdev "$RXE_NETDEV" || return 1
@@ -128,8 +131,13 @@ if [ "${RDMA_VM_ASLR:-0}" != 1 ]; then
 	echo 0 >/proc/sys/kernel/randomize_va_space || say "could not turn address-space randomisation off: every process starts slower"
 fi
 say "guest up at $(uptime_s) s (kernel $(uname -r))"
-start_rxe || fail "soft-RoCE set-up failed: rxe0 on $RXE_NETDEV ($RXE_ADDR) did not come up"
-say "rxe0 ready on $RXE_NETDEV ($RXE_ADDR) at $(uptime_s) s"
+if [ -n "${RDMA_VM_NETNS:-}" ]; then
+	start_rxe || fail "soft-RoCE set-up failed: the rdma_rxe module did not load"
+	say "rdma_rxe loaded at $(uptime_s) s; the job brings up $RDMA_VM_NETNS namespaces"
+else
+	start_rxe || fail "soft-RoCE set-up failed: rxe0 on $RXE_NETDEV ($RXE_ADDR) did not come up"
+	say "rxe0 ready on $RXE_NETDEV ($RXE_ADDR) at $(uptime_s) s"
+fi
 # make shell: the project's own share, writable and uncached (see boot.sh).
 if [ "${RDMA_VM_PROJECT_RW:-0}" = 1 ]; then
 	mount -t 9p -o trans=virtio,version=9p2000.L,msize=512000,cache=mmap project "$RDMA_STEPS_ROOT" ||

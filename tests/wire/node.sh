@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # node.sh: one node's job in make test-wire: steps 03 to 06 and 08 across the wire, node 1 the server with the capture, node 2 the client.
 #
-# Runs in each VM (tests/wire/wire.sh boots them), with RDMA_VM_NODE, RDMA_STEPS_NETDEV
-# and RDMA_STEPS_PEER_ADDR set by the guest's init.  For each case of cases.tsv, node 1 runs
+# Runs in each node (tests/wire/wire.sh starts them: VMs, or network namespaces of one
+# VM), with RDMA_VM_NODE, RDMA_DEV (the node's own rxe device), RDMA_STEPS_NETDEV
+# and RDMA_STEPS_PEER_ADDR set.  For each case of cases.tsv, node 1 runs
 # the step's server and node 2 its client (with the case's fourth column, if any), which
 # retries its connection until that server listens.  For the case cm_default_tos, node 2's
 # rdma_cm default ToS is 106, as an operator sets it, and back to 0 after.  Node 1 captures RoCE v2 (UDP port 4791) on its NIC the whole time.  Writes, in
@@ -11,7 +12,8 @@
 set -uo pipefail
 bin=${RDMA_STEPS_BIN:-build/bin}
 out=${RDMA_STEPS_RESULTS:?}
-node=${RDMA_VM_NODE:?node.sh runs in a VM booted as one of two nodes (tests/wire/wire.sh)}
+node=${RDMA_VM_NODE:?node.sh runs in one of two nodes (tests/wire/wire.sh)}
+dev=${RDMA_DEV:?node.sh runs in one of two nodes (tests/wire/wire.sh)}
 
 say() { echo "node $node: $*"; }
 
@@ -38,14 +40,14 @@ stop_capture() {
 	say "capture: $(tail -n 3 "$out/tcpdump.log" | tr '\n' ' ')"
 }
 
-# The rdma_cm default ToS of this node's rxe0, port 1: what cma_roce_tos writes
+# The rdma_cm default ToS of this node's device, port 1: what cma_roce_tos writes
 # (configfs, the kernel's Documentation/ABI/testing/configfs-rdma_cm).
 set_cm_default_tos() { # TOS
-	local dir=/sys/kernel/config/rdma_cm/rxe0
+	local dir=/sys/kernel/config/rdma_cm/$dev
 	mountpoint -q /sys/kernel/config || mount -t configfs none /sys/kernel/config || return 1
 	[ -d "$dir" ] || mkdir "$dir" || return 1
 	echo "$1" >"$dir/ports/1/default_roce_tos" || return 1
-	say "rdma_cm default ToS of rxe0 port 1: $(cat "$dir/ports/1/default_roce_tos")"
+	say "rdma_cm default ToS of $dev port 1: $(cat "$dir/ports/1/default_roce_tos")"
 }
 
 capture=
@@ -53,7 +55,7 @@ capture=
 : >"$out/status.tsv"
 while IFS=$'\t' read -r name program opts only2; do
 	[ "$name" = case ] && continue
-	args=(-d rxe0 -t 60)
+	args=(-d "$dev" -t 60)
 	read -ra more <<<"$opts"
 	if [ "$node" = 2 ]; then
 		read -ra extra <<<"$only2"

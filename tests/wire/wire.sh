@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# wire.sh: boot two VMs joined by a virtual wire, run step 04 across it with node 1 capturing, and decode the capture (make test-wire).
+# wire.sh: start two nodes on one wire (tests/vm/boot-nodes.sh: namespaces of one VM on Linux 7.x, else two VMs), run step 04 across it with node 1 capturing, and decode the capture (make test-wire).
 #
 # Usage: tests/wire/wire.sh OUT_DIR
 # OUT_DIR receives node1/ and node2/ (each node's results: console.log, CASE.log,

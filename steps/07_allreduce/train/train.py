@@ -45,6 +45,8 @@ def parse():
     p.add_argument("--bucket-kb", type=int, default=8,
                    help="DDP's bucket cap in KiB after its first bucket of 1 MiB (default 8)")
     p.add_argument("--timeout", type=int, default=60, help="ring_comm's bound on every wait, in s (default 60)")
+    p.add_argument("--device", default=None,
+                   help="the RDMA device the ring opens, as step 07's -d (default: the first one listed)")
     a = p.parse_args()
     if a.steps < 2 or a.batch < 1 or a.bucket_kb < 1 or a.timeout < 1:
         p.error("--steps must be 2 or more; --batch, --bucket-kb and --timeout 1 or more")
@@ -270,12 +272,13 @@ def main():
     dist.init_process_group("gloo")  # DDP's constructor broadcasts the weights over it
     rank, world = dist.get_rank(), dist.get_world_size()
     try:
-        comm = RingComm(args.ring_port, timeout_s=args.timeout)
+        comm = RingComm(args.ring_port, timeout_s=args.timeout, device=args.device)
     except RingCommError as e:
         print("error: rank %d: ring_comm_join: %s" % (rank, e), file=sys.stderr)
         return 1
-    print("%-20s: rank %d of %d (pid %d) joined step 07's ring (rendezvous on TCP port %d); Gloo serves DDP's start"
-          % ("ring_comm", rank, world, os.getpid(), args.ring_port), flush=True)
+    print("%-20s: rank %d of %d (pid %d) joined step 07's ring (rendezvous on TCP port %d); Gloo serves DDP's start%s"
+          % ("ring_comm", rank, world, os.getpid(), args.ring_port,
+             "; device " + args.device if args.device else ""), flush=True)
     data = make_data(args.seed)
     runs = {}
     try:
