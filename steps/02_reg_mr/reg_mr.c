@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -112,8 +113,12 @@ int reg_mr_parse_option(int key, const char *arg, void *ctx)
 {
 	struct reg_mr_opts *opts = ctx;
 
-	if (key == CLI_KEY_ODP || key == CLI_KEY_FORK) {
-		*(key == CLI_KEY_ODP ? &opts->odp : &opts->fork) = true;
+	if (key == CLI_KEY_ODP) {
+		opts->odp = true;
+		return 0;
+	}
+	if (key == CLI_KEY_FORK) {
+		opts->fork = true;
 		return 0;
 	}
 	if (key == 's')
@@ -215,7 +220,9 @@ static int check_odp_support(const struct rdma_dev *dev)
  */
 static void show_odp_registration(const struct rdma_buf *buf, long rss_before, double reg_us)
 {
-	struct ibv_sge sge = { .addr = (uintptr_t)buf->addr, .length = (uint32_t)buf->len,
+	/* One SGE's length is 32 bits: a larger region is prefetched from its start. */
+	struct ibv_sge sge = { .addr = (uintptr_t)buf->addr,
+			       .length = buf->len > UINT32_MAX ? UINT32_MAX : (uint32_t)buf->len,
 			       .lkey = buf->mr->lkey };
 	long rss_after = proc_status_kb("VmRSS");
 	struct rlimit rl;
@@ -233,11 +240,11 @@ static void show_odp_registration(const struct rdma_buf *buf, long rss_before, d
 	rc = ibv_advise_mr(buf->mr->pd, IBV_ADVISE_MR_ADVICE_PREFETCH_WRITE,
 			   IBV_ADVISE_MR_FLAG_FLUSH, &sge, 1);
 	if (rc)
-		show("ibv_advise_mr", "%s (errno %d): this provider has no prefetch (rxe's gains it in "
-		     "rdma-core 59; this is %s), so the first access pays the fault", strerror(rc),
-		     rc, "rdma-core 44");
+		show("ibv_advise_mr", "%s (errno %d): this provider has no prefetch (rxe's has it from "
+		     "rdma-core 59 on), so the first access pays the fault",
+		     strerror(rc), rc);
 	else
-		show("ibv_advise_mr", "%zu bytes prefetched: VmRSS %ld kB now", buf->len,
+		show("ibv_advise_mr", "%u bytes prefetched: VmRSS %ld kB now", sge.length,
 		     proc_status_kb("VmRSS"));
 }
 
