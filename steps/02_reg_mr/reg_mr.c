@@ -8,7 +8,6 @@
 
 #include <errno.h>
 #include <inttypes.h>
-#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -309,16 +308,22 @@ out_free_buffer:
 	return -1;
 }
 
-/* How fork_and_touch's child ended, in the book's words; STATUS is waitpid's. */
-static void show_child_end(int status, unsigned char ours)
+/*
+ * How fork_and_touch's child ended, in the book's words; STATUS is waitpid's,
+ * SAFE whether RDMAV_FORK_SAFE was set.  Our byte is still 0xaa.
+ */
+static void show_child_end(int status, bool safe)
 {
-	if (WIFSIGNALED(status))
+	if (WIFSIGNALED(status) && safe)
 		show("fork", "the child was killed by %s when it touched the buffer: RDMAV_FORK_SAFE "
 		     "made ibv_reg_mr mark the pinned range MADV_DONTFORK, so the child has no page "
-		     "there at all; our byte is still 0x%02x", strsignal(WTERMSIG(status)), ours);
+		     "there at all; our byte is still 0xaa", strsignal(WTERMSIG(status)));
+	else if (WIFSIGNALED(status))
+		show("fork", "the child was killed by %s; our byte is still 0xaa",
+		     strsignal(WTERMSIG(status)));
 	else
-		show("fork", "the child exited %d; our byte is still 0x%02x: the child wrote a copy "
-		     "of its own, and the NIC's pages stayed ours", WEXITSTATUS(status), ours);
+		show("fork", "the child exited %d; our byte is still 0xaa: the child wrote a copy "
+		     "of its own, and the NIC's pages stayed ours", WEXITSTATUS(status));
 }
 
 int fork_and_touch(const struct rdma_buf *buf)
@@ -357,12 +362,12 @@ int fork_and_touch(const struct rdma_buf *buf)
 		report_verb_error("waitpid", errno);
 		return -1;
 	}
-	show_child_end(status, *byte);
 	if (*byte != 0xaa) {
 		report_error("fork: our byte is 0x%02x after the child ran, not the 0xaa we left",
 			     *byte);
 		return -1;
 	}
+	show_child_end(status, safe != NULL);
 	return 0;
 }
 
