@@ -132,3 +132,57 @@ paused_mr() { # SIZE ACCESS LENGTH
 	assert_output "error: --access: unknown flag ''; use a comma-separated list of local_write, remote_write, remote_read, remote_atomic, mw_bind, relaxed_ordering"
 	assert_back_to_baseline
 }
+
+@test "02_reg_mr --fork: after a pinned registration the child touches a copy of its own; under RDMAV_FORK_SAFE it has no page there" {
+	record_baseline
+	# The kernel copies pinned pages into the child at fork (it says so: IBV_FORK_UNNEEDED).
+	run_step 02_reg_mr -d "$DEV" -s 64K --fork
+	assert_success
+	assert_line --regexp '^ibv_is_fork_initialized *: IBV_FORK_UNNEEDED \(the kernel copies pinned pages into a child at fork\); RDMAV_FORK_SAFE unset$'
+	assert_line --regexp '^child +: read 0xaa from the buffer, wrote 0x55 there, and exits$'
+	assert_line --regexp '^fork +: the child exited 0; our byte is still 0xaa: '
+	assert_in_order '^VmPin ' '^ibv_is_fork_initialized' '^child ' '^fork ' '^ibv_dereg_mr '
+	# rdma-core 44 marks the range MADV_DONTFORK all the same: the child's first touch kills it.
+	RDMAV_FORK_SAFE=1 run_step 02_reg_mr -d "$DEV" -s 64K --fork
+	assert_success
+	assert_line --regexp '^ibv_is_fork_initialized *: IBV_FORK_UNNEEDED .*; RDMAV_FORK_SAFE set: libibverbs marks each pinned MR MADV_DONTFORK$'
+	refute_line --regexp '^child '
+	assert_line --regexp '^fork +: the child was killed by Segmentation fault when it touched the buffer: .*; our byte is still 0xaa$'
+	assert_back_to_baseline
+}
+
+@test "02_reg_mr --odp: odp_caps read first; on 7.x an ODP MR pins nothing, passes RLIMIT_MEMLOCK and forks as plain memory; on 6.1 refused naming the kernel that has it" {
+	record_baseline
+	if ! kernel_at_least 7 0; then
+		run_step 02_reg_mr -d "$DEV" --odp
+		assert_failure 1
+		assert_line --regexp '^odp_caps +: general_caps 0x0, RC: none$'
+		assert_output --partial "error: --odp: $DEV does no on-demand paging (odp_caps.general_caps has no IBV_ODP_SUPPORT), so ibv_reg_mr would refuse IBV_ACCESS_ON_DEMAND with EINVAL; rxe has it in Linux 7.3 but not in 6.1 or 6.12: boot the VM with RDMA_VM_KERNEL=trixie-backports, or drop --odp"
+		refute_line --regexp '^ibv_reg_mr '
+		assert_in_order '^ibv_alloc_pd ' '^odp_caps ' '^error: --odp' '^ibv_dealloc_pd ' '^ibv_close_device '
+		assert_back_to_baseline
+		return
+	fi
+	# As nobody with a memlock limit of 64 KiB (the test above: 1 MiB pinned fails), 1 MiB on demand.
+	copy_step_for_nobody
+	run timeout "$STEP_TIMEOUT" setpriv --reuid=65534 --regid=65534 --clear-groups \
+		prlimit --memlock=65536:65536 "$NOBODY_BIN" -d "$DEV" -s 1M --odp --fork
+	assert_success
+	assert_line --regexp '^odp_caps +: general_caps 0x1 \(IBV_ODP_SUPPORT\), RC: [a-z_,]*write[a-z_,]*$'
+	assert_line --regexp '^buffer +: 1048576 bytes at 0x[0-9a-f]+, aligned to the 4096-byte page, never touched$'
+	assert_line --regexp '^access +: local_write,remote_write,remote_read, on_demand: '
+	assert_line --regexp '^ibv_reg_mr +: memory region registered: .* length 1048576, '
+	assert_line --regexp '^VmPin +: 0 kB before, 0 kB after: 0 kB pinned$'
+	# Registration faulted none of the 1024 kB in (a few kB of the library's own may come).
+	faulted=$(sed -nE 's/^VmRSS +: [0-9]+ kB before, [0-9]+ kB after: (-?[0-9]+) kB faulted in .*/\1/p' <<<"$output")
+	[ -n "$faulted" ] && [ "$faulted" -lt 64 ] || fail "ODP registration faulted in '$faulted' kB of 1024"
+	assert_line --regexp "^memlock +: 1048576 bytes registered, over RLIMIT_MEMLOCK's 65536: the limit counts pinned pages, and an ODP MR pins none\$"
+	assert_line --regexp '^ibv_advise_mr +: Operation not supported \(errno 95\): this provider has no prefetch \(rxe.s has it from rdma-core 59 on\), so the first access pays the fault$'
+	# ODP pages are not pinned, so not MADV_DONTFORK'd either: the child copies on write.
+	assert_line --regexp '^child +: read 0xaa from the buffer, wrote 0x55 there, and exits$'
+	assert_line --regexp '^fork +: the child exited 0; our byte is still 0xaa: '
+	RDMAV_FORK_SAFE=1 run_step 02_reg_mr -d "$DEV" -s 64K --odp --fork
+	assert_success
+	assert_line --regexp '^fork +: the child exited 0; our byte is still 0xaa: '
+	assert_back_to_baseline
+}

@@ -124,12 +124,58 @@ setup() {
 	run_step 04_post_wr -d "$DEV" -o fetch_add -s 4
 	assert_failure 1
 	assert_output --partial "error: --size: an atomic works on 8 bytes, more than the 4 registered: give -s 8 or more"
+	run_step 04_post_wr -o atomic_write --cm
+	assert_failure 2
+	assert_output "error: -o atomic_write is posted through the extended API, on a QP from ibv_create_qp_ex, and rdma_cm makes its own QP: drop --cm"
 	run_step 04_post_wr -o cmp_swap -V rkey
 	assert_failure 2
 	assert_output "error: --violate works with -o send, write, write_imm or read, not with the atomics"
 	run_step 05_poll_destroy -o fetch_add
 	assert_failure 2
 	assert_output "error: --op: step 05 loops send, write, write_imm or read; the atomics are step 04's"
+	assert_back_to_baseline
+}
+
+@test "04_post_wr -o atomic_write: refused unless bit 40 of device_cap_flags_ex says the device can; where it can, the target's 8 bytes take the value in one write" {
+	record_baseline
+	if kernel_at_least 7 0; then
+		run_server_client 04_post_wr -o atomic_write
+		assert_both_succeeded
+		use_output_of srv
+		assert_line --regexp '^device_cap_flags_ex +: 0x[0-9a-f]+: bit 40 \(IB_DEVICE_ATOMIC_WRITE\) set, '
+		assert_line --regexp '^access +: local_write,remote_write: the target of ATOMIC WRITE: '
+		assert_line --regexp '^target CQ +: 0 completion\(s\): a one-sided atomic does not involve the target.s CPU$'
+		assert_line --regexp '^atomic check +: the 8 bytes at 0x[0-9a-f]+ went from 0x1000 to 0x1122334455667788: the peer.s NIC wrote all 8 in one store, '
+		use_output_of cli
+		assert_line --regexp '^access +: none: the initiator of ATOMIC WRITE: '
+		assert_line --regexp '^ibv_create_qp_ex +: RC QP 0x[0-9a-f]+ in RESET: .*; send ops ATOMIC_WRITE( |$)'
+		assert_line --regexp '^ibv_wr_complete +: ATOMIC WRITE posted: 0x1122334455667788 into the 8 bytes at remote addr 0x[0-9a-f]+, rkey 0x[0-9a-f]*[1-9a-f][0-9a-f]*, '
+		assert_line --regexp '^ibv_poll_cq +: completion: opcode ATOMIC_WRITE, status success'
+		refute_line --regexp '^atomic check +: the old value'
+		assert_back_to_baseline
+		return
+	fi
+	# Linux 6.1's rxe says no: refused on the initiator before anything is registered.
+	run_step 04_post_wr -d "$DEV" -o atomic_write 127.0.0.1
+	assert_failure 1
+	assert_output --partial "error: -o atomic_write asks for ATOMIC WRITE, but $DEV does not do it: bit 40 (IB_DEVICE_ATOMIC_WRITE) of device_cap_flags_ex 0x"
+	assert_output --partial " is 0; rxe has it in Linux 6.12 and 7.3, not in 6.1: boot the VM with RDMA_VM_KERNEL=trixie-backports, or use another -o"
+	refute_output --partial 'ibv_reg_mr'
+	# The check skipped (the test aid): rdma-core 44 builds the WR and takes the post, and the device fails it.
+	port=$(pick_port)
+	RDMA_STEPS_UNCHECKED=atomic_write start_step srv 04_post_wr -d "$DEV" -p "$port" -t 20 -o atomic_write
+	wait_for_line "$BATS_TEST_TMPDIR/srv.out" '^listening '
+	RDMA_STEPS_UNCHECKED=atomic_write run_step 04_post_wr -d "$DEV" -p "$port" -t 20 -o atomic_write 127.0.0.1
+	assert_failure 1
+	assert_line --regexp '^RDMA_STEPS_UNCHECKED *: a test aid: bit 40 \(IB_DEVICE_ATOMIC_WRITE\) of [a-z0-9_]+.s device_cap_flags_ex 0x[0-9a-f]+ is 0, '
+	assert_line --regexp '^ibv_wr_complete +: ATOMIC WRITE posted: 0x1122334455667788 into the 8 bytes at remote addr '
+	# Linux 6.1's rxe does not know opcode 29: the requester fails the WQE as a local QP operation error.
+	assert_output --partial 'error: completion of work request 2 failed: local QP operation error (status 2, '
+	assert_in_order '^ibv_wr_complete ' '^error: completion of work request 2 failed' '^ibv_destroy_qp '
+	finish_step srv "$srv_pid"
+	assert_failure 1
+	assert_line --regexp '^target word +: the 8 bytes at 0x[0-9a-f]+ hold 0x1000, as before the run: nothing reached them$'
+	refute_line --regexp '^atomic check '
 	assert_back_to_baseline
 }
 
@@ -267,7 +313,7 @@ assert_target_unchanged() {
 @test "04_post_wr rejects an unknown operation, --events it would not use, a size no message can carry, and an atomic or a READ the device cannot do" {
 	run_step 04_post_wr --op=fetch_and_add
 	assert_failure 2
-	assert_output "error: --op: unknown operation 'fetch_and_add'; use send, write, write_imm, read, fetch_add or cmp_swap"
+	assert_output "error: --op: unknown operation 'fetch_and_add'; use send, write, write_imm, read, fetch_add, cmp_swap or atomic_write"
 	# One SGE's length is 32 bits and the port caps a message: -s 4G would post zero-length work requests.
 	record_baseline
 	max=$(ibv_devinfo -v -d "$DEV" | awk '$1 == "max_msg_sz:" { print $2 }')
@@ -290,7 +336,7 @@ assert_target_unchanged() {
 	assert_back_to_baseline
 	run_step 04_post_wr --help
 	assert_success
-	assert_output --partial "send, write, write_imm, read, fetch_add or cmp_swap"
+	assert_output --partial "send, write, write_imm, read, fetch_add, cmp_swap or atomic_write"
 	# Step 04 busy-polls its one completion: a completion channel would be created and never used.
 	refute_output --partial -- '--events'
 	run_step 04_post_wr -e

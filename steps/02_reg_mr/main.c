@@ -8,7 +8,8 @@
 
 static const char purpose[] =
 	"Step 02: on top of step 01, register a page-aligned buffer (ibv_reg_mr):\n"
-	"pin its pages, get its lkey and rkey, and show VmPin and RLIMIT_MEMLOCK.";
+	"pin its pages, get its lkey and rkey, and show VmPin and RLIMIT_MEMLOCK;\n"
+	"with --odp register on demand, pinning nothing; with --fork see what a child may touch.";
 
 /* The fault points of the stages this program runs: RDMA_STEPS_FAIL_AT names one of them. */
 static const struct fault_point *const faults[] = { open_pd_faults, reg_mr_faults, NULL };
@@ -16,7 +17,8 @@ static const struct fault_point *const faults[] = { open_pd_faults, reg_mr_fault
 int main(int argc, char **argv)
 {
 	struct reg_mr_opts mr_opts;
-	const struct cli_stage stages[] = { REG_MR_STAGE(&mr_opts), { 0 } };
+	const struct cli_stage stages[] = { REG_MR_STAGE(&mr_opts), REG_MR_PAGING_STAGE(&mr_opts),
+					    { 0 } };
 	const struct cli_spec spec = { .program = "02_reg_mr", .purpose = purpose,
 				       .pauses = true, .stages = stages, .faults = faults };
 	struct cli_common opts;
@@ -36,6 +38,8 @@ int main(int argc, char **argv)
 	show_heading("stage 2: register memory");
 	if (register_buffer(&dev, &mr_opts, &buf))
 		goto out_close_device;
+	if (mr_opts.fork && fork_and_touch(&buf))
+		goto out_release_buffer;
 	if (opts.pause && pause_until_told("MR registered (see 'rdma resource show mr')"))
 		goto out_release_buffer;
 	status = EXIT_SUCCESS;

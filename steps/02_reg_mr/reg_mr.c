@@ -1,15 +1,19 @@
 /* reg_mr.c: stage 2 of the verbs workflow: register memory (pin its pages, get lkey and rkey). */
 #include "reg_mr.h"
+#include "clock.h"
 #include "fault.h"
 #include "procstat.h"
 #include "report.h"
 #include "teardown.h"
 
 #include <errno.h>
+#include <inttypes.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 const struct fault_point reg_mr_faults[] = {
@@ -96,10 +100,26 @@ const struct cli_option reg_mr_cli_options[] = {
 	{ 0 },
 };
 
+const struct cli_option reg_mr_paging_cli_options[] = {
+	{ "odp", CLI_KEY_ODP, NULL, "register on demand (IBV_ACCESS_ON_DEMAND): no page pinned, each "
+				    "faulted in at the NIC's first access; needs a device whose odp_caps say so" },
+	{ "fork", CLI_KEY_FORK, NULL, "fork after registering: the child reads and writes the buffer, "
+				      "and we say what it saw and what it did to our copy" },
+	{ 0 },
+};
+
 int reg_mr_parse_option(int key, const char *arg, void *ctx)
 {
 	struct reg_mr_opts *opts = ctx;
 
+	if (key == CLI_KEY_ODP) {
+		opts->odp = true;
+		return 0;
+	}
+	if (key == CLI_KEY_FORK) {
+		opts->fork = true;
+		return 0;
+	}
 	if (key == 's')
 		return cli_parse_size("--size", arg, 1, MAX_MR_SIZE, &opts->size);
 	/* -a */
@@ -151,10 +171,88 @@ static void report_reg_mr_failure(int err, const struct reg_mr_opts *opts)
 		report_error("remote_write and remote_atomic need local_write too: add it to -a");
 }
 
+/* What an RC QP may do on ODP memory: the bits of odp_caps.per_transport_caps.rc_odp_caps. */
+static const struct flag_name odp_op_names[] = {
+	{ "send", IBV_ODP_SUPPORT_SEND },
+	{ "recv", IBV_ODP_SUPPORT_RECV },
+	{ "write", IBV_ODP_SUPPORT_WRITE },
+	{ "read", IBV_ODP_SUPPORT_READ },
+	{ "atomic", IBV_ODP_SUPPORT_ATOMIC },
+	{ "srq_recv", IBV_ODP_SUPPORT_SRQ_RECV },
+};
+
+/*
+ * --odp: the device's odp_caps (ibv_query_device_ex), read before anything is
+ * registered: ibv_reg_mr with IBV_ACCESS_ON_DEMAND on a device without them
+ * fails with a bare EINVAL.  0, or -1 after saying which kernel has it.
+ */
+static int check_odp_support(const struct rdma_dev *dev)
+{
+	const char *name = ibv_get_device_name(dev->ctx->device);
+	struct ibv_device_attr_ex attrx;
+	char ops[96];
+	int rc = ibv_query_device_ex(dev->ctx, NULL, &attrx);
+
+	if (rc) {
+		report_verb_error("ibv_query_device_ex", rc);
+		return -1;
+	}
+	if (!flag_names_format(attrx.odp_caps.per_transport_caps.rc_odp_caps, odp_op_names,
+			       sizeof(odp_op_names) / sizeof(odp_op_names[0]), ops, sizeof(ops)))
+		snprintf(ops, sizeof(ops), "none");
+	show("odp_caps", "general_caps 0x%" PRIx64 "%s, RC: %s", attrx.odp_caps.general_caps,
+	     attrx.odp_caps.general_caps & IBV_ODP_SUPPORT ? " (IBV_ODP_SUPPORT)" : "", ops);
+	if (!(attrx.odp_caps.general_caps & IBV_ODP_SUPPORT)) {
+		report_error("--odp: %s does no on-demand paging (odp_caps.general_caps has no "
+			     "IBV_ODP_SUPPORT), so ibv_reg_mr would refuse IBV_ACCESS_ON_DEMAND with "
+			     "EINVAL; rxe has it in Linux 7.3 but not in 6.1 or 6.12: boot the VM "
+			     "with RDMA_VM_KERNEL=trixie-backports, or drop --odp", name);
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * What an ODP registration did to the process: nothing pinned, nothing
+ * faulted in; what RLIMIT_MEMLOCK then means; and the one verb that would
+ * fault pages in without a work request, which this provider lacks.
+ */
+static void show_odp_registration(const struct rdma_buf *buf, long rss_before, double reg_us)
+{
+	/* One SGE's length is 32 bits: a larger region is prefetched from its start. */
+	struct ibv_sge sge = { .addr = (uintptr_t)buf->addr,
+			       .length = buf->len > UINT32_MAX ? UINT32_MAX : (uint32_t)buf->len,
+			       .lkey = buf->mr->lkey };
+	long rss_after = proc_status_kb("VmRSS");
+	struct rlimit rl;
+	int rc;
+
+	show("VmRSS", "%ld kB before, %ld kB after: %ld kB faulted in by ibv_reg_mr, which took "
+	     "%.0f us: an ODP MR maps a page when the NIC first touches it", rss_before, rss_after,
+	     rss_after - rss_before, reg_us);
+	if (geteuid() != 0 && !getrlimit(RLIMIT_MEMLOCK, &rl) && rl.rlim_cur != RLIM_INFINITY &&
+	    buf->len > rl.rlim_cur)
+		show("memlock", "%zu bytes registered, over RLIMIT_MEMLOCK's %llu: the limit counts "
+		     "pinned pages, and an ODP MR pins none", buf->len,
+		     (unsigned long long)rl.rlim_cur);
+	/* Prefetch: fault the range in now, as the NIC's first access would. */
+	rc = ibv_advise_mr(buf->mr->pd, IBV_ADVISE_MR_ADVICE_PREFETCH_WRITE,
+			   IBV_ADVISE_MR_FLAG_FLUSH, &sge, 1);
+	if (rc)
+		show("ibv_advise_mr", "%s (errno %d): this provider has no prefetch (rxe's has it from "
+		     "rdma-core 59 on), so the first access pays the fault",
+		     strerror(rc), rc);
+	else
+		show("ibv_advise_mr", "%u bytes prefetched: VmRSS %ld kB now", sge.length,
+		     proc_status_kb("VmRSS"));
+}
+
 int register_buffer(struct rdma_dev *dev, const struct reg_mr_opts *opts, struct rdma_buf *buf)
 {
-	long page = sysconf(_SC_PAGESIZE), pin_before, pin_after;
+	long page = sysconf(_SC_PAGESIZE), pin_before, pin_after, rss_before;
+	int access_flags = opts->access | (opts->odp ? IBV_ACCESS_ON_DEMAND : 0);
 	char access[96];
+	double t0;
 	int rc;
 
 	*buf = (struct rdma_buf){ .len = opts->size, .access = opts->access };
@@ -164,20 +262,31 @@ int register_buffer(struct rdma_dev *dev, const struct reg_mr_opts *opts, struct
 		buf->addr = NULL;
 		return -1;
 	}
-	memset(buf->addr, 0, buf->len);
-	show("buffer", "%zu bytes at %p, aligned to the %ld-byte page", buf->len, buf->addr, page);
+	/* An ODP buffer stays fresh, never touched, so that no page of it is present yet. */
+	if (!opts->odp)
+		memset(buf->addr, 0, buf->len);
+	show("buffer", "%zu bytes at %p, aligned to the %ld-byte page%s", buf->len, buf->addr, page,
+	     opts->odp ? ", never touched" : "");
 	show_memlock_limit();
+	if (opts->odp && check_odp_support(dev))
+		goto out_free_buffer;
 
 	access_flags_format(opts->access, access, sizeof(access));
-	show("access", "%s: %s", access, opts->access_why);
+	show("access", "%s%s: %s", access, opts->odp ? ", on_demand" : "", opts->access_why);
 
-	/* Registration pins the pages and gives the NIC their translation: they may no longer move. */
+	/*
+	 * Registration pins the pages and gives the NIC their translation: they may no longer
+	 * move.  With IBV_ACCESS_ON_DEMAND it pins nothing: the NIC faults each page in.
+	 */
 	pin_before = proc_status_kb("VmPin");
-	buf->mr = fault_at("reg_mr") ? NULL : ibv_reg_mr(dev->pd, buf->addr, buf->len, opts->access);
+	rss_before = proc_status_kb("VmRSS");
+	t0 = now_us();
+	buf->mr = fault_at("reg_mr") ? NULL : ibv_reg_mr(dev->pd, buf->addr, buf->len, access_flags);
 	if (!buf->mr) {
 		report_reg_mr_failure(errno, opts);
 		goto out_free_buffer;
 	}
+	t0 = now_us() - t0;
 	pin_after = proc_status_kb("VmPin");
 	show("ibv_reg_mr", "memory region registered: addr %p, length %zu, access %s",
 	     buf->mr->addr, buf->mr->length, access);
@@ -189,12 +298,77 @@ int register_buffer(struct rdma_dev *dev, const struct reg_mr_opts *opts, struct
 		     buf->mr->rkey);
 	show("VmPin", "%ld kB before, %ld kB after: %ld kB pinned", pin_before, pin_after,
 	     pin_after - pin_before);
+	if (opts->odp)
+		show_odp_registration(buf, rss_before, t0);
 	return 0;
 
 out_free_buffer:
 	free(buf->addr);
 	buf->addr = NULL;
 	return -1;
+}
+
+/*
+ * How fork_and_touch's child ended, in the book's words; STATUS is waitpid's,
+ * SAFE whether RDMAV_FORK_SAFE was set.  Our byte is still 0xaa.
+ */
+static void show_child_end(int status, bool safe)
+{
+	if (WIFSIGNALED(status) && safe)
+		show("fork", "the child was killed by %s when it touched the buffer: RDMAV_FORK_SAFE "
+		     "made ibv_reg_mr mark the pinned range MADV_DONTFORK, so the child has no page "
+		     "there at all; our byte is still 0xaa", strsignal(WTERMSIG(status)));
+	else if (WIFSIGNALED(status))
+		show("fork", "the child was killed by %s; our byte is still 0xaa",
+		     strsignal(WTERMSIG(status)));
+	else
+		show("fork", "the child exited %d; our byte is still 0xaa: the child wrote a copy "
+		     "of its own, and the NIC's pages stayed ours", WEXITSTATUS(status));
+}
+
+int fork_and_touch(const struct rdma_buf *buf)
+{
+	static const char *const fork_names[] = {
+		[IBV_FORK_DISABLED] = "IBV_FORK_DISABLED",
+		[IBV_FORK_ENABLED] = "IBV_FORK_ENABLED",
+		[IBV_FORK_UNNEEDED] = "IBV_FORK_UNNEEDED",
+	};
+	enum ibv_fork_status fs = ibv_is_fork_initialized();
+	volatile unsigned char *byte = buf->addr;
+	const char *safe = getenv("RDMAV_FORK_SAFE");
+	int status;
+	pid_t pid;
+
+	show("ibv_is_fork_initialized", "%s%s; RDMAV_FORK_SAFE %s", fork_names[fs],
+	     fs == IBV_FORK_UNNEEDED ? " (the kernel copies pinned pages into a child at fork)" : "",
+	     safe ? "set: libibverbs marks each pinned MR MADV_DONTFORK" : "unset");
+	*byte = 0xaa;
+	fflush(stdout);
+	pid = fork();
+	if (pid < 0) {
+		report_verb_error("fork", errno);
+		return -1;
+	}
+	if (pid == 0) {
+		/* The child: no verb, no teardown (the MR, PD and device are the parent's). */
+		unsigned char seen = *byte;
+
+		*byte = 0x55;
+		show("child", "read 0x%02x from the buffer, wrote 0x55 there, and exits", seen);
+		fflush(stdout);
+		_exit(0);
+	}
+	if (waitpid(pid, &status, 0) < 0) {
+		report_verb_error("waitpid", errno);
+		return -1;
+	}
+	if (*byte != 0xaa) {
+		report_error("fork: our byte is 0x%02x after the child ran, not the 0xaa we left",
+			     *byte);
+		return -1;
+	}
+	show_child_end(status, safe != NULL);
+	return 0;
 }
 
 int release_buffer(struct rdma_buf *buf)

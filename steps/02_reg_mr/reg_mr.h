@@ -14,18 +14,32 @@
 #define REG_MR_DEFAULT_ACCESS \
 	(IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ)
 
+/* Stage 2's long-only option keys (cli.h's blocks). */
+enum reg_mr_key {
+	CLI_KEY_ODP = CLI_STAGE_KEYS(2),	/* --odp */
+	CLI_KEY_FORK,				/* --fork */
+};
+
 /* Stage 2's command-line choices. */
 struct reg_mr_opts {
 	size_t size;		/* -s: bytes to register */
 	int access;		/* IBV_ACCESS_* flags: -a's, or what the step grants */
 	bool access_given;	/* -a was on the command line */
 	const char *access_why;	/* why this access, shown beside it */
+	bool odp;		/* --odp: register on demand (IBV_ACCESS_ON_DEMAND), pinning nothing */
+	bool fork;		/* --fork: fork after registering; the child touches the buffer */
 };
 
-/* Stage 2's part of the command line, -s and -a, filling a struct reg_mr_opts. */
+/*
+ * Stage 2's part of the command line, -s and -a, filling a struct
+ * reg_mr_opts; REG_MR_PAGING_STAGE adds --odp and --fork, which step 02
+ * alone takes: they show what registration does to the process's pages.
+ */
 extern const struct cli_option reg_mr_cli_options[];
+extern const struct cli_option reg_mr_paging_cli_options[];
 int reg_mr_parse_option(int key, const char *arg, void *opts);
 #define REG_MR_STAGE(opts) { reg_mr_cli_options, reg_mr_parse_option, (opts) }
+#define REG_MR_PAGING_STAGE(opts) { reg_mr_paging_cli_options, reg_mr_parse_option, (opts) }
 
 void reg_mr_opts_default(struct reg_mr_opts *opts);
 
@@ -56,6 +70,15 @@ struct rdma_buf {
  * Returns 0, or -1 with nothing left allocated.
  */
 int register_buffer(struct rdma_dev *dev, const struct reg_mr_opts *opts, struct rdma_buf *buf);
+
+/*
+ * --fork: forks a child that reads and writes the buffer's first byte and
+ * exits, and says how it ended and what it did to our copy: with ODP, or on a
+ * kernel that copies pinned pages at fork, the child has a copy of its own;
+ * under RDMAV_FORK_SAFE a pinned MR's pages are not in the child at all.
+ * Returns 0, or -1 if the child could not be made or changed our byte.
+ */
+int fork_and_touch(const struct rdma_buf *buf);
 
 /* Deregisters what register_buffer made, then frees the buffer unless that failed; returns how many releases failed. */
 int release_buffer(struct rdma_buf *buf);

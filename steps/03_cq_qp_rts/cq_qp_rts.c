@@ -139,6 +139,7 @@ static const struct flag_name send_op_names[] = {
 	{ "LOCAL_INV", IBV_QP_EX_WITH_LOCAL_INV },
 	{ "BIND_MW", IBV_QP_EX_WITH_BIND_MW },
 	{ "SEND_WITH_INV", IBV_QP_EX_WITH_SEND_WITH_INV },
+	{ "ATOMIC_WRITE", IBV_QP_EX_WITH_ATOMIC_WRITE },
 };
 
 /* "; send ops A,B" for the QP's line, or "" for a QP of ibv_create_qp. */

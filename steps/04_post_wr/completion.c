@@ -28,6 +28,8 @@ static const char *wc_opcode_name(enum ibv_wc_opcode opcode)
 		return "FETCH_ADD";
 	case IBV_WC_COMP_SWAP:
 		return "COMP_SWAP";
+	case IBV_WC_ATOMIC_WRITE:
+		return "ATOMIC_WRITE";
 	default:
 		return "other";
 	}

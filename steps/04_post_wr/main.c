@@ -22,7 +22,7 @@ static const char purpose[] =
 	"Step 04: on top of steps 01-03, post one work request from the client (the\n"
 	"initiator) to the server (the target) and check the bytes that arrived:\n"
 	"SEND/RECV (two-sided), RDMA WRITE and READ (one-sided), WRITE with immediate,\n"
-	"the atomics fetch_add and cmp_swap (--cm: connected through rdma_cm);\n"
+	"the atomics fetch_add and cmp_swap, ATOMIC WRITE (--cm: connected through rdma_cm);\n"
 	"or, with --violate, break memory protection and watch the work request fail.";
 
 struct step_opts {
@@ -96,8 +96,11 @@ static int run_target(struct session *sess, const struct post_opts *post, int ti
 	     check_received_length(&wc, buf->len)))
 		return -1;
 	/* The initiator says when its completion arrived: only then is it all in place. */
-	if (barrier(sess, 'D', true, timeout_s))
+	if (barrier(sess, 'D', true, timeout_s)) {
+		if (op_is_atomic(post->op))
+			atomic_show_word(buf);
 		return -1;
+	}
 	left = drain_completions(conn, false);
 	if (left < 0)
 		return -1;
@@ -126,7 +129,7 @@ static int run_initiator(struct session *sess, const struct post_opts *post, int
 		return -1;
 	if (post->op == OP_READ && check_data(buf, post->op))
 		return -1;
-	if (op_is_atomic(post->op) && atomic_check_fetched(buf))
+	if ((post->op == OP_FETCH_ADD || post->op == OP_CMP_SWAP) && atomic_check_fetched(buf))
 		return -1;
 	return barrier(sess, 'D', false, timeout_s);
 }
@@ -147,7 +150,7 @@ static int check_limits(const struct rdma_dev *dev, const void *arg)
 	if (session_check_buffer(dev, step->mr.size) ||
 	    (op_is_atomic(op) && check_atomic_support(dev, op, step->mr.size)))
 		return -1;
-	if (op != OP_READ && !op_is_atomic(op))
+	if (op != OP_READ && (!op_is_atomic(op) || op == OP_ATOMIC_WRITE))
 		return 0;
 	return limit_check_reads(dev, step->initiator, request,
 				 "use another -o: send, write or write_imm");
@@ -200,8 +203,14 @@ int main(int argc, char **argv)
 			     "of the failure: drop --cm");
 		return CLI_BAD_USAGE;
 	}
+	if (step.post.op == OP_ATOMIC_WRITE && step.conn.cm) {
+		report_error("-o atomic_write is posted through the extended API, on a QP from "
+			     "ibv_create_qp_ex, and rdma_cm makes its own QP: drop --cm");
+		return CLI_BAD_USAGE;
+	}
 	violation_prepare(&step.mr, step.violation, step.post.op, !opts.host);
 	step.initiator = opts.host != NULL;
+	hook.send_ops_flags = op_send_ops(step.post.op);
 	step.conn.hook = &hook;
 
 	if (session_open(&sess, &opts, &step.mr, &step.conn))

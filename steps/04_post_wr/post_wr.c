@@ -6,7 +6,9 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 const struct fault_point post_wr_faults[] = {
@@ -19,6 +21,7 @@ const struct fault_point post_wr_faults[] = {
 static const char *const op_names[] = {
 	[OP_SEND] = "send",	  [OP_WRITE] = "write",	       [OP_WRITE_IMM] = "write_imm",
 	[OP_READ] = "read",	  [OP_FETCH_ADD] = "fetch_add", [OP_CMP_SWAP] = "cmp_swap",
+	[OP_ATOMIC_WRITE] = "atomic_write",
 };
 
 void post_opts_default(struct post_opts *opts)
@@ -27,7 +30,8 @@ void post_opts_default(struct post_opts *opts)
 }
 
 const struct cli_option post_wr_cli_options[] = {
-	{ "op", 'o', "OP", "send, write, write_imm, read, fetch_add or cmp_swap (default: send)" },
+	{ "op", 'o', "OP", "send, write, write_imm, read, fetch_add, cmp_swap or atomic_write "
+			   "(default: send)" },
 	{ "imm", CLI_KEY_IMM, "VALUE", "the immediate value of write_imm (default: 0x1234abcd)" },
 	{ 0 },
 };
@@ -60,7 +64,13 @@ const char *op_name(enum wr_op op)
 
 void grant_op_access(struct reg_mr_opts *mr, enum wr_op op, bool target)
 {
-	if (target && (op == OP_WRITE || op == OP_WRITE_IMM))
+	if (op == OP_ATOMIC_WRITE)
+		reg_mr_grant(mr, target ? IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE : 0,
+			     target ? "the target of ATOMIC WRITE: the peer's NIC writes 8 bytes here, "
+				      "a write as far as rights go"
+				    : "the initiator of ATOMIC WRITE: its 8 bytes travel in the work "
+				      "request itself, and no peer may reach this buffer");
+	else if (target && (op == OP_WRITE || op == OP_WRITE_IMM))
 		reg_mr_grant(mr, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE,
 			     "the target of RDMA WRITE: the peer writes into this buffer");
 	else if (target && op_is_atomic(op))
@@ -90,7 +100,46 @@ void grant_op_access(struct reg_mr_opts *mr, enum wr_op op, bool target)
 
 bool op_is_atomic(enum wr_op op)
 {
-	return op == OP_FETCH_ADD || op == OP_CMP_SWAP;
+	return op == OP_FETCH_ADD || op == OP_CMP_SWAP || op == OP_ATOMIC_WRITE;
+}
+
+uint64_t op_send_ops(enum wr_op op)
+{
+	return op == OP_ATOMIC_WRITE ? IBV_QP_EX_WITH_ATOMIC_WRITE : 0;
+}
+
+/*
+ * ATOMIC WRITE is no atomic of atomic_cap's: the device says it can in bit 40
+ * of device_cap_flags_ex, which only ibv_query_device_ex reads.
+ */
+static int check_atomic_write(const struct rdma_dev *dev)
+{
+	const char *name = ibv_get_device_name(dev->ctx->device);
+	const char *unchecked = getenv(UNCHECKED_ENV);
+	struct ibv_device_attr_ex attrx;
+	int rc = ibv_query_device_ex(dev->ctx, NULL, &attrx);
+
+	if (rc) {
+		report_verb_error("ibv_query_device_ex", rc);
+		return -1;
+	}
+	if (attrx.device_cap_flags_ex & DEVICE_CAP_ATOMIC_WRITE) {
+		show("device_cap_flags_ex", "0x%" PRIx64 ": bit 40 (IB_DEVICE_ATOMIC_WRITE) set, %s "
+		     "does ATOMIC WRITE", attrx.device_cap_flags_ex, name);
+		return 0;
+	}
+	if (unchecked && !strcmp(unchecked, "atomic_write")) {
+		show(UNCHECKED_ENV, "a test aid: bit 40 (IB_DEVICE_ATOMIC_WRITE) of %s's "
+		     "device_cap_flags_ex 0x%" PRIx64 " is 0, and this run posts ATOMIC WRITE all the "
+		     "same, to show what the device does with it", name, attrx.device_cap_flags_ex);
+		return 0;
+	}
+	report_error("-o atomic_write asks for ATOMIC WRITE, but %s does not do it: bit 40 "
+		     "(IB_DEVICE_ATOMIC_WRITE) of device_cap_flags_ex 0x%" PRIx64 " is 0; rxe has it "
+		     "in Linux 6.12 and 7.3, not in 6.1: boot the VM with "
+		     "RDMA_VM_KERNEL=trixie-backports, or use another -o", name,
+		     attrx.device_cap_flags_ex);
+	return -1;
 }
 
 int check_atomic_support(const struct rdma_dev *dev, enum wr_op op, size_t len)
@@ -98,7 +147,8 @@ int check_atomic_support(const struct rdma_dev *dev, enum wr_op op, size_t len)
 	char request[32];
 
 	snprintf(request, sizeof(request), "-o %s", op_name(op));
-	if (limit_check_atomics(dev, request, "use another -o: send, write, write_imm or read"))
+	if (op == OP_ATOMIC_WRITE ? check_atomic_write(dev)
+	    : limit_check_atomics(dev, request, "use another -o: send, write, write_imm or read"))
 		return -1;
 	if (len < ATOMIC_LEN) {
 		report_error("--size: an atomic works on %d bytes, more than the %zu registered: give "
@@ -192,6 +242,7 @@ static const enum ibv_wr_opcode wr_opcodes[] = {
 	[OP_READ] = IBV_WR_RDMA_READ,
 	[OP_FETCH_ADD] = IBV_WR_ATOMIC_FETCH_AND_ADD,
 	[OP_CMP_SWAP] = IBV_WR_ATOMIC_CMP_AND_SWP,
+	[OP_ATOMIC_WRITE] = IBV_WR_ATOMIC_WRITE,	/* posted by post_atomic_write, not in a WR */
 };
 
 /* An atomic names the peer's word by address and rkey, and carries its operands. */
@@ -278,11 +329,51 @@ int post_prepared(struct rdma_conn *conn, struct prepared_op *op)
 	return 0;
 }
 
+/* The injected failure of ibv_wr_complete: the batch is dropped, as a refused one is. */
+static int abort_atomic_write(struct ibv_qp_ex *qpx)
+{
+	int err = errno;
+
+	ibv_wr_abort(qpx);
+	return err;
+}
+
+/*
+ * ATOMIC WRITE: the peer's 8 aligned bytes get ATOMIC_WRITE_VALUE in one
+ * write, placed only after every WRITE posted before it on this QP: a flag
+ * that a reader polling it never sees half-written or ahead of its data.
+ * struct ibv_send_wr has no field for its value, so it goes through the
+ * extended API, on a QP created for it (op_send_ops); the 8 bytes travel in
+ * the work request, not from a registered buffer.
+ */
+static int post_atomic_write(struct rdma_conn *conn, const struct post_opts *opts)
+{
+	struct ibv_qp_ex *qpx = ibv_qp_to_qp_ex(conn->qp);
+	uint64_t value = ATOMIC_WRITE_VALUE;
+	int rc;
+
+	ibv_wr_start(qpx);
+	qpx->wr_id = WR_ID_SEND;
+	qpx->wr_flags = opts->unsignaled ? 0 : IBV_SEND_SIGNALED;
+	ibv_wr_atomic_write(qpx, conn->remote.rkey, conn->remote.addr, &value);
+	rc = fault_at("post_send") ? abort_atomic_write(qpx) : ibv_wr_complete(qpx);
+	if (rc) {
+		report_verb_error("ibv_wr_complete", rc);
+		return -1;
+	}
+	show("ibv_wr_complete", "ATOMIC WRITE posted: 0x%llx into the 8 bytes at remote addr 0x%llx, "
+	     "rkey 0x%x, in one write after every WRITE before it; nothing comes back",
+	     ATOMIC_WRITE_VALUE, (unsigned long long)conn->remote.addr, conn->remote.rkey);
+	return 0;
+}
+
 int post_operation(struct rdma_conn *conn, const struct rdma_buf *buf, size_t len,
 		   const struct post_opts *opts)
 {
 	struct prepared_op op;
 
+	if (opts->op == OP_ATOMIC_WRITE)
+		return post_atomic_write(conn, opts);
 	prepare_operation(&op, conn, buf, len, opts);
 	return post_prepared(conn, &op);
 }
@@ -312,7 +403,8 @@ void atomic_word_set(const struct rdma_buf *buf)
 
 int atomic_check_target(const struct rdma_buf *buf, enum wr_op op)
 {
-	uint64_t now, want = op == OP_FETCH_ADD ? ATOMIC_BEFORE + ATOMIC_ADD : ATOMIC_SWAP;
+	uint64_t now, want = op == OP_FETCH_ADD ? ATOMIC_BEFORE + ATOMIC_ADD
+			     : op == OP_ATOMIC_WRITE ? ATOMIC_WRITE_VALUE : ATOMIC_SWAP;
 
 	memcpy(&now, buf->addr, sizeof(now));
 	if (now != want) {
@@ -321,10 +413,20 @@ int atomic_check_target(const struct rdma_buf *buf, enum wr_op op)
 			     (unsigned long long)want);
 		return -1;
 	}
-	show("atomic check", "the 8 bytes at %p went from 0x%llx to 0x%llx: the peer's NIC read, "
-	     "changed and wrote them as one step, and no CPU here took part", buf->addr,
-	     ATOMIC_BEFORE, (unsigned long long)now);
+	show("atomic check", "the 8 bytes at %p went from 0x%llx to 0x%llx: %s, and no CPU here "
+	     "took part", buf->addr, ATOMIC_BEFORE, (unsigned long long)now,
+	     op == OP_ATOMIC_WRITE ? "the peer's NIC wrote all 8 in one store"
+	     : "the peer's NIC read, changed and wrote them as one step");
 	return 0;
+}
+
+void atomic_show_word(const struct rdma_buf *buf)
+{
+	uint64_t now;
+
+	memcpy(&now, buf->addr, sizeof(now));
+	show("target word", "the 8 bytes at %p hold 0x%llx%s", buf->addr, (unsigned long long)now,
+	     now == ATOMIC_BEFORE ? ", as before the run: nothing reached them" : "");
 }
 
 int atomic_check_fetched(const struct rdma_buf *buf)

@@ -19,13 +19,28 @@ enum post_wr_key {
 
 #define DEFAULT_IMM 0x1234abcd
 
-enum wr_op { OP_SEND, OP_WRITE, OP_WRITE_IMM, OP_READ, OP_FETCH_ADD, OP_CMP_SWAP };
+enum wr_op { OP_SEND, OP_WRITE, OP_WRITE_IMM, OP_READ, OP_FETCH_ADD, OP_CMP_SWAP, OP_ATOMIC_WRITE };
 
 /* The atomics' operands: the target's word starts at ATOMIC_BEFORE. */
 #define ATOMIC_LEN 8
 #define ATOMIC_BEFORE 0x1000ULL
 #define ATOMIC_ADD 0x24ULL	/* fetch_add: 0x1000 + 0x24 = 0x1024 */
 #define ATOMIC_SWAP 0xcafeULL	/* cmp_swap: 0x1000 becomes 0xcafe */
+#define ATOMIC_WRITE_VALUE 0x1122334455667788ULL	/* atomic_write: all 8 bytes placed at once */
+
+/*
+ * The device's bit for ATOMIC WRITE in device_cap_flags_ex, which rdma-core 44
+ * has no name for: the kernel's IB_DEVICE_ATOMIC_WRITE (include/rdma/ib_verbs.h),
+ * IB_UVERBS_DEVICE_ATOMIC_WRITE = 1ULL << 40 (include/uapi/rdma/ib_user_verbs.h).
+ */
+#define DEVICE_CAP_ATOMIC_WRITE (1ULL << 40)
+
+/*
+ * A test aid: RDMA_STEPS_UNCHECKED=atomic_write skips the capability check of
+ * -o atomic_write, so that a run shows what a device without it does with the
+ * post.  RDMA_STEPS_CAPS cannot do it: that aid only lowers what a device offers.
+ */
+#define UNCHECKED_ENV "RDMA_STEPS_UNCHECKED"
 
 struct post_opts {
 	enum wr_op op;
@@ -58,7 +73,7 @@ const char *op_name(enum wr_op op);
  */
 void grant_op_access(struct reg_mr_opts *mr, enum wr_op op, bool target);
 
-/* Whether OP is an atomic (fetch_add, cmp_swap), which works on one aligned 8-byte word. */
+/* Whether OP is an atomic (fetch_add, cmp_swap, atomic_write), which works on one aligned 8-byte word. */
 bool op_is_atomic(enum wr_op op);
 
 /*
@@ -66,6 +81,13 @@ bool op_is_atomic(enum wr_op op);
  * of LEN bytes holds the word OP works on; before anything is created.
  */
 int check_atomic_support(const struct rdma_dev *dev, enum wr_op op, size_t len);
+
+/*
+ * The QP's send ops OP needs from ibv_create_qp_ex (stage 3's hook): ATOMIC
+ * WRITE has no field in struct ibv_send_wr and is posted through the
+ * extended API only; 0 for the others, which ibv_post_send takes.
+ */
+uint64_t op_send_ops(enum wr_op op);
 
 /* Whether OP consumes a receive on the target (SEND and WRITE with immediate do). */
 bool op_needs_recv(enum wr_op op);
@@ -160,6 +182,9 @@ void atomic_word_set(const struct rdma_buf *buf);
 
 /* Fails, naming both values, unless OP left the target's word as it should. */
 int atomic_check_target(const struct rdma_buf *buf, enum wr_op op);
+
+/* Says what the target's word holds now, after a run that failed. */
+void atomic_show_word(const struct rdma_buf *buf);
 
 /* Fails unless the atomic brought ATOMIC_BEFORE back into the initiator's first 8 bytes. */
 int atomic_check_fetched(const struct rdma_buf *buf);
