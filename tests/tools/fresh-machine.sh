@@ -117,7 +117,8 @@ mount_system() {
 		mount --bind "/$dir" "$target/$dir" || return 1
 	done
 	mkdir -p "$target/mnt/origin"
-	mount --bind -o ro "$project/.git" "$target/mnt/origin"
+	# The repository's own git folder: in a worktree, .git is a file naming it.
+	mount --bind -o ro "$(git -C "$project" rev-parse --path-format=absolute --git-common-dir)" "$target/mnt/origin"
 }
 
 # Run a command in the root with a fresh login's environment.
