@@ -251,9 +251,12 @@ test-sanitize: deps all nocuda sanitize ## Run the bats suite against the saniti
 
 include tests/fuzz/fuzz.mk
 
+# The Debian releases make fresh-machine checks: FRESH_RELEASES=trixie for one only.
+FRESH_RELEASES ?= bookworm trixie
+
 .PHONY: fresh-machine
-fresh-machine: ## As root: run README's quick start in a minimal Debian 12 root, first time (about 5 min)
-	@tests/tools/fresh-machine.sh
+fresh-machine: ## As root: run README's quick start in minimal Debian 12 and 13 roots, first time (FRESH_RELEASES=trixie: one)
+	@FRESH_RELEASES='$(FRESH_RELEASES)' tests/tools/fresh-machine.sh
 
 .PHONY: lint
 lint: deps ## Check the shell scripts with shellcheck

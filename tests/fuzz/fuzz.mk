@@ -18,7 +18,8 @@ FUZZ_SRC_fuzz_moe_counts = $(filter-out %/main.c,$(call step_src,09_moe))
 
 FUZZ_CPPFLAGS = $(CPPFLAGS) $(sort $(call step_includes,05_poll_destroy) $(call step_includes,08_kv_transfer) $(call step_includes,09_moe))
 FUZZ_SANITIZERS := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
-FUZZ_PACKAGES := clang libclang-rt-14-dev
+# libclang-rt-dev follows the release's default clang: libclang-rt-14-dev on Debian 12, -19- on Debian 13.
+FUZZ_PACKAGES := clang libclang-rt-dev
 
 # Both build from the compiler and libibverbs-dev alone: deps checks only those.
 fuzz fuzz-replay: DEPS_SET := build
@@ -26,12 +27,12 @@ fuzz fuzz-replay: DEPS_SET := build
 .PHONY: fuzz-toolchain
 fuzz-toolchain:
 	@command -v $(FUZZ_CC) >/dev/null || { \
-		echo "fuzz: no $(FUZZ_CC) here; on Debian 12 install it with: sudo apt-get install --no-install-recommends $(FUZZ_PACKAGES)" >&2; \
+		echo "fuzz: no $(FUZZ_CC) here; on Debian 12 or 13 install it with: sudo apt-get install --no-install-recommends $(FUZZ_PACKAGES)" >&2; \
 		exit 1; }
 	@echo 'int LLVMFuzzerTestOneInput(const char *d, unsigned long n) { return !d && n; }' | \
 		$(FUZZ_CC) -fsanitize=fuzzer,address,undefined -x c -o /dev/null - 2>/dev/null || { \
 		echo "fuzz: $(FUZZ_CC) cannot link -fsanitize=fuzzer: libFuzzer (libclang_rt.fuzzer-x86_64.a) is missing;" \
-			"on Debian 12 install it with: sudo apt-get install --no-install-recommends $(FUZZ_PACKAGES)" >&2; \
+			"on Debian 12 or 13 install it with: sudo apt-get install --no-install-recommends $(FUZZ_PACKAGES)" >&2; \
 		exit 1; }
 
 $(FUZZ_DIR)/obj/%.o: %.c | deps fuzz-toolchain

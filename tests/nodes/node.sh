@@ -88,7 +88,8 @@ gloo() { # CASE N PORT ARGS...
 	local name=$1 n=$2 port=$3
 	shift 3
 	# Gloo finds its own address from eth0, not from the host name (no node's name resolves here).
-	GLOO_SOCKET_IFNAME=$RDMA_STEPS_NETDEV timeout -k 5 600 torchrun --nnodes "$n" --node_rank $((node - 1)) \
+	# PYTHONPATH: Debian 13's torch without libuv (tests/tools/torch-store/sitecustomize.py).
+	PYTHONPATH=$PWD/tests/tools/torch-store GLOO_SOCKET_IFNAME=$RDMA_STEPS_NETDEV timeout -k 5 600 torchrun --nnodes "$n" --node_rank $((node - 1)) \
 		--nproc_per_node 1 --master_addr 198.18.0.1 --master_port "$port" --log_dir "$TMPDIR/torch-$name" \
 		--redirects 1 --tee 1 tests/peers/allreduce.py gloo "$@" >"$out/$name.log" 2>&1
 }
@@ -97,7 +98,7 @@ gloo() { # CASE N PORT ARGS...
 train() { # CASE N PORT ARGS...
 	local name=$1 n=$2 port=$3
 	shift 3
-	GLOO_SOCKET_IFNAME=$RDMA_STEPS_NETDEV OMP_NUM_THREADS=1 timeout -k 5 600 torchrun --nnodes "$n" \
+	PYTHONPATH=$PWD/tests/tools/torch-store GLOO_SOCKET_IFNAME=$RDMA_STEPS_NETDEV OMP_NUM_THREADS=1 timeout -k 5 600 torchrun --nnodes "$n" \
 		--node_rank $((node - 1)) --nproc_per_node 1 --master_addr 198.18.0.1 --master_port "$port" \
 		--log_dir "$TMPDIR/torch-$name" --redirects 1 --tee 1 steps/07_allreduce/train/train.py \
 		--ring-port $((port + 1000)) --device "$dev" "$@" >"$out/$name.log" 2>&1

@@ -172,7 +172,8 @@ note_rank_death() { # PHASE
 	# Debian 12's torchrun (torch 1.13 on Python 3.11) fails at its default "--redirects 0
 	# --tee 0": Std.from_str finds no flag for 0 since Python 3.11's IntFlag; 1 (stdout) works.
 	# Under emulation its start (Python importing torch) is slow: it is given minutes.
-	run timeout -k 2 500 torchrun --no_python --nnodes 1 --nproc_per_node 3 --master_addr 127.0.0.1 \
+	# PYTHONPATH: Debian 13's torch without libuv (tests/tools/torch-store/sitecustomize.py).
+	PYTHONPATH=$PROJECT_ROOT/tests/tools/torch-store run timeout -k 2 500 torchrun --no_python --nnodes 1 --nproc_per_node 3 --master_addr 127.0.0.1 \
 		--master_port "$((port + 1))" --log_dir "$BATS_TEST_TMPDIR/torch" --redirects 1 --tee 1 \
 		"$BIN/07_allreduce" -d "$DEV" -p "$port" -t 30 -b 64K --maxbytes 64K -n 2 -w 1
 	[ "$status" -eq 0 ] || fail "torchrun exited with $status: $output $(cat "$BATS_TEST_TMPDIR"/torch/*/attempt_0/*/stdout.log 2>/dev/null)"

@@ -1,27 +1,35 @@
 #!/usr/bin/env bash
-# fresh-machine.sh: run README's quick start in a minimal Debian 12 root, as a new user would, the first time.
+# fresh-machine.sh: run README's quick start in a minimal Debian 12 root and a minimal
+# Debian 13 root, as a new user would, the first time.
 #
 # Usage: tests/tools/fresh-machine.sh [COMMIT]     (as root; default: HEAD)
+#        FRESH_RELEASES=trixie tests/tools/fresh-machine.sh    (one release only)
 #
-# mmdebstrap builds a root that holds only apt, git, make and ca-certificates,
-# the way a container image or a fresh cloud VM starts.  Its apt sources and
-# configuration are this machine's own, so it reaches the same mirror and no
-# host name is written here.  The committed COMMIT is cloned into the root and
-# these run there, each timed:
+# FRESH_RELEASES: the Debian releases to check, in order (default: bookworm trixie,
+# that is Debian 12 and Debian 13).  For each, mmdebstrap builds a root that holds
+# only apt, git, make and ca-certificates, the way a container image or a fresh
+# cloud VM starts.  Its apt sources and configuration are this machine's own, so it
+# reaches the same mirror and no host name is written here; for a release other
+# than this machine's, the sources' suites are renamed (bookworm, bookworm-updates
+# and bookworm-security become trixie, trixie-updates and trixie-security), the
+# URIs stay.  The committed COMMIT is cloned into the root and these run there,
+# each timed:
+#   0. the root is the release asked for, and its apt keyring holds that release's keys;
 #   1. as an ordinary user: make, make demo, make test and the other building
 #      targets must stop before compiling, with the apt-get line to run;
 #   2. as root: make demo, then make test on steps 01 and 02's test files, each the first time;
 #      then the same tests from a second clone under /tmp, which the VM's guest keeps
 #      read-only (its own /tmp is then the host's);
 #   3. as root: make sanitize, make lint and make test-wire, which need packages of their own.
-# The TAP lines go to build/test-results/fresh-machine/tap; the root is removed
-# afterwards, whatever happened.
+# The test VM boots the kernel that the root's own apt names as linux-image-amd64,
+# as it would for a user there: Debian 12's Linux 6.1, Debian 13's 6.12.
+# The TAP lines go to build/test-results/fresh-machine/tap, each named after its
+# release; each root is removed afterwards, whatever happened.
 set -uo pipefail
 
 project=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 commit=$(git -C "$project" rev-parse --verify "${1:-HEAD}^{commit}") || exit 1
 work=$project/build/fresh-machine
-target=$work/root
 results=$project/build/test-results/fresh-machine
 tap=$results/tap
 log=$results/log
@@ -30,13 +38,24 @@ log=$results/log
 # From the clone under /tmp it fails if the suite assumes /tmp is writable in the VM.
 test_files="tests/01_open_pd.bats tests/02_reg_mr.bats"
 learner_uid=1000
+read -ra releases <<<"${FRESH_RELEASES:-bookworm trixie}"
 
 die() { echo "fresh-machine: $*" >&2; exit 1; }
 say() { echo "fresh-machine: $*"; }
 
 [ "$(id -u)" -eq 0 ] || die "needs root (it runs mmdebstrap, mount and chroot): run it as root, or through .ci/run"
 
-# Every bind mount under the root, deepest first, then the root itself.
+# Debian's number for each release this check knows.
+declare -A release_number=([bookworm]=12 [trixie]=13)
+[ ${#releases[@]} -gt 0 ] || die "FRESH_RELEASES is empty: name bookworm, trixie or both"
+for release in "${releases[@]}"; do
+	[ -n "${release_number[$release]:-}" ] ||
+		die "FRESH_RELEASES: '$release' is not a release this check knows: use bookworm (Debian 12), trixie (Debian 13) or both"
+done
+host_release=$(sed -n 's/^VERSION_CODENAME=//p' /etc/os-release)
+[ -n "$host_release" ] || die "/etc/os-release names no VERSION_CODENAME: cannot tell which suites this machine's apt sources name"
+
+# Every bind mount under the work folder, deepest first, then the folder itself.
 # --one-file-system keeps rm out of anything still mounted.
 remove_root() {
 	local mnt
@@ -62,15 +81,33 @@ apt_sources() {
 	done
 }
 
-build_root() {
+# This machine's sources for RELEASE, written under DIR (one file each, same names):
+# every suite word HOST, HOST-updates, HOST-security, HOST-backports on a Suites:
+# or deb line becomes RELEASE's; URIs and everything else stay as they are.
+release_sources() { # RELEASE DIR
+	local f out
+	mkdir -p "$2"
+	while read -r f; do
+		out=$2/$(basename "$f")
+		if [ "$1" = "$host_release" ]; then
+			cp "$f" "$out"
+		else
+			# Twice: words side by side share the space between them, so one pass renames every other one.
+			sed -E "/^[[:space:]]*(Suites:|deb(-src)?[[:space:]])/ s/(^|[[:space:]])$host_release(-updates|-security|-backports)?([[:space:]]|\$)/\\1$1\\2\\3/g; /^[[:space:]]*(Suites:|deb(-src)?[[:space:]])/ s/(^|[[:space:]])$host_release(-updates|-security|-backports)?([[:space:]]|\$)/\\1$1\\2\\3/g" "$f" >"$out"
+		fi
+		echo "$out"
+	done < <(apt_sources)
+}
+
+build_root() { # RELEASE
 	local sources opts=() f
-	mapfile -t sources < <(apt_sources)
+	mapfile -t sources < <(release_sources "$1" "$work/$1/sources")
 	[ ${#sources[@]} -gt 0 ] || die "this machine has no apt sources to copy into the root"
 	for f in /etc/apt/apt.conf.d/*; do
 		[ -f "$f" ] && opts+=("--aptopt=$f")
 	done
 	mmdebstrap --quiet --variant=apt --include=git,make,ca-certificates "${opts[@]}" \
-		bookworm "$target" "${sources[@]}"
+		"$1" "$target" "${sources[@]}"
 }
 
 mount_system() {
@@ -80,7 +117,8 @@ mount_system() {
 		mount --bind "/$dir" "$target/$dir" || return 1
 	done
 	mkdir -p "$target/mnt/origin"
-	mount --bind -o ro "$project/.git" "$target/mnt/origin"
+	# The repository's own git folder: in a worktree, .git is a file naming it.
+	mount --bind -o ro "$(git -C "$project" rev-parse --path-format=absolute --git-common-dir)" "$target/mnt/origin"
 }
 
 # Run a command in the root with a fresh login's environment.
@@ -106,7 +144,7 @@ clone_into_root() {
 n=0
 failed=0
 report() {
-	local ok=$1 name=$2 seconds=$3
+	local ok=$1 name="$label: $2" seconds=$3
 	n=$((n + 1))
 	if [ "$ok" = ok ]; then
 		echo "ok $n $name (${seconds} s)" >>"$tap"
@@ -115,6 +153,53 @@ report() {
 		failed=$((failed + 1))
 	fi
 	say "$ok: $name, ${seconds} s"
+}
+
+# The root is RELEASE (its os-release says so), its apt sources name RELEASE's
+# suites only, and the keyring they are signed by holds RELEASE's archive,
+# security and release keys (read with this machine's gpg, in a throwaway home).
+check_root_is() { # RELEASE
+	local release=$1 number=${release_number[$1]} ok=ok start=$SECONDS codename keys gnupg suites
+	codename=$(sed -n 's/^VERSION_CODENAME=//p' "$target/etc/os-release")
+	if [ "$codename" != "$release" ]; then
+		echo "the root's /etc/os-release says '$codename', not $release" >&2
+		ok="not ok"
+	fi
+	suites=$(cat "$target"/etc/apt/sources.list "$target"/etc/apt/sources.list.d/* 2>/dev/null |
+		grep -E '^[[:space:]]*(Suites:|deb[[:space:]])')
+	if grep -qwE "$host_release(-[a-z]+)?" <<<"$suites" && [ "$release" != "$host_release" ]; then
+		printf '%s\n' "the root's apt sources still name $host_release:" "$suites" >&2
+		ok="not ok"
+	fi
+	gnupg=$(mktemp -d)
+	keys=$(gpg --homedir "$gnupg" --show-keys "$target/usr/share/keyrings/debian-archive-keyring.gpg" 2>/dev/null)
+	rm -rf "$gnupg"
+	for name in "Debian Archive Automatic Signing Key ($number/$release)" \
+		"Debian Security Archive Automatic Signing Key ($number/$release)" \
+		"Debian Stable Release Key ($number/$release)"; do
+		if ! grep -qF "$name" <<<"$keys"; then
+			echo "the root's /usr/share/keyrings/debian-archive-keyring.gpg holds no '$name'" >&2
+			ok="not ok"
+		fi
+	done
+	printf '%s\n' "######## the root's release, apt sources and keyring" "codename: $codename" "$suites" "$keys" >>"$log"
+	report "$ok" "the root is Debian $number ($release), its apt sources name $release's suites, its keyring holds $release's keys" $((SECONDS - start))
+}
+
+# After make demo: the VM booted the kernel the root's own apt names as
+# linux-image-amd64 (what a user of that release gets): build/vm/kernel.version
+# and the line the VM printed when the guest came up (the log's latest) both say so.
+check_vm_kernel() {
+	local start=$SECONDS ok=ok pkg version booted
+	pkg=$(in_root apt-cache depends linux-image-amd64 2>/dev/null |
+		awk '$1 == "Depends:" && $2 ~ /^linux-image-[0-9]/ { print $2; exit }')
+	version=$(cat "$target/root/rdma-steps/build/vm/kernel.version" 2>/dev/null)
+	booted=$(tr -d '\r' <"$log" | sed -n 's/^vm: guest up at .* (kernel \(.*\))$/\1/p' | tail -n 1)
+	if [ -z "$pkg" ] || [ "linux-image-$version" != "$pkg" ] || [ "linux-image-$booted" != "$pkg" ]; then
+		echo "the root's apt names '$pkg' as linux-image-amd64, but build/vm holds '$version' and the guest came up on '$booted'" >&2
+		ok="not ok"
+	fi
+	report "$ok" "make demo's VM booted the kernel the root's apt names as linux-image-amd64 (${pkg:-none})" $((SECONDS - start))
 }
 
 # An ordinary user on a machine without the packages: TARGET must stop before
@@ -132,7 +217,7 @@ check_learner_stops() {
 	if grep -E 'error:|undefined reference|No such file or directory|command not found' <<<"$out" >&2; then
 		ok="not ok"
 	fi
-	printf '%s\n' "######## make $target_name, as an ordinary user" "$out" >>"$log"
+	printf '%s\n' "######## $label: make $target_name, as an ordinary user" "$out" >>"$log"
 	if [ "$ok" != ok ]; then
 		printf '%s\n' "--- make $target_name, as an ordinary user:" "$out" >&2
 	fi
@@ -144,12 +229,38 @@ check_learner_stops() {
 run_as_root() {
 	local name=$1 start=$SECONDS
 	shift
-	echo "######## $name" >>"$log"
+	echo "######## $label: $name" >>"$log"
 	if in_root bash -c "cd ${CLONE:-/root/rdma-steps} && $*" </dev/null 2>&1 | tee -a "$log"; then
 		report ok "$name" $((SECONDS - start))
 	else
 		report "not ok" "$name" $((SECONDS - start))
 	fi
+}
+
+# Every check above, in a fresh root of RELEASE; the root is removed at the end.
+check_release() { # RELEASE
+	local release=$1 start=$SECONDS failed_before=$failed n_before=$n t
+	label="Debian ${release_number[$release]} ($release)"
+	target=$work/$release/root
+	say "$label: building a minimal root (apt, git, make, ca-certificates) in $target"
+	build_root "$release" || die "$label: mmdebstrap failed"
+	say "$label: root built in $((SECONDS - start)) s"
+	mount_system || die "$label: could not bind-mount /proc, /sys, /dev, /dev/pts and the repository into the root"
+	clone_into_root || die "$label: could not clone $commit into the root"
+	say "$label: cloned $(git -C "$project" log -1 --format='%h %s' "$commit")"
+	check_root_is "$release"
+	for t in "${learner_targets[@]}"; do
+		check_learner_stops "$t"
+	done
+	run_as_root "as root, make demo, first time" make demo
+	check_vm_kernel
+	run_as_root "as root, then make test TESTS='$test_files', first time" make test "TESTS='$test_files'"
+	CLONE=/tmp/rdma-steps run_as_root "as root, from a clone under /tmp, make test TESTS='$test_files'" make test "TESTS='$test_files'"
+	run_as_root "as root, then make sanitize" make sanitize
+	run_as_root "as root, then make lint" make lint
+	run_as_root "as root, then make test-wire (two VMs, tcpdump and tshark), first time" make test-wire
+	say "$label: finished in $((SECONDS - start)) s: $((failed - failed_before)) of $((n - n_before)) checks failed"
+	remove_root
 }
 
 mkdir -p "$results"
@@ -160,27 +271,14 @@ mkdir -p "$work"
 total_start=$SECONDS
 
 install_mmdebstrap || die "could not install mmdebstrap"
-say "building a minimal Debian 12 root (apt, git, make, ca-certificates) in $target"
-start=$SECONDS
-build_root || die "mmdebstrap failed"
-say "root built in $((SECONDS - start)) s"
-mount_system || die "could not bind-mount /proc, /sys, /dev, /dev/pts and the repository into the root"
-clone_into_root || die "could not clone $commit into the root"
-say "cloned $(git -C "$project" log -1 --format='%h %s' "$commit")"
-
+command -v gpg >/dev/null || die "gpg not found (it reads the root's keyring): apt-get install gpg"
 mapfile -t slow_checks < <(make -s --no-print-directory -C "$project" slow-checks)
 learner_targets=(all demo test "${slow_checks[@]}" bench bench-nodes train fuzz-replay shell 'shell NODES=2' 'shell NODES=4'
 	sanitize test-sanitize nocuda vm lint)
-echo "1..$((${#learner_targets[@]} + 6))" >"$tap"
-for t in "${learner_targets[@]}"; do
-	check_learner_stops "$t"
+echo "1..$(((${#learner_targets[@]} + 8) * ${#releases[@]}))" >"$tap"
+for release in "${releases[@]}"; do
+	check_release "$release"
 done
-run_as_root "as root, make demo, first time" make demo
-run_as_root "as root, then make test TESTS='$test_files', first time" make test "TESTS='$test_files'"
-CLONE=/tmp/rdma-steps run_as_root "as root, from a clone under /tmp, make test TESTS='$test_files'" make test "TESTS='$test_files'"
-run_as_root "as root, then make sanitize" make sanitize
-run_as_root "as root, then make lint" make lint
-run_as_root "as root, then make test-wire (two VMs, tcpdump and tshark), first time" make test-wire
 
-say "finished in $((SECONDS - total_start)) s: $failed of $n checks failed (log: $log)"
+say "finished in $((SECONDS - total_start)) s: $failed of $n checks failed, on ${releases[*]} (log: $log)"
 [ "$failed" -eq 0 ]

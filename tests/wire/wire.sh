@@ -12,6 +12,13 @@ out=${1:?usage: tests/wire/wire.sh OUT_DIR}
 
 die() { echo "wire: $*" >&2; exit 1; }
 
+# tshark 4.0 (Debian 12) prints a one-bit field such as the BTH's AckReq as 1 or 0;
+# 4.4 (Debian 13) prints True or False.  packets.tsv keeps 1 and 0 on both.
+bits() {
+	awk -F'\t' -v OFS='\t' 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == "infiniband.bth.a") a = i; print; next }
+		a && $a == "True" { $a = 1 } a && $a == "False" { $a = 0 } { print }'
+}
+
 # One line per packet: the headers' fields that the programs' printed values are checked against.
 decode() {
 	tshark -r "$out/node1/wire.pcap" -T fields -E header=y -E separator=/t -E occurrence=f \
@@ -23,7 +30,7 @@ decode() {
 		-e infiniband.invariant.crc -e frame.len \
 		-e infiniband.mad.attributeid -e infiniband.cm.req.localqpn -e infiniband.cm.req.startpsn \
 		-e infiniband.cm.rep.localqpn -e infiniband.cm.rep.startpsn -e infiniband.cm.req.ip_cm.private \
-		-e infiniband.cm.rep.private -e ip.dsfield.dscp -e ip.dsfield.ecn -e vlan.priority >"$out/packets.tsv" &&
+		-e infiniband.cm.rep.private -e ip.dsfield.dscp -e ip.dsfield.ecn -e vlan.priority | bits >"$out/packets.tsv" &&
 		tshark -r "$out/node1/wire.pcap" -O infiniband >"$out/decoded.txt"
 }
 

@@ -8,6 +8,8 @@
 # Std.from_str finds no flag for 0 since Python 3.11's IntFlag.
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../../.." || exit 1
+# Debian 13's torch 2.6 is built without libuv but asks for it: see tests/tools/torch-store/sitecustomize.py.
+export PYTHONPATH=$PWD/tests/tools/torch-store${PYTHONPATH:+:$PYTHONPATH}
 out=${RDMA_STEPS_RESULTS:?set RDMA_STEPS_RESULTS to the folder for the logs of the ranks}
 ranks=${TRAIN_RANKS:-4}
 case $ranks in 2 | 3 | 4) ;; *) echo "train: TRAIN_RANKS must be 2, 3 or 4, not '$ranks'" >&2; exit 2 ;; esac

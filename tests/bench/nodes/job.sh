@@ -89,7 +89,8 @@ ring() { # PORT
 }
 
 gloo() { # PORT
-	GLOO_SOCKET_IFNAME=$RDMA_STEPS_NETDEV timeout -k 5 900 torchrun --nnodes "$n" --node_rank $((node - 1)) \
+	# PYTHONPATH: Debian 13's torch without libuv (tests/tools/torch-store/sitecustomize.py).
+	PYTHONPATH=$PWD/tests/tools/torch-store GLOO_SOCKET_IFNAME=$RDMA_STEPS_NETDEV timeout -k 5 900 torchrun --nnodes "$n" --node_rank $((node - 1)) \
 		--nproc_per_node 1 --master_addr 198.18.0.1 --master_port "$1" --log_dir "$TMPDIR/torch" \
 		--redirects 1 --tee 1 tests/peers/allreduce.py gloo "${sizes[@]}" >"$out/gloo.log" 2>&1
 }
