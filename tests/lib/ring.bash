@@ -67,6 +67,18 @@ assert_all_name() {
 	assert_back_to_baseline
 }
 
+# Fails unless every rank of the last run exited with 1 printing LINE, a limit of the
+# device refused after stage 1, before anything was registered.
+assert_all_refused() { # LINE
+	local k
+	for ((k = 0; k < RING_N; k++)); do
+		use_output_of "r$k"
+		[ "${ring_status[k]}" -eq 1 ] || fail "rank $k exited with ${ring_status[k]}, not 1: $output"
+		assert_line "$1"
+		refute_line --regexp '^ibv_reg_mr '
+	done
+}
+
 # Kills rank K with SIGKILL, as a crash would, waits for every rank, and checks that every
 # other rank names rank K within BOUND seconds of the kill (assert_all_name), all freed.
 kill_rank_and_assert_named() { # K BOUND
