@@ -209,3 +209,18 @@ moe_capture_check() { # CASE PLAN
 			print "naks", rnr + 0, nak + 0
 		}' "$2" "$NODES/$1.tsv"
 }
+
+# Fails unless CASE's decoded capture (N nodes) holds RDMA WRITE (opcodes 6 to 11) only
+# from each node to the next, credits (5, SEND Only with Immediate) only back to the one
+# before, ACKs (17) only between neighbours, and no other opcode.
+assert_ring_schedule() { # N CASE
+	run awk -F'\t' -v n="$1" 'NR > 1 {
+		split($2, s, "."); split($3, d, ".")
+		next_of = s[4] % n + 1; prev_of = (s[4] + n - 2) % n + 1
+		if ($6 >= 6 && $6 <= 11 && d[4] != next_of) print "WRITE", $2, $3
+		else if ($6 == 5 && d[4] != prev_of) print "credit", $2, $3
+		else if ($6 == 17 && d[4] != next_of && d[4] != prev_of) print "ACK", $2, $3
+		else if ($6 != 17 && $6 != 5 && ($6 < 6 || $6 > 11)) print "opcode " $6, $2, $3
+	}' "$NODES/$2.tsv"
+	[ -z "$output" ] || fail "$2: packets off the ring's schedule: $(sort <<<"$output" | uniq -c)"
+}

@@ -53,16 +53,7 @@ setup() {
 
 @test "nodes: the capture holds RDMA WRITE (with immediate) only from each node to the next, and credits only back to the one before" {
 	for n in 2 3 4; do
-		# Opcodes 6 to 11 are RDMA WRITE; 5, SEND Only with Immediate (a credit); 17, Acknowledge.
-		run awk -F'\t' -v n="$n" 'NR > 1 {
-			split($2, s, "."); split($3, d, ".")
-			next_of = s[4] % n + 1; prev_of = (s[4] + n - 2) % n + 1
-			if ($6 >= 6 && $6 <= 11 && d[4] != next_of) print "WRITE", $2, $3
-			else if ($6 == 5 && d[4] != prev_of) print "credit", $2, $3
-			else if ($6 == 17 && d[4] != next_of && d[4] != prev_of) print "ACK", $2, $3
-			else if ($6 != 17 && $6 != 5 && ($6 < 6 || $6 > 11)) print "opcode " $6, $2, $3
-		}' "$NODES/ring$n.tsv"
-		[ -z "$output" ] || fail "ring$n: packets off the ring's schedule: $(sort <<<"$output" | uniq -c)"
+		assert_ring_schedule "$n" "ring$n"
 		# Every node sent WRITEs with immediate (9: Last, 11: Only) to its next one.
 		for ((k = 1; k <= n; k++)); do
 			[ "$(awk -F'\t' -v s="198.18.0.$k" -v d="198.18.0.$((k % n + 1))" '$2 == s && $3 == d && ($6 == 9 || $6 == 11)' \

@@ -43,15 +43,7 @@ setup() {
 
 @test "nodes8: the capture holds WRITEs only from each node to the next, credits only back, and each rank's WRITEs carry exactly 3 x 2(N-1)/N x S" {
 	n=8
-	run awk -F'\t' -v n="$n" 'NR > 1 {
-		split($2, s, "."); split($3, d, ".")
-		next_of = s[4] % n + 1; prev_of = (s[4] + n - 2) % n + 1
-		if ($6 >= 6 && $6 <= 11 && d[4] != next_of) print "WRITE", $2, $3
-		else if ($6 == 5 && d[4] != prev_of) print "credit", $2, $3
-		else if ($6 == 17 && d[4] != next_of && d[4] != prev_of) print "ACK", $2, $3
-		else if ($6 != 17 && $6 != 5 && ($6 < 6 || $6 > 11)) print "opcode " $6, $2, $3
-	}' "$NODES/ring8.tsv"
-	[ -z "$output" ] || fail "ring8: packets off the ring's schedule: $(sort <<<"$output" | uniq -c)"
+	assert_ring_schedule "$n" ring8
 	file_has_line "$NODES/node1/ring8.tcpdump.log" '^0 packets dropped by kernel$' || fail "$(cat "$NODES/node1/ring8.tcpdump.log")"
 	posted=$(sed -n 's/^bytes posted *: each rank \([0-9]*\) B per all_reduce of S = 786432 B; .*: exact .*/\1/p' "$NODES/node1/ring8.log")
 	[ "$posted" = $((2 * (n - 1) * 786432 / n)) ] || fail "ring8: rank 0 printed '$posted' bytes posted per rank"
