@@ -48,3 +48,14 @@ $f:5: '带立即数的 WRITE（带立即数的 WRITE）': a term glossed with it
 	assert_output "$f:7: '投递': the book says '提交' (posting a work request (ibv_post_send, ibv_post_recv))
 $f:8: '投递': the book says '提交' (posting a work request (ibv_post_send, ibv_post_recv))"
 }
+
+@test "terms.py: the collectives' literal Chinese (归约散射, 全收集, 全归约, 全交换), 完成通道事件 and 敲 doorbell in prose are refused; the English name glossed once with its literal Chinese, reduce-scatter（归约散射）, is not" {
+	terms_on x.zh-CN.md '# 标题\n\nring all-reduce 是一次 reduce-scatter（归约散射）加一次 all-gather（全收集）。\n\n先做归约散射，再做全收集。\n\n等待完成通道事件，再轮询 CQ。\n\n写 WR，再敲 doorbell。\n\n每个 rank 做一次全归约，MoE 做全交换。\n'
+	assert_failure 1
+	assert_output "$f:5: '归约散射': the book says 'reduce-scatter' (a collective: each rank ends with the sum of one chunk; its literal Chinese glosses it once, where the book first meets it)
+$f:5: '全收集': the book says 'all-gather' (a collective: every rank ends with every rank's chunk; its literal Chinese glosses it once, where the book first meets it)
+$f:7: '完成通道事件': the book says 'CQ 事件' (the event a completion channel delivers (ibv_get_cq_event), not a completion)
+$f:9: '敲 doorbell': the book says '敲门铃' (writing the doorbell, the NIC register that tells it new work requests wait (its English glosses it: 敲门铃（doorbell）))
+$f:11: '全归约': the book says 'all-reduce' (a collective: every rank ends with the sum of all the buffers; its literal Chinese glosses it once, where the book first meets it)
+$f:11: '全交换': the book says 'all-to-all' (a collective: each rank sends each other rank a part of its own; its literal Chinese glosses it once, where the book first meets it)"
+}
