@@ -1,5 +1,6 @@
 /* main.c: step 06: move a buffer from the server's GPU memory to the client's along TCP, RDMA and GPUDirect RDMA, counting copies. */
 #include "cq_qp_rts.h"
+#include "dev_limits.h"
 #include "exchange.h"
 #include "gdr.h"
 #include "gpu_mem.h"
@@ -9,7 +10,9 @@
 #include "report.h"
 #include "session.h"
 
+#include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #define DEFAULT_SIZE ((size_t)1 << 20)
 
@@ -17,7 +20,30 @@ struct step_opts {
 	struct reg_mr_opts mr;
 	struct conn_opts conn;
 	unsigned paths;
+	bool emulated;		/* the GPU buffer is host memory: a second MR pins it */
 };
+
+/*
+ * What the run asks of the device and of the memlock limit, after stage 1:
+ * -s bytes in one message, and the pages it pins: the staging buffer's, and
+ * with an emulated GPU the GPU buffer's too, a second MR of host memory.  Real
+ * GPU memory is pinned by the GPU's driver, not counted against
+ * RLIMIT_MEMLOCK.
+ */
+static int check_limits(const struct rdma_dev *dev, const void *arg)
+{
+	const struct step_opts *step = arg;
+	size_t page = (size_t)sysconf(_SC_PAGESIZE), size = step->mr.size;
+	uint64_t pinned = (size + page - 1) / page * page * (step->emulated ? 2 : 1);
+	char request[96];
+
+	snprintf(request, sizeof(request), "-s %zu (%s)", size, step->emulated ?
+		 "the staging buffer and the emulated GPU buffer, each its own MR" :
+		 "the staging buffer");
+	return limit_check_option(dev, LIMIT_MSG_SZ, "-s", (long long)size, 1, 0,
+				  "bytes in one message") ||
+	       limit_check_pin(dev, pinned, size, request, "give a smaller -s") ? -1 : 0;
+}
 
 static const char purpose[] =
 	"Step 06: on top of steps 01-05, move -s bytes (1M unless given) from the server's GPU\n"
@@ -85,6 +111,7 @@ int main(int argc, char **argv)
 	struct session sess;
 	struct gpu gpu;
 	struct gpu_mr gmr = { .dmabuf_fd = -1 };
+	struct conn_hook hook = { .check_limits = check_limits, .limits_arg = &step };
 	struct gdr_side side;
 	void *gpu_buf;
 	int status = EXIT_FAILURE, failures = 0;
@@ -104,6 +131,8 @@ int main(int argc, char **argv)
 	gpu_buf = gpu_alloc(&gpu, step.mr.size);
 	if (!gpu_buf)
 		return EXIT_FAILURE;
+	step.emulated = gpu.emulated;
+	step.conn.hook = &hook;
 
 	if (session_open(&sess, &opts, &step.mr, &step.conn))
 		goto out_close_session;
