@@ -1,6 +1,8 @@
-/* procstat.c: the process's own figures, as the kernel keeps them in /proc/self/status (memory) and /proc/self/io (system calls). */
+/* procstat.c: the process's own figures, as the kernel keeps them in /proc/self/status (memory), /proc/self/io (system calls) and /proc/self/smaps (a mapping's flags). */
 #include "procstat.h"
 
+#include <inttypes.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -34,3 +36,27 @@ long proc_io_count(const char *field)
 {
 	return proc_field("/proc/self/io", field);
 }
+
+int proc_vma_has_flag(const void *addr, const char *flag)
+{
+	char line[512], want[8];
+	uintptr_t start, end, at = (uintptr_t)addr;
+	int inside = 0, found = -1;
+	FILE *f = fopen("/proc/self/smaps", "r");
+
+	if (!f)
+		return -1;
+	snprintf(want, sizeof(want), " %.2s", flag);
+	while (fgets(line, sizeof(line), f)) {
+		/* A mapping's first line is "START-END perms ...", its fields "Name: ..." lines. */
+		if (sscanf(line, "%" SCNxPTR "-%" SCNxPTR, &start, &end) == 2)
+			inside = at >= start && at < end;
+		else if (inside && !strncmp(line, "VmFlags:", 8)) {
+			found = strstr(line + 8, want) != NULL;
+			break;
+		}
+	}
+	fclose(f);
+	return found;
+}
+

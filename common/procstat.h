@@ -1,4 +1,4 @@
-/* procstat.h: the process's own figures, as the kernel keeps them in /proc/self/status (memory) and /proc/self/io (system calls). */
+/* procstat.h: the process's own figures, as the kernel keeps them in /proc/self/status (memory), /proc/self/io (system calls) and /proc/self/smaps (a mapping's flags). */
 #ifndef RDMA_STEPS_PROCSTAT_H
 #define RDMA_STEPS_PROCSTAT_H
 
@@ -11,5 +11,12 @@ long proc_status_kb(const char *field);
  * if absent (a kernel without task I/O accounting).
  */
 long proc_io_count(const char *field);
+
+/*
+ * Whether the mapping that holds ADDR carries FLAG among its VmFlags in
+ * /proc/self/smaps (two letters: "dc" is VM_DONTCOPY, what MADV_DONTFORK
+ * sets): 1 or 0; -1 if no mapping holds ADDR or smaps cannot be read.
+ */
+int proc_vma_has_flag(const void *addr, const char *flag);
 
 #endif
