@@ -345,9 +345,9 @@ int fork_and_touch(const struct rdma_buf *buf)
 	     safe ? "set: libibverbs may mark each pinned MR MADV_DONTFORK" : "unset");
 	/*
 	 * Whether it did is the kernel's to say: MADV_DONTFORK sets VM_DONTCOPY
-	 * on the mapping, "dc" among its VmFlags.  With the same rdma-core 44 it
-	 * did on one Debian 12 machine and not on another; today's rdma-core
-	 * skips the mark where the kernel copies pinned pages at fork.
+	 * on the mapping, "dc" among its VmFlags.  rdma-core 44 (Debian 12) marks
+	 * the range all the same; rdma-core 56 (Debian 13) skips the mark where
+	 * the kernel copies pinned pages at fork, unless RDMAV_USE_MADVISE is set.
 	 */
 	dontfork = proc_vma_has_flag(buf->addr, "dc");
 	if (dontfork < 0) {
