@@ -23,14 +23,17 @@
 #   3. as root: make sanitize, make lint and make test-wire, which need packages of their own.
 # The test VM boots the kernel that the root's own apt names as linux-image-amd64,
 # as it would for a user there: Debian 12's Linux 6.1, Debian 13's 6.12.
-# The TAP lines go to build/test-results/fresh-machine/tap, each named after its
-# release; each root is removed afterwards, whatever happened.
+# The TAP lines go to build/test-results/fresh-machine/tap (FRESH_NAME for another
+# folder than fresh-machine), each named after its release; each root is removed
+# afterwards, whatever happened.
 set -uo pipefail
 
 project=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 commit=$(git -C "$project" rev-parse --verify "${1:-HEAD}^{commit}") || exit 1
-work=$project/build/fresh-machine
-results=$project/build/test-results/fresh-machine
+# FRESH_NAME names the run's folders, so that two runs (one release each) may go side by side.
+name=${FRESH_NAME:-fresh-machine}
+work=$project/build/$name
+results=$project/build/test-results/$name
 tap=$results/tap
 log=$results/log
 # Step 02's memlock test runs a program as nobody from this clone, which sits under
