@@ -137,6 +137,12 @@ if [ -n "${RDMA_VM_NETNS:-}" ]; then
 else
 	start_rxe || fail "soft-RoCE set-up failed: rxe0 on $RXE_NETDEV ($RXE_ADDR) did not come up"
 	say "rxe0 ready on $RXE_NETDEV ($RXE_ADDR) at $(uptime_s) s"
+	# A node's netem (make shell NODES=2 RDMA_VM_NETEM="loss 1%"): on RoCE v2 only, as
+	# tests/vm/netns-nodes.sh puts it on each namespace's eth0.
+	if [ -n "${RDMA_VM_NODE:-}" ] && [ -n "${RDMA_VM_NETEM:-}" ]; then
+		read -ra netem_args <<<"$RDMA_VM_NETEM"
+		"$RDMA_STEPS_ROOT/tests/vm/netem.sh" eth0 "${netem_args[@]}" || fail "RDMA_VM_NETEM: tests/vm/netem.sh eth0 $RDMA_VM_NETEM failed"
+	fi
 fi
 # make shell: the project's own share, writable and uncached (see boot.sh).
 if [ "${RDMA_VM_PROJECT_RW:-0}" = 1 ]; then

@@ -16,6 +16,9 @@
 # namespace ('rdma system show': netns shared): every node sees every rxeK, so a
 # node names its own with -d and reads only its own in 'rdma resource show'.
 # All nodes share one PID space: nothing here or in a node's job may kill by name.
+# RDMA_VM_NETEM (tests/vm/netem.sh's arguments after DEV, such as "loss 1%"): netem on
+# every node's eth0, on RoCE v2 packets only, before any job starts; a node's job may
+# change its own with tests/vm/netem.sh eth0 ... (it runs in the node's namespace).
 set -uo pipefail
 usage="usage: netns-nodes.sh N COMMAND [ARG...]"
 n=${1:?$usage}
@@ -59,6 +62,13 @@ start_node() { # K
 		wait_for_gid "$k"
 }
 
+# RDMA_VM_NETEM on node K's eth0, from inside its namespace.
+start_netem() { # K
+	local args
+	read -ra args <<<"$RDMA_VM_NETEM"
+	nsenter --net="/run/netns/node$1" tests/vm/netem.sh eth0 "${args[@]}" | sed "s/^/node $1: /"
+}
+
 # Node K's job: in its network namespace, with a hostname of its own.  nsenter, not
 # 'ip netns exec': that one mounts a sysfs of the namespace, where each rxe device is a
 # compat device without hw_counters (the RNR NAK counters step 09 reads); rxe's
@@ -78,6 +88,7 @@ run_node() { # K COMMAND...
 { ip link add nodes0 type bridge ageing_time 0 && ip link set nodes0 up; } || die "cannot make the bridge nodes0"
 for ((k = 1; k <= n; k++)); do
 	start_node "$k" || die "node $k: rxe$k on eth0 (198.18.0.$k) in namespace node$k did not come up"
+	[ -z "${RDMA_VM_NETEM:-}" ] || start_netem "$k" || die "node $k: RDMA_VM_NETEM: tests/vm/netem.sh eth0 $RDMA_VM_NETEM failed"
 done
 say "$n nodes up: namespaces node1 to node$n, rxe1 to rxe$n, 198.18.0.1 to 198.18.0.$n on the bridge nodes0 (kernel $(uname -r))"
 pids=()

@@ -42,7 +42,7 @@ command -v tmux >/dev/null || die "several nodes need tmux on this machine: run 
 port=$(wire_free_port $((n - 1))) || die "no $((n - 1)) free TCP ports in a row in 20000-29999 on 127.0.0.1 for the wire"
 session=rdma-steps-nodes-$port
 # A pane takes the tmux server's environment, not ours: what run.sh found running goes on its command line.
-me="RDMA_VM_OTHER_SHELLS=$(printf '%q' "${RDMA_VM_OTHER_SHELLS:-}") $root/tests/vm/nodes.sh"
+me="RDMA_VM_OTHER_SHELLS=$(printf '%q' "${RDMA_VM_OTHER_SHELLS:-}") RDMA_VM_NETEM=$(printf '%q' "${RDMA_VM_NETEM:-}") $root/tests/vm/nodes.sh"
 # A session of its own, even from inside tmux: then the outer tmux takes Ctrl-b first.
 TMUX='' tmux new-session -d -s "$session" -x "$(tput cols 2>/dev/null || echo 160)" -y "$(tput lines 2>/dev/null || echo 48)" \
 	"$me --node 1 $n $port $vm_dir $results" || die "tmux could not start a session"
