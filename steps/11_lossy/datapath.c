@@ -153,7 +153,8 @@ static int take_ctl(struct lossy_xfer *x, bool sender)
  * The receives path P's receiver has posted that no WRITE of ours will
  * take: all it has posted since the start (as its last SACK said), less
  * every WRITE we posted but those known lost, which took none.  Never more
- * than the window, nor than the send queue's room.
+ * than the window, nor than the send queue's room; none on a path taken as
+ * cut (judge_paths), whose chunks go over the other paths.
  */
 static uint32_t credit(const struct lossy_xfer *x, const struct lossy_path *p)
 {
@@ -161,6 +162,8 @@ static uint32_t credit(const struct lossy_xfer *x, const struct lossy_path *p)
 	uint64_t free = p->receives > taking ? p->receives - taking : 0;
 	uint32_t room = x->l->sq_depth - p->in_sq;
 
+	if (p->silent >= LOSSY_SILENT_ROUNDS)
+		return 0;
 	free = free < x->l->window ? free : x->l->window;
 	return (uint32_t)free < room ? (uint32_t)free : room;
 }
@@ -250,6 +253,36 @@ static int reap_sends(struct lossy_xfer *x)
 	return taken;
 }
 
+/*
+ * At each answer, each path: WRITEs posted on it since the last answer and
+ * not one consumed a receive (the answer comes after the timer, so none is
+ * still on its way) is a silent round; one that consumed any ends the run.
+ * LOSSY_SILENT_ROUNDS in a row and the path is taken as cut, said once.
+ */
+static void judge_paths(struct lossy_xfer *x)
+{
+	for (int k = 0; k < x->l->n; k++) {
+		struct lossy_path *p = &x->l->path[k];
+		uint64_t sent = p->posted - p->answer_posted;
+
+		if (p->consumed > p->answer_consumed)
+			p->silent = 0;
+		else if (sent && p->silent < LOSSY_SILENT_ROUNDS && ++p->silent == LOSSY_SILENT_ROUNDS)
+			lossy_show_path_cut(x, k);
+		p->answer_posted = p->posted;
+		p->answer_consumed = p->consumed;
+	}
+}
+
+/* Whether every path is taken as cut. */
+static bool every_path_cut(const struct lossy_xfer *x)
+{
+	for (int k = 0; k < x->l->n; k++)
+		if (x->l->path[k].silent < LOSSY_SILENT_ROUNDS)
+			return false;
+	return true;
+}
+
 /* The receiver's SACK in a control slot: every field checked, then the bitmap and the counts taken. */
 static int take_sack(struct lossy_xfer *x, const struct ibv_wc *wc)
 {
@@ -295,6 +328,7 @@ static int take_sack(struct lossy_xfer *x, const struct ibv_wc *wc)
 			p->lost = p->posted - p->consumed;
 	}
 	if (s.kind == SACK_ANSWER) {
+		judge_paths(x);
 		x->asking = false;
 		x->last = s;
 	}
@@ -432,6 +466,10 @@ int lossy_send(struct lossy_xfer *x)
 			goto out;
 		if (x->final)
 			break;
+		if (every_path_cut(x)) {
+			lossy_report_every_path_silent(x);
+			goto out;
+		}
 		missing = chunk_map_plan_missing(x->m);
 		lossy_show_answer(x, &x->last, missing);
 		x->round++;

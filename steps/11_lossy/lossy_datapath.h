@@ -80,5 +80,9 @@ void lossy_show_sack_sent(const struct lossy_xfer *x, char kind, uint32_t round)
 /* The peer closed the side channel, or nothing moved for -t: says which, and how far the transfer got; -1. */
 int lossy_report_peer_gone(const struct lossy_xfer *x, bool sender);
 int lossy_report_stalled(const struct lossy_xfer *x, bool sender);
+/* A path silent for LOSSY_SILENT_ROUNDS answers: taken as cut, its chunks dealt over the others. */
+void lossy_show_path_cut(const struct lossy_xfer *x, int k);
+/* Every path taken as cut while the control QP's answers still came: the sender's end; -1. */
+int lossy_report_every_path_silent(const struct lossy_xfer *x);
 
 #endif

@@ -11,6 +11,10 @@ const struct cli_option lossy_cli_options[] = {
 	{ "paths", CLI_KEY_PATHS, "K", "data QPs to deal the chunks over, each its own flow (default: 1)" },
 	{ "rto-ms", CLI_KEY_RTO, "MS", "the resend timer: how long the sender waits after a round's last "
 	  "WRITE before it asks what came (default: 50)" },
+	{ "qp-timeout", CLI_KEY_LOSSY_QP_TIMEOUT, "T", "every RC QP's ACK timeout (the control QP's, and "
+	  "the data QPs' under --qp-type rc), 4.096 us x 2^T a try, 1 to 31 (default: 14, stage 3's)" },
+	{ "retry-cnt", CLI_KEY_LOSSY_RETRY_CNT, "N", "every RC QP's retries after a timeout before its WR "
+	  "completes with status 12, 0 to 7; rxe takes 7 as retry for ever (default: 7, stage 3's)" },
 	{ "drop-chunks", CLI_KEY_DROP, "LIST", "for tests, UC only: the receiver treats the first arrival "
 	  "of each of these chunks (0,5,17) as lost: no bit in its bitmap, its bytes poisoned" },
 	{ 0 },
@@ -18,7 +22,7 @@ const struct cli_option lossy_cli_options[] = {
 
 void lossy_opts_default(struct lossy_opts *opts)
 {
-	*opts = (struct lossy_opts){ .paths = 1, .rto_ms = LOSSY_DEFAULT_RTO_MS };
+	*opts = (struct lossy_opts){ .paths = 1, .rto_ms = LOSSY_DEFAULT_RTO_MS, .retry_cnt = -1 };
 }
 
 /* "3,17,40": whole numbers, comma-separated, none twice. */
@@ -73,6 +77,10 @@ int lossy_parse_option(int key, const char *arg, void *ctx)
 		return cli_parse_int("--paths", arg, 1, LOSSY_MAX_PATHS, &opts->paths);
 	case CLI_KEY_RTO:
 		return cli_parse_int("--rto-ms", arg, 1, LOSSY_MAX_RTO_MS, &opts->rto_ms);
+	case CLI_KEY_LOSSY_QP_TIMEOUT:
+		return cli_parse_int("--qp-timeout", arg, 1, 31, &opts->qp_timeout);
+	case CLI_KEY_LOSSY_RETRY_CNT:
+		return cli_parse_int("--retry-cnt", arg, 0, 7, &opts->retry_cnt);
 	}
 	/* --drop-chunks */
 	return parse_drops(arg, opts);

@@ -14,6 +14,8 @@ enum lossy_key {
 	CLI_KEY_PATHS,				/* --paths */
 	CLI_KEY_RTO,				/* --rto-ms */
 	CLI_KEY_DROP,				/* --drop-chunks */
+	CLI_KEY_LOSSY_QP_TIMEOUT,		/* --qp-timeout */
+	CLI_KEY_LOSSY_RETRY_CNT,		/* --retry-cnt */
 };
 
 /* The buffer when -s is not given: 1 MiB, 1,024 chunks of a 1,024-byte path MTU. */
@@ -35,6 +37,8 @@ struct lossy_opts {
 	bool rc;			/* --qp-type rc: the same transfer over RC QPs */
 	int paths;			/* --paths: data QPs, each its own flow */
 	int rto_ms;			/* --rto-ms: the resend timer */
+	int qp_timeout;			/* --qp-timeout: every RC QP's ACK timeout; 0: stage 3's */
+	int retry_cnt;			/* --retry-cnt: every RC QP's retries; -1: stage 3's */
 	int n_drops;			/* --drop-chunks: how many chunks it names, */
 	uint32_t drop[LOSSY_MAX_DROPS];	/* and which, in the order given */
 };

@@ -47,6 +47,18 @@ static uint32_t send_queue(const struct rdma_dev *dev)
 	return least(least(LOSSY_SQ_DEPTH, cqe), (uint32_t)dev->attr.max_qp_wr);
 }
 
+/*
+ * --qp-timeout and --retry-cnt, where given: between creating a QP and
+ * connecting it, as stage 3 allows; a UC QP has neither.
+ */
+static void set_retries(struct rdma_conn *c, const struct lossy_opts *o)
+{
+	if (o->qp_timeout)
+		c->timeout = (uint8_t)o->qp_timeout;
+	if (o->retry_cnt >= 0)
+		c->retry_cnt = (uint8_t)o->retry_cnt;
+}
+
 int lossy_paths_create(struct lossy_link *l, struct session *s, const struct lossy_opts *o,
 		       const struct conn_opts *conn, bool sender)
 {
@@ -72,9 +84,12 @@ int lossy_paths_create(struct lossy_link *l, struct session *s, const struct los
 	show("paths", "%d data QP%s of type %s, each a flow of its own (rxe gives each QP its own "
 	     "UDP source port); the session's RC QP carries the control messages", o->paths,
 	     o->paths > 1 ? "s" : "", o->rc ? "RC" : "UC");
-	for (l->n = 0; l->n < o->paths; l->n++)
+	set_retries(&s->conn, o);
+	for (l->n = 0; l->n < o->paths; l->n++) {
 		if (create_cq_qp(&s->dev, &s->buf, &copts, &l->path[l->n].conn, NULL))
 			return -1;
+		set_retries(&l->path[l->n].conn, o);
+	}
 	return 0;
 }
 

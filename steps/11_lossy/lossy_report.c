@@ -100,3 +100,23 @@ int lossy_report_stalled(const struct lossy_xfer *x, bool sender)
 		     x->m->n_in, x->m->n, as_told(x, sender));
 	return -1;
 }
+
+void lossy_show_path_cut(const struct lossy_xfer *x, int k)
+{
+	const struct lossy_path *p = &x->l->path[k];
+
+	show_now("path cut", "round %u: path %d silent for %d answers in a row: no WRITE posted on "
+		 "it in those rounds consumed a receive at the receiver (%llu posted on it in all), "
+		 "while the answers came over the control QP: no more chunks go to it%s", x->round, k,
+		 LOSSY_SILENT_ROUNDS, (unsigned long long)p->posted,
+		 x->l->n > 1 ? "; the other paths take its chunks" : "");
+}
+
+int lossy_report_every_path_silent(const struct lossy_xfer *x)
+{
+	report_error("round %u: every path silent: for %d answers in a row none of the WRITEs posted "
+		     "on the %d data QP%s consumed a receive at the receiver (%u of %u chunks in), while "
+		     "the asks and SACKs went through on the control QP: the data paths are cut",
+		     x->round, LOSSY_SILENT_ROUNDS, x->l->n, x->l->n > 1 ? "s" : "", x->m->n_in, x->m->n);
+	return -1;
+}
