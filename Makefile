@@ -174,6 +174,9 @@ NODES_KERNEL ?= trixie-backports
 $(eval $(call slow_check,test-wire,wire,all vm,tests/slow/wire.bats))
 # Its two nodes as network namespaces in one VM booting Linux 7.x, as make test-nodes's (RDMA_VM_HUB=1: two VMs on QEMU's hub).
 slow_env_test-wire := RDMA_VM_KERNEL=$(NODES_KERNEL)
+$(eval $(call slow_check,test-lossy,wire,all vm,tests/slow/lossy.bats))
+# Loss needs a wire: two nodes as namespaces in one VM booting Linux 7.x, netem on each node's eth0 (tests/vm/netem.sh).
+slow_env_test-lossy := RDMA_VM_KERNEL=$(NODES_KERNEL)
 $(eval $(call slow_check,test-kv,all,all vm,tests/slow/kv.bats))
 $(eval $(call slow_check,test-moe,all,all vm,tests/slow/moe.bats))
 $(eval $(call slow_check,test-bench,bench,all,tests/slow/bench.bats))
@@ -260,7 +263,7 @@ fresh-machine: ## As root: run README's quick start in minimal Debian 12 and 13 
 
 .PHONY: lint
 lint: deps ## Check the shell scripts with shellcheck
-	shellcheck -x .ci/run tests/tools/*.sh tests/bench/*.sh tests/bench/nodes/*.sh tests/exercise/*.sh tests/vm/*.sh tests/vm/initramfs-init tests/wire/*.sh tests/nodes/*.sh steps/07_allreduce/train/*.sh
+	shellcheck -x .ci/run tests/tools/*.sh tests/bench/*.sh tests/bench/nodes/*.sh tests/exercise/*.sh tests/vm/*.sh tests/vm/initramfs-init tests/wire/*.sh tests/nodes/*.sh tests/lossy/*.sh steps/07_allreduce/train/*.sh
 
 .PHONY: diagrams
 diagrams: deps ## Re-render the SVGs in diagrams/ from their .dot sources, English and Chinese (needs graphviz and fonts-wqy-microhei)

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# lossy.sh: start two nodes on one wire (tests/vm/boot-nodes.sh: namespaces of one VM on Linux 7.x), run step 11 over UC and RC under netem's loss on both (node.sh, cases.tsv), and decode node 1's captures (make test-lossy).
+#
+# Usage: tests/lossy/lossy.sh OUT_DIR
+# OUT_DIR receives node1/ and node2/ (each node's CASE.log, CASE.counters and
+# status.tsv; node 1's CASE.pcap) and CASE.tsv beside them: one line per packet node 1's
+# eth0 saw, the fields tests/slow/lossy.bats reads.  LOSSY_SIZE (-s, default 1M) and
+# LOSSY_CASES (a regular expression on the case names) cross into the nodes.
+set -uo pipefail
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+cd "$root" || exit 1
+out=${1:?usage: tests/lossy/lossy.sh OUT_DIR}
+
+die() { echo "lossy: $*" >&2; exit 1; }
+
+# One line per packet: its time, source, destination, UDP source port (rxe's, from the
+# QPN), the BTH's opcode, destination QP and PSN, the AETH's syndrome and the immediate.
+decode() { # PCAP
+	tshark -r "$1" -T fields -E header=y -E separator=/t -E occurrence=f \
+		-e frame.number -e frame.time_relative -e ip.src -e ip.dst -e udp.srcport \
+		-e infiniband.bth.opcode -e infiniband.bth.destqp -e infiniband.bth.psn \
+		-e infiniband.aeth.syndrome -e infiniband.immdt
+}
+
+command -v tshark >/dev/null || die "no tshark: run 'make deps DEPS_SET=wire' as root"
+{ rm -rf "$out" && mkdir -p "$out"; } || die "cannot create $out"
+# The harness's own netem (RDMA_VM_NETEM) on every node from the start: node.sh finds it
+# there before its first case, and then puts each case's own.
+RDMA_VM_NETEM="loss 0%" tests/vm/boot-nodes.sh 2 "$out" env LOSSY_SIZE="${LOSSY_SIZE:-1M}" LOSSY_CASES="${LOSSY_CASES:-.}" \
+	tests/lossy/node.sh || die "a node failed (see above)"
+for pcap in "$out"/node1/*.pcap; do
+	[ -e "$pcap" ] || die "node 1 left no capture"
+	name=$(basename "$pcap" .pcap)
+	decode "$pcap" >"$out/$name.tsv" 2>"$out/$name.tshark.log" || die "tshark could not decode $pcap: $(cat "$out/$name.tshark.log")"
+	echo "lossy: $name: $(($(wc -l <"$out/$name.tsv") - 1)) RoCE v2 packets captured on node 1's eth0"
+done

@@ -1,0 +1,223 @@
+#!/usr/bin/env bats
+# lossy.bats: step 11 over UC against RC between two nodes under netem's loss on the wire (0, 0.1, 1 and 5%, a reordering, and 100%): goodput, what was sent again, rxe's counters and node 1's capture, checked against each other ('make test-lossy').
+# tests/lossy/lossy.sh boots the two nodes (namespaces of one VM on Linux 7.x) once for the whole file and runs tests/lossy/cases.tsv;
+# node 1 is the sender and captures, node 2 the receiver; netem on each node's eth0 drops RoCE v2 packets only.
+# Budget: about 4 minutes on a 2-core machine.
+# bats file_tags=outside-vm
+
+setup_file() {
+	load ../lib/harness
+	export LOSSY=$BATS_FILE_TMPDIR/lossy
+	boot_harness_once "$BATS_TEST_DIRNAME/../lossy/lossy.sh" "$LOSSY" lossy
+}
+
+setup() {
+	load ../lib/test_helper
+}
+
+# Column COL (2: exit status, 3: seconds) of CASE in node K's status.tsv; "-" if it did not run.
+status_of() { # K CASE [COL]
+	awk -F'\t' -v c="$2" -v col="${3:-2}" '$1 == c { s = $col } END { print (s == "" ? "-" : s) }' "$LOSSY/node$1/status.tsv"
+}
+
+# The change of rxe's counter NAME on node K over CASE.
+counter() { # K CASE NAME
+	awk -v n="$3" '$1 == n { print $2 }' "$LOSSY/node$1/$2.counters"
+}
+
+# What node K's netem did over CASE: "sent" or "dropped" packets.
+netem_of() { # K CASE sent|dropped
+	sed -n "s/^netem: eth0 sent \([0-9]*\) packets, dropped \([0-9]*\)$/\1 \2/p" "$LOSSY/node$1/$2.counters" |
+		awk -v w="$3" '{ print (w == "sent" ? $1 : $2) }'
+}
+
+# The chunks (of 1,024 B) the transfer moved, and those the sender sent again, from its summary line.
+chunks_of() { sed -n 's/^summary .*, \([0-9]*\) chunks of 1024 bytes: .*/\1/p' "$LOSSY/node1/$1.log"; }
+again_of() { sed -n 's/^summary .*: sent again \([0-9]*\) chunks .*/\1/p' "$LOSSY/node1/$1.log"; }
+rounds_of() { sed -n 's/^summary .*, rounds \([0-9]*\), check .*/\1/p' "$LOSSY/node1/$1.log"; }
+goodput_of() { sed -n 's/^goodput .*, \([0-9.]*\) MB\/s .*/\1/p' "$LOSSY/node1/$1.log"; }
+
+# Packets node 1's capture of CASE holds from node 1 (or from node 2) with BTH opcode OP
+# (11: RC WRITE Only with Immediate, 43: UC's, 17: Acknowledge, 4: SEND Only), or any ("").
+captured() { # CASE FROM_NODE [OP]
+	awk -F'\t' -v s="198.18.0.$2" -v op="${3:-}" 'NR > 1 && $3 == s && (op == "" || $6 == op)' "$LOSSY/$1.tsv" | wc -l
+}
+
+# One row of the table: what CASE cost.
+row() { # CASE
+	local c=$1 chunks writes
+	chunks=$(chunks_of "$c")
+	# The WRITEs node 1's rxe sent: its sent_pkts less the other packets it sent (ACKs,
+	# asks) as the capture shows them; a control packet netem dropped would count here.
+	writes=$(($(counter 1 "$c" sent_pkts) - $(captured "$c" 1) + $(captured "$c" 1 11) + $(captured "$c" 1 43)))
+	printf '%-10s %9s %8s %9s %6s %7s %7s %7s %7s %7s %5s/%s\n' "$c" "$(goodput_of "$c")" "$writes" \
+		"$((writes - chunks))" "$(again_of "$c")" "$(rounds_of "$c")" "$(counter 1 "$c" rcvd_seq_err)" \
+		"$(counter 1 "$c" completer_retry_err)" "$(counter 2 "$c" out_of_seq_request)" \
+		"$(counter 2 "$c" duplicate_request)" "$(netem_of 1 "$c" dropped)" "$(netem_of 2 "$c" dropped)"
+}
+
+@test "lossy: every transfer under 0 to 5% loss and reordering ended with every chunk in and every byte right, on both sides; 100% ended in failure on both" {
+	for c in uc_0 rc_0 uc_0.1 rc_0.1 uc_1 rc_1 uc_5 rc_5 uc_reorder rc_reorder; do
+		for k in 1 2; do
+			[ "$(status_of $k $c)" = 0 ] || fail "node $k, $c: exit status $(status_of $k $c): $(cat "$LOSSY/node$k/$c.log")"
+			run cat "$LOSSY/node$k/$c.log"
+			refute_output --partial 'error:'
+			assert_line --regexp "^summary +: ${c%%_*} over 1 path, [0-9]+ chunks of 1024 bytes: sent again [0-9]+ chunks \([0-9]+ bytes\), rounds [0-9]+, check right$"
+			assert_line --regexp '^teardown +: every object released$'
+		done
+		# Both sides print the sender's account.
+		[ "$(grep '^summary' "$LOSSY/node1/$c.log")" = "$(grep '^summary' "$LOSSY/node2/$c.log")" ] || fail "$c: the two summaries differ"
+		# tcpdump missed nothing: the capture's counts below are the wire's.
+		grep -qx '0 packets dropped by kernel' "$LOSSY/node1/$c.counters" || fail "$c: tcpdump dropped packets: $(cat "$LOSSY/node1/$c.counters")"
+	done
+	for c in rc_100 rc_100_retry7 uc_100; do
+		for k in 1 2; do
+			[ "$(status_of $k $c)" = 1 ] || fail "node $k, $c: exit status $(status_of $k $c), not 1: $(cat "$LOSSY/node$k/$c.log")"
+			[ "$(grep -c '^error: ' "$LOSSY/node$k/$c.log")" = 1 ] || fail "node $k, $c: not one error line: $(cat "$LOSSY/node$k/$c.log")"
+			grep -qE '^teardown +: every object released$' "$LOSSY/node$k/$c.log" || fail "node $k, $c: objects left: $(cat "$LOSSY/node$k/$c.log")"
+		done
+	done
+}
+
+@test "lossy: the harness put RDMA_VM_NETEM's netem on each node's eth0 before the job: a prio qdisc, netem in its band 3, RoCE v2 filtered there" {
+	for k in 1 2; do
+		run cat "$LOSSY/node$k/harness.netem"
+		assert_line 'netem: eth0 sent 0 packets, dropped 0'
+		assert_line --regexp '^qdisc prio 1: root refcnt [0-9]+ bands 3 priomap 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1$'
+		assert_line --regexp '^qdisc netem 30: parent 1:3 limit 1000 loss 0%'
+		[ "$(grep -c "^node $k: netem: eth0: loss 0% on RoCE v2 (UDP port 4791) only; everything else untouched$" "$LOSSY/vm.boot.log")" = 1 ] ||
+			fail "node $k: the harness did not say it put netem on: $(grep netem "$LOSSY/vm.boot.log")"
+	done
+	run cat "$LOSSY/node1/uc_1.netem"
+	assert_output 'netem: eth0: loss 1% on RoCE v2 (UDP port 4791) only; everything else untouched'
+	run cat "$LOSSY/node1/uc_100.netem"
+	assert_output 'netem: eth0: loss 100% on RoCE v2'"'"'s UC packets (UDP port 4791, BTH opcode 0x20 to 0x3f) only; everything else untouched'
+}
+
+@test "lossy: UC sends again exactly the chunks its SACKs named, and every WRITE that crossed the wire arrived: the receiver's arrivals are the capture's WRITEs" {
+	for c in uc_0 uc_0.1 uc_1 uc_5 uc_reorder; do
+		chunks=$(chunks_of $c)
+		again=$(again_of $c)
+		# Each answer names the chunks missing; the next round sends them and only them.
+		named=$(sed -n 's/^SACK .* answered: [0-9]* of [0-9]* chunks in; \([0-9]*\) missing .*/\1/p' "$LOSSY/node1/$c.log" | awk '{ s += $1 } END { print s + 0 }')
+		[ "$again" = "$named" ] || fail "$c: sent again $again chunks, the SACKs named $named"
+		rounds=$(rounds_of $c)
+		[ "$(grep -c '^SACK .* answered: ' "$LOSSY/node1/$c.log")" = $((rounds - 1)) ] || fail "$c: $rounds rounds, not one answer fewer"
+		# The receiver took a WRITE for each UC WRITE Only with Immediate node 1 put on the wire.
+		arrivals=$(sed -n 's/^arrivals *: \([0-9]*\) WRITEs with immediate taken: 0 taken as lost by the test, \([0-9]*\) duplicates; .*/\1 \2/p' "$LOSSY/node2/$c.log")
+		[ -n "$arrivals" ] || fail "$c: no arrivals line: $(cat "$LOSSY/node2/$c.log")"
+		read -r took dups <<<"$arrivals"
+		[ "$took" = "$(captured $c 1 43)" ] || fail "$c: the receiver took $took WRITEs, the wire carried $(captured $c 1 43)"
+		[ "$took" = $((chunks + dups)) ] || fail "$c: $took arrivals for $chunks chunks and $dups duplicates"
+		# What netem dropped of node 1's WRITEs is what was lost: posted, less arrived.
+		lost=$((chunks + again - took))
+		[ "$lost" -le "$(netem_of 1 $c dropped)" ] || fail "$c: $lost WRITEs lost, netem dropped $(netem_of 1 $c dropped)"
+		[ "$lost" = $((again - dups)) ] || fail "$c: $lost lost, $again sent again, $dups duplicates"
+	done
+	# No loss, nothing again; reordering costs UC nothing either: order is no part of its rule.
+	for c in uc_0 uc_reorder; do
+		[ "$(again_of $c)" = 0 ] && [ "$(rounds_of $c)" = 1 ] || fail "$c: sent again $(again_of $c), rounds $(rounds_of $c)"
+	done
+	# At 5% of about a thousand WRITEs some were lost, and sent again.
+	[ "$(again_of uc_5)" -gt 0 ] || fail "uc_5: nothing sent again: $(cat "$LOSSY/node1/uc_5.counters")"
+}
+
+@test "lossy: RC's go-back-N: at 1% and 5% loss, and under reordering, the sender's rxe sends more packets than the data's, the receiver counts packets out of sequence, the sender NAKs and retries" {
+	for c in rc_1 rc_5 rc_reorder; do
+		chunks=$(chunks_of $c)
+		writes=$(($(counter 1 $c sent_pkts) - $(captured $c 1) + $(captured $c 1 11)))
+		[ "$writes" -gt "$chunks" ] || fail "$c: $writes WRITE packets sent for $chunks chunks"
+		[ "$(counter 2 $c out_of_seq_request)" -gt 0 ] || fail "$c: no packet out of sequence at the receiver: $(cat "$LOSSY/node2/$c.counters")"
+		[ "$(counter 1 $c completer_retry_err)" -gt 0 ] || fail "$c: the sender never retried: $(cat "$LOSSY/node1/$c.counters")"
+		# The program itself sent nothing again: the transport did.
+		[ "$(again_of $c)" = 0 ] && [ "$(rounds_of $c)" = 1 ] || fail "$c: the program resent over RC"
+	done
+	# The 5% run resent more than the 1% run.
+	[ "$(counter 1 rc_5 sent_pkts)" -gt "$(counter 1 rc_1 sent_pkts)" ] || fail "rc_5 sent $(counter 1 rc_5 sent_pkts) packets, rc_1 $(counter 1 rc_1 sent_pkts)"
+}
+
+@test "lossy: the capture shows a NAK (PSN sequence error) from the receiver, and the sender's run sent again from that PSN on" {
+	# Each NAK of syndrome 0x60 (NAK, PSN sequence error) from node 2 names the PSN it
+	# expects: node 1's last pass before it went from the PSN before that one to later ones
+	# without it (netem dropped it on node 1's way out, before the capture).  WRITEs already
+	# queued may still leave node 1 after the NAK; then the requester rewinds, and node 1
+	# sends that PSN and the ones after it again, those that had crossed before included.
+	# Every NAK must show the gap and the PSN sent again; the line shows the longest run.
+	run awk -F'\t' '
+		NR == 1 { next }
+		$3 == "198.18.0.1" && $6 == 11 { k++; f[k] = $1; p[k] = $8; }
+		$3 == "198.18.0.2" && $6 == 17 && $9 == 96 { naks++; nf[naks] = $1; np[naks] = $8; at[naks] = k }
+		END {
+			if (!naks) { print "no NAK with syndrome 0x60"; exit 1 }
+			for (j = 1; j <= naks; j++) {
+				psn = np[j]; prev_at = 0; gap = 0
+				# The last time node 1 sent the PSN before this one, before the NAK, and no PSN after it.
+				for (i = at[j]; i >= 1; i--) { if (p[i] == psn) break; if (p[i] == psn - 1) { prev_at = i; gap = 1; break } }
+				if (!gap) { printf "NAK at frame %d for PSN %d: node 1 had not skipped it\n", nf[j], psn; exit 1 }
+				for (i = at[j] + 1; i <= k && p[i] != psn; i++) ;
+				if (i > k) { printf "node 1 never sent PSN %d after the NAK at frame %d\n", psn, nf[j]; exit 1 }
+				queued = i - at[j] - 1
+				for (n = 1; i + n <= k && p[i + n] == psn + n; n++) ;
+				if (n > best) { best = n; bj = j; bq = queued; bprev = prev_at; bf = f[i] }
+			}
+			# Of the longest run, the PSNs node 1 had put on the wire before the NAK.
+			for (m = 0; m < best; m++) for (i = 1; i <= at[bj]; i++) if (p[i] == np[bj] + m) { before++; break }
+			printf "%d NAKs, each for a PSN node 1 had skipped and sent again after it; the longest run: NAK PSN sequence error (syndrome 0x60) for PSN %d at frame %d, after node 1 had sent PSN %d (frame %d) and later ones; %d WRITEs already queued left after the NAK; then from frame %d node 1 sent PSN %d to %d again, %d packets in a row, %d of them on the wire before the NAK\n", naks, np[bj], nf[bj], np[bj] - 1, f[bprev], bq, bf, np[bj], np[bj] + best - 1, best, before
+		}' "$LOSSY/rc_5.tsv"
+	assert_success
+	echo "# rc_5: $output" >&3
+	regex='^[1-9][0-9]* NAKs, each for a PSN node 1 had skipped and sent again after it; the longest run: NAK PSN sequence error \(syndrome 0x60\) for PSN ([0-9]+) at frame [0-9]+, after node 1 had sent PSN [0-9]+ \(frame [0-9]+\) and later ones; [0-9]+ WRITEs already queued left after the NAK; then from frame [0-9]+ node 1 sent PSN ([0-9]+) to [0-9]+ again, [1-9][0-9]* packets in a row, ([0-9]+) of them on the wire before the NAK$'
+	[[ $output =~ $regex ]] || fail "rc_5: $output"
+	[ "${BASH_REMATCH[1]}" = "${BASH_REMATCH[2]}" ] || fail "the run did not start at the NAK's PSN: $output"
+	# Go-back-N: the run sent again packets that had crossed already.
+	[ "${BASH_REMATCH[3]}" -ge 1 ] || fail "nothing sent again had crossed before: $output"
+}
+
+@test "lossy: RC at 100% loss ends with status 12 (retry exceeded) within its --qp-timeout's retries; UC at 100% finds every path silent in three timers; one error line each side" {
+	# --qp-timeout 15: 4.096 us x 2^15, about 134 ms a try; stage 3's retry_cnt 7: 8 tries.
+	run cat "$LOSSY/node1/rc_100.log"
+	assert_line --regexp '^ibv_modify_qp +: RTR -> RTS: .*timeout 15 \(4.096 us \* 2\^15 = about 134 ms per try\), retry_cnt 6'
+	assert_line --regexp '^error: completion of work request [0-9]+ failed: transport retry counter exceeded \(status 12, vendor error 0x[0-9a-f]+\)$'
+	took=$(status_of 1 rc_100 3)
+	awk -v t="$took" 'BEGIN { exit !(t >= 7 * 0.134 && t <= 8 * 0.134 + 15) }' || fail "rc_100: the sender took $took s"
+	run cat "$LOSSY/node2/rc_100.log"
+	assert_line --regexp '^error: round 1: the sender closed the side channel with 0 of [0-9]+ chunks in: it has stopped'
+	run cat "$LOSSY/node1/uc_100.log"
+	assert_line --regexp '^path cut +: round 3: path 0 silent for 3 answers in a row: '
+	assert_line --regexp '^error: round 3: every path silent: for 3 answers in a row none of the WRITEs posted on the 1 data QP consumed a receive at the receiver \(0 of [0-9]+ chunks in\), while the asks and SACKs went through on the control QP: the data paths are cut$'
+	run cat "$LOSSY/node2/uc_100.log"
+	assert_line --regexp '^error: round [0-9]+: the sender closed the side channel with 0 of [0-9]+ chunks in: it has stopped'
+	for k in 1 2; do
+		took=$(status_of $k uc_100 3)
+		awk -v t="$took" 'BEGIN { exit !(t <= 15) }' || fail "uc_100: node $k took $took s"
+	done
+	# netem let the control QP's packets (RC) through and dropped every UC one.
+	[ "$(captured uc_100 1 43)" = 0 ] || fail "uc_100: $(captured uc_100 1 43) UC WRITEs on the wire"
+	[ "$(captured uc_100 1 4)" -ge 3 ] || fail "uc_100: not 3 asks on the wire"
+}
+
+@test "lossy: RC at 100% loss with retry_cnt 7 never ends on its own: rxe takes 7 as retry for ever; the program's -t ends it, with no status 12" {
+	run cat "$LOSSY/node1/rc_100_retry7.log"
+	assert_line --regexp '^ibv_modify_qp +: RTR -> RTS: .*timeout 14 \(4.096 us \* 2\^14 = about 67 ms per try\), retry_cnt 7'
+	assert_line --regexp '^error: round 1: nothing came from the receiver for 8 s \(-t\), with 0 of [0-9]+ chunks in \(it had sent no SACK yet\): is it stopped\?$'
+	refute_output --partial 'status 12'
+	# It went on retrying all the while, and never gave up: far more than 8 tries of 67 ms.
+	[ "$(counter 1 rc_100_retry7 completer_retry_err)" -gt 8 ] || fail "rc_100_retry7: $(cat "$LOSSY/node1/rc_100_retry7.counters")"
+	[ "$(counter 1 rc_100_retry7 retry_exceeded_err)" = 0 ] || fail "rc_100_retry7: $(cat "$LOSSY/node1/rc_100_retry7.counters")"
+	# With retry_cnt 6 it gave up once, with status 12.
+	[ "$(counter 1 rc_100 retry_exceeded_err)" -ge 1 ] || fail "rc_100: $(cat "$LOSSY/node1/rc_100.counters")"
+}
+
+@test "lossy: the table: goodput and what was sent again, UC against RC, at each loss" {
+	{
+		echo "case       goodput   WRITEs   beyond  again rounds seq_err retries  oo_seq    dups  netem"
+		echo "           MB/s      sent     data    (UC)         (sender) (sender) (rcvr)  (rcvr)  dropped 1/2"
+		for c in uc_0 rc_0 uc_0.1 rc_0.1 uc_1 rc_1 uc_5 rc_5 uc_reorder rc_reorder; do
+			row $c
+		done
+	} >"$RDMA_STEPS_RESULTS/lossy/table.txt"
+	sed 's/^/# /' "$RDMA_STEPS_RESULTS/lossy/table.txt" >&3
+	[ "$(wc -l <"$RDMA_STEPS_RESULTS/lossy/table.txt")" = 12 ]
+	run grep -cE '^[a-z]+_[0-9a-z.]+ +[0-9.]+ +[0-9]+ ' "$RDMA_STEPS_RESULTS/lossy/table.txt"
+	assert_output 10
+}
