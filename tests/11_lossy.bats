@@ -69,7 +69,7 @@ assert_one_error() { # NAME REGEX
 	assert_back_to_baseline
 }
 
-@test "11_lossy refuses bad input before any WR: an unknown --qp-type, --paths 0, --drop-chunks over RC or past the last chunk, other options on the two sides" {
+@test "11_lossy refuses bad input before any WR: an unknown --qp-type, --paths 0, --retry-cnt 8, --qp-timeout 0, --drop-chunks over RC or past the last chunk, other options on the two sides" {
 	record_baseline
 	run_step 11_lossy -d "$DEV" --qp-type xx
 	assert_failure 2
@@ -77,6 +77,12 @@ assert_one_error() { # NAME REGEX
 	run_step 11_lossy -d "$DEV" --paths 0
 	assert_failure 2
 	assert_output "error: --paths: '0' is not a whole number from 1 to 8"
+	run_step 11_lossy -d "$DEV" --retry-cnt 8
+	assert_failure 2
+	assert_output "error: --retry-cnt: '8' is not a whole number from 0 to 7"
+	run_step 11_lossy -d "$DEV" --qp-timeout 0
+	assert_failure 2
+	assert_output "error: --qp-timeout: '0' is not a whole number from 1 to 31"
 	run_step 11_lossy -d "$DEV" --qp-type rc --drop-chunks 3
 	assert_failure 2
 	assert_output "error: --drop-chunks stands for packets a UC QP loses; over RC the transport resends a lost packet itself and the program never sees a hole: leave --drop-chunks out, or use --qp-type uc"

@@ -8,10 +8,13 @@
 # side channel is never dropped), reads its rxe device's counters, runs 11_lossy with
 # the case's options and -s LOSSY_SIZE (1M unless given; node 1 the server, node 2 the client, which retries
 # its connection until that server listens; a -t in the case's options overrides the 60 s
-# given first), and reads them again.  Writes, in
+# given first), and reads them again.  A case with a fourth column stops node 1's program
+# with SIGTERM that many seconds after its side channel connects: a transfer that would
+# never end on its own.  Writes, in
 # RDMA_STEPS_RESULTS: CASE.log (the program's output), CASE.counters (each counter's
 # change over the case, and the netem qdisc's packets sent and dropped), status.tsv (CASE,
-# exit status, seconds the program ran) and, on node 1, CASE.pcap (UDP port 4791, the
+# exit status, seconds the program ran, the clock when it ended: the nodes of one VM share
+# it) and, on node 1, CASE.pcap (UDP port 4791, the
 # headers only).
 set -uo pipefail
 bin=${RDMA_STEPS_BIN:-build/bin}
@@ -50,7 +53,7 @@ stop_capture() { # PCAP
 tests/vm/netem.sh eth0 stats >"$out/harness.netem" 2>&1
 tc qdisc show dev eth0 >>"$out/harness.netem"
 : >"$out/status.tsv"
-while IFS=$'\t' read -r name netem opts; do
+while IFS=$'\t' read -r name netem opts stop; do
 	[ "$name" = case ] && continue
 	[[ $name =~ $only ]] || continue
 	read -ra netem_args <<<"$netem"
@@ -64,15 +67,27 @@ while IFS=$'\t' read -r name netem opts; do
 	before=$(read_counters)
 	say "$name: netem $netem; $bin/11_lossy ${args[*]}"
 	start=$(date +%s.%N)
-	timeout -k 5 120 "$bin/11_lossy" "${args[@]}" >"$out/$name.log" 2>&1
+	timeout -k 5 120 "$bin/11_lossy" "${args[@]}" >"$out/$name.log" 2>&1 &
+	run=$!
+	if [ "$node" = 1 ] && [ -n "$stop" ]; then
+		for _ in $(seq 1 600); do
+			grep -q '^side channel .*TCP connected' "$out/$name.log" && break
+			sleep 0.1
+		done
+		sleep "$stop"
+		# The program, the child of its timeout, by its parent's PID: the nodes share one PID space.
+		pkill -TERM -P "$run"
+	fi
+	wait "$run"
 	status=$?
-	took=$(echo "$(date +%s.%N) - $start" | bc)
+	end=$(date +%s.%N)
+	took=$(echo "$end - $start" | bc)
 	# What crossed while the program ran: each counter's change, then what netem passed and dropped.
 	paste -d ' ' <(echo "$before") <(read_counters) | awk '{ print $1, $4 - $2 }' >"$out/$name.counters"
 	tests/vm/netem.sh eth0 stats >>"$out/$name.counters"
 	[ -z "$capture" ] || { stop_capture "$out/$name.pcap"; tail -n 2 "$out/$name.tcpdump.log" >>"$out/$name.counters"; }
 	tests/vm/netem.sh eth0 off >/dev/null
-	printf '%s\t%s\t%.2f\n' "$name" "$status" "$took" >>"$out/status.tsv"
+	printf '%s\t%s\t%.2f\t%s\n' "$name" "$status" "$took" "$end" >>"$out/status.tsv"
 	say "$name: exit status $status in $took s"
 done <tests/lossy/cases.tsv
 exit 0
