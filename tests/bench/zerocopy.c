@@ -389,13 +389,16 @@ static void show_run(const struct zc_opts *o, const struct zc_run *r, double us,
 	snprintf(key, sizeof(key), "run %d says", r->number);
 	if (r->copied == r->completed)
 		show(key, "every notification has SO_EE_CODE_ZEROCOPY_COPIED: the kernel copied the "
-		     "data after all (a local socket, or a device without scatter-gather), so "
+		     "pages after all (a local socket, or no zero-copy path to this device), so "
 		     "MSG_ZEROCOPY saved no copy and added the notifications");
 	else if (r->copied == 0)
-		show(key, "no notification has SO_EE_CODE_ZEROCOPY_COPIED: the device read the "
-		     "process's own pages, and the copy into the kernel was saved");
+		show(key, "no notification has SO_EE_CODE_ZEROCOPY_COPIED: the kernel made no deferred "
+		     "copy of the pages; a device without scatter-gather still sends each frame "
+		     "from a linear copy (ethtool -k: scatter-gather)");
 	else
-		show(key, "%llu of %llu sends were copied after all (SO_EE_CODE_ZEROCOPY_COPIED)",
+		show(key, "%llu of %llu sends were copied after all (SO_EE_CODE_ZEROCOPY_COPIED); the "
+		     "flag counts the kernel's deferred copies, and a device without scatter-gather "
+		     "still sends each frame from a linear copy (ethtool -k: scatter-gather)",
 		     (unsigned long long)r->copied, (unsigned long long)r->completed);
 }
 

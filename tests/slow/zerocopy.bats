@@ -18,39 +18,45 @@ setup() {
 	tool=$BATS_TEST_DIRNAME/../../build/tools/zerocopy
 }
 
-# "CALLS COMPLETED NOTIFICATIONS COPIED COPIED_NOTIFICATIONS" of LOG's run in MODE.
-counts_of() { # LOG MODE
-	sed -nE "s/^run [0-9]+ $2 +: .*; ([0-9]+) send calls, ([0-9]+) completed in ([0-9]+) notifications, ([0-9]+) COPIED in ([0-9]+)$/\1 \2 \3 \4 \5/p" "$1"
+# "CALLS COMPLETED NOTIFICATIONS COPIED COPIED_NOTIFICATIONS" of each run of LOG, one line a run.
+counts_of() { # LOG
+	sed -nE 's/^run [0-9]+ [a-z]+ +: .*; ([0-9]+) send calls, ([0-9]+) completed in ([0-9]+) notifications, ([0-9]+) COPIED in ([0-9]+)$/\1 \2 \3 \4 \5/p' "$1"
 }
 
-# CASE (loopback or nodes) of SETUP ran to the end on both sides: the sender's nodes SEND and
-# RECV; every program exited 0, the receiver checked every byte of both runs, and the plain
-# run left nothing on the error queue.  Sets zc_log to the sender's log.
+# CASE (loopback or nodes) of SETUP ran to the end on both sides, node SEND sending to node
+# RECV: every program exited 0, each receiver checked every byte of its runs, every plain
+# run left nothing on the error queue, and every MSG_ZEROCOPY send completed.  Sets zc_log
+# to the zero-copy sender's log.
 assert_case_ran() { # SETUP CASE SEND RECV
-	local dir=$ZC/$1
+	local dir=$ZC/$1 mode calls completed notes copied copied_notes runs=0
 	run cat "$dir/node$3/status.tsv" "$dir/node$4/status.tsv"
-	for name in "$2.tcp" "$2.tcp.recv" "$2.rdma" "$2.rdma.srv"; do
+	for name in "$2.tcp.plain" "$2.tcp.zerocopy" "$2.tcp.plain.recv" "$2.tcp.zerocopy.recv" "$2.rdma" "$2.rdma.srv"; do
 		assert_line "$(printf '%s\t0' "$name")"
 	done
-	run cat "$dir/node$4/$2.tcp.recv.log"
-	assert_line --regexp "^receiver +: $((2 * reps)) runs, $((2 * reps * size * count)) bytes, every one as sent$"
-	zc_log=$dir/node$3/$2.tcp.log
-	run counts_of "$zc_log" plain
+	for mode in plain zerocopy; do
+		run cat "$dir/node$4/$2.tcp.$mode.recv.log"
+		assert_line --regexp "^receiver +: $reps runs, $((reps * size * count)) bytes, every one as sent$"
+	done
+	run counts_of "$dir/node$3/$2.tcp.plain.log"
 	assert_output "$(for ((r = 0; r < reps; r++)); do echo "$count 0 0 0 0"; done)"
+	zc_log=$dir/node$3/$2.tcp.zerocopy.log
+	while read -r calls completed notes copied copied_notes; do
+		[ "$calls" = "$count" ] && [ "$completed" = "$count" ] && [ "$notes" -ge 1 ] ||
+			fail "expected $count sends a run, all completed: $(grep '^run' "$zc_log")"
+		runs=$((runs + 1))
+	done < <(counts_of "$zc_log")
+	[ "$runs" = "$reps" ] || fail "$runs zero-copy runs, not $reps: $(grep '^run' "$zc_log")"
 	run grep -E '^bandwidth +: [0-9.]+ MB/s' "$dir/node$3/$2.rdma.log"
 	assert_success
 }
 
-# Every MSG_ZEROCOPY send of zc_log's runs completed, each notification said COPIED, and the program said so.
+# Every notification of zc_log's runs said COPIED, and the program said so.
 assert_all_copied() {
-	local calls completed notes copied copied_notes runs=0
+	local calls completed notes copied copied_notes
 	while read -r calls completed notes copied copied_notes; do
-		[ "$calls" = "$count" ] && [ "$completed" = "$count" ] && [ "$copied" = "$count" ] &&
-			[ "$notes" -ge 1 ] && [ "$copied_notes" = "$notes" ] ||
-			fail "expected $count sends a run, all completed and all COPIED: $(grep '^run' "$zc_log")"
-		runs=$((runs + 1))
-	done < <(counts_of "$zc_log" zerocopy)
-	[ "$runs" = "$reps" ] || fail "$runs zero-copy runs, not $reps: $(grep '^run' "$zc_log")"
+		[ "$copied" = "$count" ] && [ "$copied_notes" = "$notes" ] ||
+			fail "expected every notification COPIED: $(grep '^run' "$zc_log")"
+	done < <(counts_of "$zc_log")
 	run grep -cE '^run [0-9]+ says +: every notification has SO_EE_CODE_ZEROCOPY_COPIED' "$zc_log"
 	assert_output "$reps"
 }
@@ -66,18 +72,27 @@ assert_all_copied() {
 	run cat "$ZC/netns/node2/netdev.txt"
 	assert_line --regexp '^kernel 7\.'
 	assert_line --partial 'eth0 veth'
+	assert_line 'eth0 scatter-gather on'
 	assert_case_ran netns nodes 2 1
 	assert_all_copied
 }
 
-@test "zerocopy: two VMs on QEMU's hub (virtio-net, no VIRTIO_NET_F_CSUM, so no scatter-gather): every notification says COPIED" {
-	local bits
+@test "zerocopy: two VMs on QEMU's hub (virtio-net without VIRTIO_NET_F_CSUM: no scatter-gather, no checksum offload): most notifications say no copy" {
+	local bits calls completed notes copied copied_notes
 	run cat "$ZC/hub/node2/netdev.txt"
 	assert_line 'eth0 driver virtio_net'
+	assert_line 'eth0 scatter-gather off'
+	assert_line 'eth0 tx-checksumming off'
 	bits=$(sed -n 's/^eth0 virtio features //p' "$ZC/hub/node2/netdev.txt")
 	[ "${bits:0:1}" = 0 ] || fail "VIRTIO_NET_F_CSUM (bit 0) was taken: $bits"
 	assert_case_ran hub nodes 2 1
-	assert_all_copied
+	# Seen on Linux 7.3: 56 and 62 of 64 sends completed without the flag, though a device
+	# without scatter-gather can only send a frame made linear, which is a copy.
+	while read -r calls completed notes copied copied_notes; do
+		[ $((copied * 2)) -lt "$count" ] || fail "expected most notifications without COPIED: $(grep '^run' "$zc_log")"
+	done < <(counts_of "$zc_log")
+	run grep -cE '^run [0-9]+ says +: ([0-9]+ of [0-9]+ sends were copied|no notification has)' "$zc_log"
+	assert_output "$reps"
 }
 
 # Starts the receiver on a fresh port, sends it the bytes of HEX as a sender would, and waits
