@@ -77,7 +77,7 @@ assert_all_copied() {
 	assert_all_copied
 }
 
-@test "zerocopy: two VMs on QEMU's hub (virtio-net without VIRTIO_NET_F_CSUM: no scatter-gather, no checksum offload): most notifications say no copy" {
+@test "zerocopy: two VMs on QEMU's hub (virtio-net without VIRTIO_NET_F_CSUM: no scatter-gather, no checksum offload): notifications without COPIED, unlike loopback's" {
 	local bits calls completed notes copied copied_notes
 	run cat "$ZC/hub/node2/netdev.txt"
 	assert_line 'eth0 driver virtio_net'
@@ -86,10 +86,10 @@ assert_all_copied() {
 	bits=$(sed -n 's/^eth0 virtio features //p' "$ZC/hub/node2/netdev.txt")
 	[ "${bits:0:1}" = 0 ] || fail "VIRTIO_NET_F_CSUM (bit 0) was taken: $bits"
 	assert_case_ran hub nodes 2 1
-	# Seen on Linux 7.3: 56 and 62 of 64 sends completed without the flag, though a device
-	# without scatter-gather can only send a frame made linear, which is a copy.
+	# Seen on Linux 7.3, in three runs of 64 sends: 2, 8 and 34 of them under a notification
+	# with COPIED, never all, though a device without scatter-gather only sends linear frames.
 	while read -r calls completed notes copied copied_notes; do
-		[ $((copied * 2)) -lt "$count" ] || fail "expected most notifications without COPIED: $(grep '^run' "$zc_log")"
+		[ "$copied" -lt "$count" ] || fail "expected some notifications without COPIED: $(grep '^run' "$zc_log")"
 	done < <(counts_of "$zc_log")
 	run grep -cE '^run [0-9]+ says +: ([0-9]+ of [0-9]+ sends were copied|no notification has)' "$zc_log"
 	assert_output "$reps"
