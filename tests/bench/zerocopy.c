@@ -351,6 +351,13 @@ static int send_message(struct zc_sender *s, struct zc_run *r, const uint8_t *p,
 		if (n < 0 && errno == EINTR)
 			return report_stopped();
 		/* Over the socket's optmem limit or the locked-pages limit: completions free both. */
+		if (n < 0 && errno == ENOBUFS && (flags & MSG_ZEROCOPY) && s->issued == s->completed) {
+			report_error("run %d, message %d: send (MSG_ZEROCOPY) failed with ENOBUFS, no "
+				     "send outstanding: one send of %zu bytes is over the socket's optmem "
+				     "limit (sysctl net.core.optmem_max) or the locked-pages limit (ulimit "
+				     "-l); lower -s or raise the limit", r->number, m, len);
+			return -1;
+		}
 		if (n < 0 && errno == ENOBUFS && (flags & MSG_ZEROCOPY)) {
 			if (read_notifications(s, r, true))
 				return -1;
