@@ -82,6 +82,7 @@ step_src = $(COMMON_SRC) $(foreach s,$(UPTO_$(1)),$(call stage_src,$(s))) $(call
 step_includes = $(foreach s,$(UPTO_$(1)),-I$(call step_dir,$(s)))
 
 PROGRAMS := $(addprefix $(BIN)/,$(STEPS))
+ZEROCOPY := $(BUILD)/tools/zerocopy
 
 # Step 07 as a library too, for make train's DDP hook (ctypes): the program's own
 # stage objects, all but its main.c, compiled again with -fPIC, and the API in
@@ -91,7 +92,7 @@ PIC := $(BUILD)/pic
 ring_comm_src := $(filter-out %/main.c,$(call step_src,07_allreduce)) steps/07_allreduce/train/ring_comm.c
 
 .PHONY: all
-all: $(PROGRAMS) $(LIB_RING) ## Build every step into build/bin/NN_name, and step 07's library into build/lib (the default)
+all: $(PROGRAMS) $(LIB_RING) $(ZEROCOPY) ## Build every step into build/bin/NN_name, step 07's library into build/lib and the tests' TCP zero-copy program into build/tools (the default)
 
 define step_rules
 $(BIN)/$(1): $(patsubst %.c,$(OBJ)/%.o,$(call step_src,$(1))) | $(BIN)
@@ -111,6 +112,12 @@ $(OBJ)/%.o: %.c | deps
 
 $(BIN):
 	mkdir -p $@
+
+# The TCP program of make test-zerocopy and make bench (tests/bench/zerocopy.c): send() against
+# MSG_ZEROCOPY, beside step 05's RDMA.  It links common/ and no step: it has no verbs.
+$(ZEROCOPY): $(patsubst %.c,$(OBJ)/%.o,tests/bench/zerocopy.c $(COMMON_SRC))
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 $(LIB_RING): $(patsubst %.c,$(PIC)/%.o,$(ring_comm_src))
 	@mkdir -p $(@D)
@@ -174,6 +181,9 @@ NODES_KERNEL ?= trixie-backports
 $(eval $(call slow_check,test-wire,wire,all vm,tests/slow/wire.bats))
 # Its two nodes as network namespaces in one VM booting Linux 7.x, as make test-nodes's (RDMA_VM_HUB=1: two VMs on QEMU's hub).
 slow_env_test-wire := RDMA_VM_KERNEL=$(NODES_KERNEL)
+$(eval $(call slow_check,test-zerocopy,all,all vm,tests/slow/zerocopy.bats))
+# Namespaces need Linux 7.x's rxe per namespace, as make test-wire's; its hub VMs boot the same kernel.
+slow_env_test-zerocopy := RDMA_VM_KERNEL=$(NODES_KERNEL)
 $(eval $(call slow_check,test-kv,all,all vm,tests/slow/kv.bats))
 $(eval $(call slow_check,test-moe,all,all vm,tests/slow/moe.bats))
 $(eval $(call slow_check,test-bench,bench,all,tests/slow/bench.bats))
@@ -260,7 +270,7 @@ fresh-machine: ## As root: run README's quick start in minimal Debian 12 and 13 
 
 .PHONY: lint
 lint: deps ## Check the shell scripts with shellcheck
-	shellcheck -x .ci/run tests/tools/*.sh tests/bench/*.sh tests/bench/nodes/*.sh tests/exercise/*.sh tests/vm/*.sh tests/vm/initramfs-init tests/wire/*.sh tests/nodes/*.sh steps/07_allreduce/train/*.sh
+	shellcheck -x .ci/run tests/tools/*.sh tests/bench/*.sh tests/bench/nodes/*.sh tests/exercise/*.sh tests/vm/*.sh tests/vm/initramfs-init tests/wire/*.sh tests/nodes/*.sh tests/zerocopy/*.sh steps/07_allreduce/train/*.sh
 
 .PHONY: diagrams
 diagrams: deps ## Re-render the SVGs in diagrams/ from their .dot sources, English and Chinese (needs graphviz and fonts-wqy-microhei)
@@ -276,7 +286,7 @@ tutorial-diffs: ## Regenerate the book's generated parts, both languages: each s
 
 .PHONY: clean
 clean: ## Remove compiled programs and objects (keeps the VM's kernel cache)
-	rm -rf build/bin build/obj build/lib build/pic build/sanitize build/nocuda build/coverage build/test-results
+	rm -rf build/bin build/tools build/obj build/lib build/pic build/sanitize build/nocuda build/coverage build/test-results
 
 .PHONY: distclean
 distclean: ## Remove everything built, the VM's kernel cache included
