@@ -48,7 +48,7 @@ opcodes_of() { packets_of "$1" | awk '{ printf "%s%s%d", sep, $1, $2; sep = " " 
 @test "wire: both nodes ran every case to its expected end, and every packet is RoCE v2 between their addresses" {
 	for node in 1 2; do
 		run cat "$WIRE/node$node/status.tsv"
-		assert_output "$(printf '%s\t0\n' send write write_imm read fetch_add cmp_swap bad_rkey qp_rts pingpong gdr cm_write kv_pull kv_push tclass tclass_one cm_tclass cm_default_tos)"
+		assert_output "$(printf '%s\t0\n' send write write_imm read fetch_add cmp_swap bad_rkey qp_rts pingpong gdr cm_write kv_pull kv_push tclass tclass_one cm_tclass cm_default_tos ce_mark)"
 	done
 	run awk -F'\t' 'NR > 1 { print $2, $3, $4 }' "$WIRE/packets.tsv"
 	[ "${#lines[@]}" -ge 20 ] || fail "only ${#lines[@]} packets captured: $(cat "$WIRE/node1/tcpdump.log")"
@@ -308,4 +308,14 @@ classes_of() { # CASE
 	assert_line --regexp '^rdma_cm chose +: GRH to GID ::ffff:198\.18\.0\.1 from our GID index [0-9]+, hop limit [0-9]+, traffic class 106 \(DSCP 26, ECN 2\), '
 	run cat "$WIRE/node1/cm_default_tos.log"
 	assert_line --regexp '^rdma_cm chose +: .*, traffic class 106 \(DSCP 26, ECN 2\), '
+}
+
+@test "wire: a WRITE whose every packet a queue marked Congestion Experienced arrives whole: node 1's rxe ACKs it as any other and sends no CNP" {
+	# netem on node 2's NIC set CE, ECN 3, on each RoCE packet node 2 sent; node 1's ACKs left with ECT(0).
+	[ "$(classes_of ce_mark)" = "$(printf -- '-> 26 3 -\n<- 26 2 -')" ] || fail "ce_mark, node 2's packets marked CE: $(classes_of ce_mark)"
+	# The packets of an unmarked WRITE and nothing more: the ICRC, computed with the ToS byte masked,
+	# still checks, and no packet answers the marks (a CNP would be one more packet to node 2's QP).
+	[ "$(opcodes_of ce_mark)" = "->6 ->7 ->7 ->8 <-17" ] || fail "ce_mark: $(opcodes_of ce_mark)"
+	run cat "$WIRE/node1/ce_mark.log"
+	assert_line --regexp '^data check +: 4096 bytes arrived intact$'
 }
