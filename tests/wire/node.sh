@@ -7,8 +7,8 @@
 # the step's server and node 2 its client (with the case's fourth column, if any), which
 # retries its connection until that server listens.  For the case cm_default_tos, node 2's
 # rdma_cm default ToS is 106, as an operator sets it, and back to 0 after.  Node 1 captures RoCE v2 (UDP port 4791) on its NIC the whole time.  Writes, in
-# RDMA_STEPS_RESULTS: CASE.log (the program's output), status.tsv (CASE and exit status) and,
-# on node 1, wire.pcap.
+# RDMA_STEPS_RESULTS: CASE.log (the program's output), status.tsv (CASE and exit status), kernel
+# (uname -r) and, on node 1, wire.pcap.
 set -uo pipefail
 bin=${RDMA_STEPS_BIN:-build/bin}
 out=${RDMA_STEPS_RESULTS:?}
@@ -52,6 +52,8 @@ set_cm_default_tos() { # TOS
 
 capture=
 [ "$node" = 1 ] && { start_capture || exit 1; }
+# The kernel the node runs: which cases its rxe can do (tests/slow/wire.bats reads it).
+uname -r >"$out/kernel"
 : >"$out/status.tsv"
 while IFS=$'\t' read -r name program opts only2; do
 	[ "$name" = case ] && continue
