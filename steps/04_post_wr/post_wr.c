@@ -600,8 +600,9 @@ int atomic_check_fetched(const struct rdma_buf *buf)
 
 void flush_show_done(const struct rdma_conn *conn, size_t len, const struct post_opts *opts)
 {
-	show("flush", "done: the %zu bytes at remote addr 0x%llx that the WRITE placed are %s at "
-	     "the target, as the FLUSH's completion promises; no byte came back", len,
+	show("flush", "done: the %zu bytes at remote addr 0x%llx that the WRITE placed are %s, as "
+	     "the FLUSH's completion promises; no byte came back", len,
 	     (unsigned long long)conn->remote.addr,
-	     opts->placement == PLACE_PERSISTENT ? "persistent" : "visible to every reader there");
+	     opts->placement == PLACE_PERSISTENT ? "persistent in the target's memory"
+	     : "visible to every reader of the target's memory");
 }
