@@ -73,8 +73,10 @@ expected_status() { # CASE
 	run awk -F'\t' 'NR > 1 { print $2, $3, $4 }' "$WIRE/packets.tsv"
 	[ "${#lines[@]}" -ge 20 ] || fail "only ${#lines[@]} packets captured: $(cat "$WIRE/node1/tcpdump.log")"
 	refute_line --regexp -v '^198\.18\.0\.[12] 198\.18\.0\.[12] 4791$'
-	# Every packet carries an ICRC, and tshark decoded a BTH in each.
-	run awk -F'\t' 'NR > 1 && ($6 == "" || $19 == "") { print }' "$WIRE/packets.tsv"
+	# Every packet carries an ICRC, and tshark decoded a BTH in each.  Debian 12's tshark 4.0
+	# stops at an opcode it has no name for (ATOMIC WRITE's 29, FLUSH's 28), before the ICRC,
+	# and says so: "Unknown OpCode" in its Info column.
+	run awk -F'\t' 'NR > 1 && ($6 == "" || ($19 == "" && $5 !~ /^Unknown OpCode/)) { print }' "$WIRE/packets.tsv"
 	assert_output ''
 }
 
