@@ -17,9 +17,16 @@ IBVERBS_CFLAGS = $(eval IBVERBS_CFLAGS := $(shell $(PKG_CONFIG) --cflags libibve
 IBVERBS_LIBS = $(eval IBVERBS_LIBS := $(shell $(PKG_CONFIG) --libs libibverbs))$(IBVERBS_LIBS)
 RDMACM_LIBS = $(eval RDMACM_LIBS := $(shell $(PKG_CONFIG) --libs librdmacm))$(RDMACM_LIBS)
 
+# Whether the installed verbs.h has FLUSH (rdma-core 45 and later: IBV_WR_FLUSH,
+# ibv_wr_flush, IBV_ACCESS_FLUSH_*).  IBV_WR_FLUSH is an enum, which the
+# preprocessor cannot see, so one compile test decides, when the first compile
+# needs it (after 'deps'), and step 04's -o flush is built only where it passes.
+VERBS_FLUSH = $(eval VERBS_FLUSH := $(shell printf '\043include <infiniband/verbs.h>\nint probe = IBV_WR_FLUSH;\n' | \
+	$(CC) $(IBVERBS_CFLAGS) -x c -fsyntax-only - 2>/dev/null && echo -DHAVE_IBV_WR_FLUSH))$(VERBS_FLUSH)
+
 CFLAGS ?= -O2 -g
 CFLAGS += -std=gnu11 -Wall -Wextra -Werror -Wshadow -Wformat=2 -MMD -MP
-CPPFLAGS += -Icommon $(IBVERBS_CFLAGS)
+CPPFLAGS += -Icommon $(IBVERBS_CFLAGS) $(VERBS_FLUSH)
 LDLIBS += $(RDMACM_LIBS) $(IBVERBS_LIBS)
 
 # gcov counters, unoptimised so that every line keeps its own count (make coverage).

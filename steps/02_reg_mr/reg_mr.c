@@ -30,6 +30,11 @@ static const struct flag_name access_names[] = {
 	{ "remote_read", IBV_ACCESS_REMOTE_READ },
 	{ "remote_atomic", IBV_ACCESS_REMOTE_ATOMIC },
 	{ "mw_bind", IBV_ACCESS_MW_BIND },
+#ifdef HAVE_IBV_WR_FLUSH
+	/* rdma-core 45 and later: the right to FLUSH the MR, per placement type. */
+	{ "flush_global", IBV_ACCESS_FLUSH_GLOBAL },
+	{ "flush_persistent", IBV_ACCESS_FLUSH_PERSISTENT },
+#endif
 	/*
 	 * An optional flag (IBV_ACCESS_OPTIONAL_RANGE): a device that cannot relax the order of its
 	 * PCIe writes registers the MR without it, and no verb says which happened.
@@ -169,6 +174,12 @@ static void report_reg_mr_failure(int err, const struct reg_mr_opts *opts)
 	else if (err == EINVAL && (opts->access & (IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC)) &&
 		 !(opts->access & IBV_ACCESS_LOCAL_WRITE))
 		report_error("remote_write and remote_atomic need local_write too: add it to -a");
+#ifdef HAVE_IBV_WR_FLUSH
+	else if (err == EINVAL && (opts->access & IBV_ACCESS_FLUSH_PERSISTENT))
+		report_error("flush_persistent: the kernel accepts it only for memory that keeps its "
+			     "bytes through a power loss (rxe: every page in a persistent-memory "
+			     "region), and this buffer is ordinary memory");
+#endif
 }
 
 /* What an RC QP may do on ODP memory: the bits of odp_caps.per_transport_caps.rc_odp_caps. */

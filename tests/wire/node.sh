@@ -9,8 +9,8 @@
 # rdma_cm default ToS is 106, as an operator sets it, and back to 0 after; for the case
 # ce_mark, node 2's NIC marks the RoCE packets it sends Congestion Experienced, as a
 # congested switch would, and stops after.  Node 1 captures RoCE v2 (UDP port 4791) on its NIC the whole time.  Writes, in
-# RDMA_STEPS_RESULTS: CASE.log (the program's output), status.tsv (CASE and exit status) and,
-# on node 1, wire.pcap.
+# RDMA_STEPS_RESULTS: CASE.log (the program's output), status.tsv (CASE and exit status), kernel
+# (uname -r) and, on node 1, wire.pcap.
 set -uo pipefail
 bin=${RDMA_STEPS_BIN:-build/bin}
 out=${RDMA_STEPS_RESULTS:?}
@@ -72,6 +72,8 @@ mark_ce() { # on|off
 
 capture=
 [ "$node" = 1 ] && { start_capture || exit 1; }
+# The kernel the node runs: which cases its rxe can do (tests/slow/wire.bats reads it).
+uname -r >"$out/kernel"
 : >"$out/status.tsv"
 while IFS=$'\t' read -r name program opts only2; do
 	[ "$name" = case ] && continue
