@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# 10_weight_sync.bats: step 10's weight sync: 2 trainers and one replica of --tp 2 on one rxe, the plan's summary, every serving rank's slices checked byte for byte each round, the signal words, all freed; a bad option refused; layouts that disagree refused, naming the option; a buffer length a peer lies about refused; a trainer killed mid-update named by every rank, the replica still on its whole version.
+# 10_weight_sync.bats: step 10's weight sync: 2 trainers and one replica of --tp 2 on one rxe, the plan's summary, every serving rank's slices checked byte for byte each round, the signal words, all freed; a bad option refused; a buffer length a peer lies about refused; a trainer killed mid-update named by every rank, the replica still on its whole version.
 
 bats_require_minimum_version 1.5.0
 
@@ -54,17 +54,6 @@ SMALL=(--trainers 2 --tp 2 --model-dim 128 --layers 2)
 	run_step 10_weight_sync --rank 0 --world-size 5 --trainers 2 --tp 3 --model-dim 128
 	assert_failure 2
 	assert_line "error: --tp 3 does not divide 128, q_proj's rows and o_proj's columns (hidden_size, scaled) at --model-dim 128: a split gives each rank the same share; pick a --tp that divides it"
-}
-
-# Every rank computes the plan from its own options: the rendezvous compares them, and names the option.
-@test "10_weight_sync refuses layouts that disagree at the start: rank 3 given --model-dim 256 of the others' 128 is named by every rank, with the option, before any WRITE; all freed" {
-	record_baseline
-	RANK_ARGS_3="--model-dim 256" RING_STEP=10_weight_sync run_ring 4 -t 5 "${SMALL[@]}"
-	assert_all_name 3 "it was given other options than rank 0: --trainers 2 --tp 2 --model-dim 256 --layers 2 --updates 3 --seed 1; rank 0: --trainers 2 --tp 2 --model-dim 128 --layers 2 --updates 3 --seed 1; the first that differs: its --model-dim 256, rank 0's --model-dim 128\$" 15
-	for k in 0 1 2 3; do
-		use_output_of "r$k"
-		refute_line --regexp '^ibv_post_send '
-	done
 }
 
 @test "10_weight_sync failures: a serving rank that says its buffer is shorter than the plan's is refused by the trainers before any WRITE; a trainer killed mid-update is named by every rank within the bound, the replica still serving version 1, whole; all freed" {

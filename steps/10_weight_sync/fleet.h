@@ -15,9 +15,9 @@
 
 /*
  * The buffer's words, then its data.  A serving rank: one signal word per
- * trainer (its FETCH_ADDs count its versions), the version word it serves,
- * (and, on a late rank, the word its source serves, as its READ brought it),
- * then version buffer 0 and version buffer 1, each its whole slice.  A
+ * trainer (its FETCH_ADDs count its versions), the version word it serves
+ * (and, on a late rank, its source's, as its READ brought it), then version
+ * buffer 0 and version buffer 1, each its whole slice.  A
  * trainer: the old values its FETCH_ADDs bring back, one per serving rank,
  * then its shard.
  */
@@ -65,8 +65,8 @@ uint64_t fleet_bytes(const struct model *m, const struct plan *p, int r);
  * Stages 1 to 3: the device and PD, the buffer (a serving rank's open to
  * remote WRITEs and atomics, and to READs where a late rank pulls from it;
  * a trainer's to nobody), and a CQ and an RC QP in INIT to every rank of
- * the other side, and between a late rank and the rank it pulls from.  0 or -1; either way the caller
- * ends with fleet_close.
+ * the other side, and between a late rank and the rank it pulls from.  0
+ * or -1; either way the caller ends with fleet_close.
  */
 int fleet_open(struct fleet *f, const struct cli_common *common, const struct sync_opts *opts,
 	       const struct model *m, const struct plan *p);
@@ -76,8 +76,8 @@ int fleet_open(struct fleet *f, const struct cli_common *common, const struct sy
  * FAILURE instead; every QP through rank 0, each peer's buffer that this
  * rank will WRITE or READ checked against the plan before anything is
  * taken from it (its length exactly what the plan lays out, its address
- * not wrapping), each QP to RTS, every
- * rank in RTS before the first WRITE.  0, or -1 after every rank was told.
+ * not wrapping), each QP to RTS, every rank in RTS before the first WRITE.
+ * 0, or -1 after every rank was told.
  */
 int fleet_meet(struct fleet *f, struct ring_ctl *ctl, const struct launch *l, struct hello *mine,
 	       const char *failure, const struct model *m, const struct plan *p,

@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# weights.bats: step 10 beyond make test: a serving rank killed mid-update with two replicas (a trainer held after its first chain of version 2), named by every rank within the bound, every surviving serving rank (its replica's other rank, the other replica's two) still on version 1, checked byte for byte; layouts that disagree in --tp or --layers refused at the start, naming the rank and the option ('make test-weights').
+# weights.bats: step 10 beyond make test: a serving rank killed mid-update with two replicas (a trainer held after its first chain of version 2), named by every rank within the bound, every surviving serving rank (its replica's other rank, the other replica's two) still on version 1, checked byte for byte; layouts that disagree in --model-dim, --tp or --layers refused at the start, naming the rank and the option ('make test-weights').
 
 bats_require_minimum_version 1.5.0
 
@@ -33,9 +33,16 @@ SMALL=(--trainers 2 --tp 2 --model-dim 128 --layers 2)
 	done
 }
 
-@test "weights: layouts that disagree are refused at the start: --tp 1 on rank 2 of 4, --layers 1 on rank 1: every rank names the rank and the option, no WRITE posted; all freed" {
+# Every rank computes the plan from its own options: the rendezvous compares them, and names the option.
+@test "weights: layouts that disagree are refused at the start: --model-dim 256 on rank 3 of 4, --tp 1 on rank 2, --layers 1 on rank 1: every rank names the rank and the option, no WRITE posted; all freed" {
 	local opts="--trainers 2 --tp 2 --model-dim 128 --layers 2 --updates 3 --seed 1"
 	record_baseline
+	RANK_ARGS_3="--model-dim 256" RING_STEP=10_weight_sync run_ring 4 -t 5 "${SMALL[@]}"
+	assert_all_name 3 "it was given other options than rank 0: --trainers 2 --tp 2 --model-dim 256 --layers 2 --updates 3 --seed 1; rank 0: $opts; the first that differs: its --model-dim 256, rank 0's --model-dim 128\$" 15
+	for k in 0 1 2 3; do
+		use_output_of "r$k"
+		refute_line --regexp '^ibv_post_send '
+	done
 	RANK_ARGS_2="--tp 1" RING_STEP=10_weight_sync run_ring 4 -t 5 "${SMALL[@]}"
 	assert_all_name 2 "it was given other options than rank 0: --trainers 2 --tp 1 --model-dim 128 --layers 2 --updates 3 --seed 1; rank 0: $opts; the first that differs: its --tp 1, rank 0's --tp 2\$" 15
 	RANK_ARGS_1="--layers 1" RING_STEP=10_weight_sync run_ring 4 -t 5 "${SMALL[@]}"
