@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# weights.bats: step 10 beyond make test: a serving rank killed mid-update with two replicas (a trainer held after its first chain of version 2), named by every rank within the bound, every surviving serving rank (its replica's other rank, the other replica's two) still on version 1, checked byte for byte; layouts that disagree in --model-dim, --tp or --layers refused at the start, naming the rank and the option ('make test-weights').
+# weights.bats: step 10 beyond make test: a serving rank killed mid-update with two replicas (a trainer held after its first chain of version 2), named by every rank within the bound, every surviving serving rank (its replica's other rank, the other replica's two) still on version 1, checked byte for byte; layouts that disagree in --model-dim, --tp or --layers refused at the start, naming the rank and the option; --late-replica, a replica that joins after round 1 and READs the served version from a live one, checked byte for byte, and its refusals ('make test-weights').
 
 bats_require_minimum_version 1.5.0
 
