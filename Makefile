@@ -17,9 +17,16 @@ IBVERBS_CFLAGS = $(eval IBVERBS_CFLAGS := $(shell $(PKG_CONFIG) --cflags libibve
 IBVERBS_LIBS = $(eval IBVERBS_LIBS := $(shell $(PKG_CONFIG) --libs libibverbs))$(IBVERBS_LIBS)
 RDMACM_LIBS = $(eval RDMACM_LIBS := $(shell $(PKG_CONFIG) --libs librdmacm))$(RDMACM_LIBS)
 
+# Whether the installed verbs.h has FLUSH (rdma-core 45 and later: IBV_WR_FLUSH,
+# ibv_wr_flush, IBV_ACCESS_FLUSH_*).  IBV_WR_FLUSH is an enum, which the
+# preprocessor cannot see, so one compile test decides, when the first compile
+# needs it (after 'deps'), and step 04's -o flush is built only where it passes.
+VERBS_FLUSH = $(eval VERBS_FLUSH := $(shell printf '\043include <infiniband/verbs.h>\nint probe = IBV_WR_FLUSH;\n' | \
+	$(CC) $(IBVERBS_CFLAGS) -x c -fsyntax-only - 2>/dev/null && echo -DHAVE_IBV_WR_FLUSH))$(VERBS_FLUSH)
+
 CFLAGS ?= -O2 -g
 CFLAGS += -std=gnu11 -Wall -Wextra -Werror -Wshadow -Wformat=2 -MMD -MP
-CPPFLAGS += -Icommon $(IBVERBS_CFLAGS)
+CPPFLAGS += -Icommon $(IBVERBS_CFLAGS) $(VERBS_FLUSH)
 LDLIBS += $(RDMACM_LIBS) $(IBVERBS_LIBS)
 
 # gcov counters, unoptimised so that every line keeps its own count (make coverage).
@@ -82,6 +89,7 @@ step_src = $(COMMON_SRC) $(foreach s,$(UPTO_$(1)),$(call stage_src,$(s))) $(call
 step_includes = $(foreach s,$(UPTO_$(1)),-I$(call step_dir,$(s)))
 
 PROGRAMS := $(addprefix $(BIN)/,$(STEPS))
+ZEROCOPY := $(BUILD)/tools/zerocopy
 
 # Step 07 as a library too, for make train's DDP hook (ctypes): the program's own
 # stage objects, all but its main.c, compiled again with -fPIC, and the API in
@@ -91,7 +99,7 @@ PIC := $(BUILD)/pic
 ring_comm_src := $(filter-out %/main.c,$(call step_src,07_allreduce)) steps/07_allreduce/train/ring_comm.c
 
 .PHONY: all
-all: $(PROGRAMS) $(LIB_RING) ## Build every step into build/bin/NN_name, and step 07's library into build/lib (the default)
+all: $(PROGRAMS) $(LIB_RING) $(ZEROCOPY) ## Build every step into build/bin/NN_name, step 07's library into build/lib and the tests' TCP zero-copy program into build/tools (the default)
 
 define step_rules
 $(BIN)/$(1): $(patsubst %.c,$(OBJ)/%.o,$(call step_src,$(1))) | $(BIN)
@@ -111,6 +119,12 @@ $(OBJ)/%.o: %.c | deps
 
 $(BIN):
 	mkdir -p $@
+
+# The TCP program of make test-zerocopy and make bench (tests/bench/zerocopy.c): send() against
+# MSG_ZEROCOPY, beside step 05's RDMA.  It links common/ and no step: it has no verbs.
+$(ZEROCOPY): $(patsubst %.c,$(OBJ)/%.o,tests/bench/zerocopy.c $(COMMON_SRC))
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 $(LIB_RING): $(patsubst %.c,$(PIC)/%.o,$(ring_comm_src))
 	@mkdir -p $(@D)
@@ -177,8 +191,12 @@ slow_env_test-wire := RDMA_VM_KERNEL=$(NODES_KERNEL)
 $(eval $(call slow_check,test-lossy,wire,all vm,tests/slow/lossy.bats))
 # Loss needs a wire: two nodes as namespaces in one VM booting Linux 7.x, netem on each node's eth0 (tests/vm/netem.sh).
 slow_env_test-lossy := RDMA_VM_KERNEL=$(NODES_KERNEL)
+$(eval $(call slow_check,test-zerocopy,all,all vm,tests/slow/zerocopy.bats))
+# Namespaces need Linux 7.x's rxe per namespace, as make test-wire's; its hub VMs boot the same kernel.
+slow_env_test-zerocopy := RDMA_VM_KERNEL=$(NODES_KERNEL)
 $(eval $(call slow_check,test-kv,all,all vm,tests/slow/kv.bats))
 $(eval $(call slow_check,test-moe,all,all vm,tests/slow/moe.bats))
+$(eval $(call slow_check,test-weights,all,all vm,tests/slow/weights.bats))
 $(eval $(call slow_check,test-bench,bench,all,tests/slow/bench.bats))
 $(eval $(call slow_check,test-allreduce,collective,all vm,tests/slow/allreduce.bats))
 $(eval $(call slow_check,test-nodes,nodes,all vm,tests/slow/nodes.bats))
@@ -263,7 +281,7 @@ fresh-machine: ## As root: run README's quick start in minimal Debian 12 and 13 
 
 .PHONY: lint
 lint: deps ## Check the shell scripts with shellcheck
-	shellcheck -x .ci/run tests/tools/*.sh tests/bench/*.sh tests/bench/nodes/*.sh tests/exercise/*.sh tests/vm/*.sh tests/vm/initramfs-init tests/wire/*.sh tests/nodes/*.sh tests/lossy/*.sh steps/07_allreduce/train/*.sh
+	shellcheck -x .ci/run tests/tools/*.sh tests/bench/*.sh tests/bench/nodes/*.sh tests/exercise/*.sh tests/vm/*.sh tests/vm/initramfs-init tests/wire/*.sh tests/nodes/*.sh tests/lossy/*.sh tests/zerocopy/*.sh steps/07_allreduce/train/*.sh
 
 .PHONY: diagrams
 diagrams: deps ## Re-render the SVGs in diagrams/ from their .dot sources, English and Chinese (needs graphviz and fonts-wqy-microhei)
@@ -279,7 +297,7 @@ tutorial-diffs: ## Regenerate the book's generated parts, both languages: each s
 
 .PHONY: clean
 clean: ## Remove compiled programs and objects (keeps the VM's kernel cache)
-	rm -rf build/bin build/obj build/lib build/pic build/sanitize build/nocuda build/coverage build/test-results
+	rm -rf build/bin build/tools build/obj build/lib build/pic build/sanitize build/nocuda build/coverage build/test-results
 
 .PHONY: distclean
 distclean: ## Remove everything built, the VM's kernel cache included

@@ -7,6 +7,7 @@
 #include "wait.h"
 
 #include <arpa/inet.h>
+#include <ctype.h>
 #include <errno.h>
 #include <poll.h>
 #include <stdio.h>
@@ -44,6 +45,77 @@ static void hello_to_msg(const struct hello *h, struct ctl_msg *m)
 	snprintf(m->text, sizeof(m->text), "%s", h->options);
 }
 
+/* Whether AT starts an option's name ('-' or "--", then a letter), not a value such as "-1". */
+static bool option_name(const char *at)
+{
+	if (at[0] != '-')
+		return false;
+	if (at[1] == '-')
+		at++;
+	return isalpha((unsigned char)at[1]);
+}
+
+/* The length of the option that starts AT, its values included (up to the next name), or 0 at the end. */
+static size_t option_length(const char *at)
+{
+	size_t n = 0;
+
+	while (at[n] && !(n && at[n] == ' ' && option_name(&at[n + 1])))
+		n++;
+	return n;
+}
+
+static const char *skip_spaces(const char *at)
+{
+	while (*at == ' ')
+		at++;
+	return at;
+}
+
+/*
+ * The first option in which A (a rank's options) and ZERO (rank 0's)
+ * differ, for the line that names the rank: "its --name 2, rank 0's
+ * --name 1"; where one side has no option left, "none".
+ */
+static void first_difference(const char *a, const char *zero, char *out, size_t len)
+{
+	for (a = skip_spaces(a), zero = skip_spaces(zero);; a = skip_spaces(a), zero = skip_spaces(zero)) {
+		int na = (int)option_length(a), nz = (int)option_length(zero);
+
+		if (na != nz || strncmp(a, zero, (size_t)na)) {
+			snprintf(out, len, "its %.*s, rank 0's %.*s", na ? na : 4, na ? a : "none",
+				 nz ? nz : 4, nz ? zero : "none");
+			return;
+		}
+		if (!na) {
+			snprintf(out, len, "none: the same options, spaced otherwise");
+			return;
+		}
+		a += na;
+		zero += nz;
+	}
+}
+
+/*
+ * The cause for a rank given OPTIONS other than rank 0's ZERO: both texts
+ * and the first option that differs, or, where they do not fit one line,
+ * that option alone.
+ */
+static void name_difference(const char *options, const char *zero, char *why, size_t len)
+{
+	char field[2 * OPTIONS_TEXT_LEN], both[3 * OPTIONS_TEXT_LEN];
+	int n;
+
+	first_difference(options, zero, field, sizeof(field));
+	n = snprintf(both, sizeof(both), "it was given other options than rank 0: %s; rank 0: %s; "
+		     "the first that differs: %s", options, zero, field);
+	if (n >= 0 && (size_t)n < len && (size_t)n < sizeof(both))
+		memcpy(why, both, (size_t)n + 1);
+	else
+		snprintf(why, len, "it was given other options than rank 0; the first that differs: "
+			 "%.300s", field);
+}
+
 /* Rank 0's checks of one hello against its own and those before it; returns the cause, or NULL. */
 static const char *check_hello(const struct hello *h, const struct hello *zero, const bool *came,
 			       char *why, size_t len)
@@ -57,8 +129,7 @@ static const char *check_hello(const struct hello *h, const struct hello *zero, 
 	else if (came[h->rank])
 		snprintf(why, len, "two processes claim rank %d (the second from %s)", h->rank, h->addr);
 	else if (strcmp(h->options, zero->options))
-		snprintf(why, len, "it was given other options than rank 0: %s; rank 0: %s",
-			 h->options, zero->options);
+		name_difference(h->options, zero->options, why, len);
 	else
 		return NULL;
 	return why;

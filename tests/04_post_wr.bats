@@ -127,12 +127,15 @@ setup() {
 	run_step 04_post_wr -o atomic_write --cm
 	assert_failure 2
 	assert_output "error: -o atomic_write is posted through the extended API, on a QP from ibv_create_qp_ex, and rdma_cm makes its own QP: drop --cm"
+	run_step 04_post_wr -o write --placement persistent
+	assert_failure 2
+	assert_output "error: --placement goes with -o flush only: it is the FLUSH's placement type"
 	run_step 04_post_wr -o cmp_swap -V rkey
 	assert_failure 2
-	assert_output "error: --violate works with -o send, write, write_imm or read, not with the atomics"
+	assert_output "error: --violate works with -o send, write, write_imm or read, not with the atomics or flush"
 	run_step 05_poll_destroy -o fetch_add
 	assert_failure 2
-	assert_output "error: --op: step 05 loops send, write, write_imm or read; the atomics are step 04's"
+	assert_output "error: --op: step 05 loops send, write, write_imm or read; the atomics and flush are step 04's"
 	assert_back_to_baseline
 }
 
@@ -210,6 +213,56 @@ assert_target_unchanged() {
 	use_output_of srv
 	assert_line --regexp "^ibv_query_qp +: state $1: "
 	assert_line --regexp '^data check +: 4096 bytes unchanged: '
+}
+
+@test "04_post_wr -o flush: refused where verbs.h has no IBV_WR_FLUSH (rdma-core 44); where it has, a WRITE then a FLUSH that completes where bit 38 of device_cap_flags_ex is set, refused where it is 0" {
+	if ! verbs_has_flush; then
+		# This build cannot post it at all: refused before the device is opened.
+		run_step 04_post_wr -d "$DEV" -o flush 127.0.0.1
+		assert_failure 1
+		assert_output "error: -o flush posts ibv_wr_flush, which the verbs.h this program was built against lacks: FLUSH (IBV_WR_FLUSH, IBV_ACCESS_FLUSH_GLOBAL) came in rdma-core 45, and Debian 12 has 44; rebuild where rdma-core is 45 or later, such as Debian 13 (rdma-core 56), or use another -o"
+		return
+	fi
+	record_baseline
+	if ! kernel_at_least 6 12; then
+		# Linux 6.1's rxe says no: refused on the initiator before anything is registered.
+		run_step 04_post_wr -d "$DEV" -o flush 127.0.0.1
+		assert_failure 1
+		assert_output --partial "error: -o flush --placement global asks for FLUSH, but $DEV does not do it: bit 38 (IB_DEVICE_FLUSH_GLOBAL) of device_cap_flags_ex 0x"
+		assert_output --partial " is 0; rxe has it in Linux 6.12 and 7.3, not in 6.1: boot the VM with RDMA_VM_KERNEL=trixie-backports, or use another -o"
+		refute_output --partial 'ibv_reg_mr'
+		assert_back_to_baseline
+		return
+	fi
+	run_server_client 04_post_wr -o flush
+	assert_both_succeeded
+	use_output_of srv
+	assert_line --regexp '^device_cap_flags_ex +: 0x[0-9a-f]+: bit 38 \(IB_DEVICE_FLUSH_GLOBAL\) set, [a-z0-9_]+ does FLUSH to global visibility$'
+	# The target's MR and QP allow the WRITE (remote_write) and the FLUSH (flush_global).
+	assert_line --regexp '^access +: local_write,remote_write,flush_global: the target of a WRITE and a FLUSH to global visibility: '
+	assert_line --regexp '^ibv_modify_qp +: RESET -> INIT: .*remote access remote_write,flush_global '
+	assert_line --regexp '^target CQ +: 0 completion\(s\): a one-sided WRITE then FLUSH does not involve the target.s CPU$'
+	assert_line --regexp '^data check +: 4096 bytes arrived intact$'
+	use_output_of cli
+	assert_line --regexp '^access +: none: the initiator of a WRITE and a FLUSH: '
+	assert_line --regexp '^ibv_create_qp_ex +: RC QP 0x[0-9a-f]+ in RESET: .*; send ops RDMA_WRITE,FLUSH$'
+	assert_line --regexp '^ibv_wr_complete +: RDMA WRITE of 4096 bytes and FLUSH posted in one batch: remote addr 0x[0-9a-f]+, rkey 0x[0-9a-f]*[1-9a-f][0-9a-f]*, placement type global, '
+	# One completion, the FLUSH's: the WRITE before it asked for none.
+	assert_line --regexp '^ibv_poll_cq +: completion: opcode FLUSH, status success'
+	refute_line --regexp '^ibv_poll_cq +: completion: opcode RDMA_WRITE'
+	assert_line --regexp '^flush +: done: the 4096 bytes at remote addr 0x[0-9a-f]+ that the WRITE placed are visible to every reader of the target.s memory, as the FLUSH.s completion promises; no byte came back$'
+	assert_in_order '^ibv_wr_complete ' '^ibv_poll_cq .*FLUSH' '^flush '
+	assert_back_to_baseline
+	# To persistence: rxe says it can (bit 39), but registers an MR with flush_persistent only on
+	# persistent memory (rxe_mr.c, is_pmem_page), and this VM has none: the target stops there.
+	run_step 04_post_wr -d "$DEV" -t 5 -o flush --placement persistent
+	assert_failure 1
+	assert_line --regexp '^device_cap_flags_ex +: 0x[0-9a-f]+: bit 39 \(IB_DEVICE_FLUSH_PERSISTENT\) set, '
+	assert_line --regexp '^access +: local_write,remote_write,flush_persistent: '
+	assert_line --regexp '^error: ibv_reg_mr failed: Invalid argument'
+	assert_line "error: flush_persistent: the kernel accepts it only for memory that keeps its bytes through a power loss (rxe: every page in a persistent-memory region), and this buffer is ordinary memory"
+	refute_line --regexp '^listening '
+	assert_back_to_baseline
 }
 
 @test "04_post_wr -V access: a READ the target's MR and QP do not allow fails, and moves both QPs to ERR" {
@@ -313,7 +366,7 @@ assert_target_unchanged() {
 @test "04_post_wr rejects an unknown operation, --events it would not use, a size no message can carry, and an atomic or a READ the device cannot do" {
 	run_step 04_post_wr --op=fetch_and_add
 	assert_failure 2
-	assert_output "error: --op: unknown operation 'fetch_and_add'; use send, write, write_imm, read, fetch_add, cmp_swap or atomic_write"
+	assert_output "error: --op: unknown operation 'fetch_and_add'; use send, write, write_imm, read, fetch_add, cmp_swap, atomic_write or flush"
 	# One SGE's length is 32 bits and the port caps a message: -s 4G would post zero-length work requests.
 	record_baseline
 	max=$(ibv_devinfo -v -d "$DEV" | awk '$1 == "max_msg_sz:" { print $2 }')
@@ -336,7 +389,7 @@ assert_target_unchanged() {
 	assert_back_to_baseline
 	run_step 04_post_wr --help
 	assert_success
-	assert_output --partial "send, write, write_imm, read, fetch_add, cmp_swap or atomic_write"
+	assert_output --partial "send, write, write_imm, read, fetch_add, cmp_swap, atomic_write or flush"
 	# Step 04 busy-polls its one completion: a completion channel would be created and never used.
 	refute_output --partial -- '--events'
 	run_step 04_post_wr -e

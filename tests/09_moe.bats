@@ -182,9 +182,9 @@ row_sizes() { # PHASE
 @test "09_moe failures: other options on rank 1, another --signal on rank 2, a count past its bound in rank 1's row, then rank 1 killed between dispatch and combine: every rank names the rank within the bound, nothing written past a part, all freed" {
 	record_baseline
 	RANK_ARGS_1="--seed 2" RING_STEP=09_moe run_ring 3 -t 5 --tokens 8 --hidden 64
-	assert_all_name 1 "it was given other options than rank 0: --tokens 8 --hidden 64 --experts 8 --topk 8 --seed 2; rank 0: --tokens 8 --hidden 64 --experts 8 --topk 8 --seed 1" 15
+	assert_all_name 1 "it was given other options than rank 0: --tokens 8 --hidden 64 --experts 8 --topk 8 --seed 2; rank 0: --tokens 8 --hidden 64 --experts 8 --topk 8 --seed 1; the first that differs: its --seed 2, rank 0's --seed 1\$" 15
 	RANK_ARGS_2="--signal imm" RING_STEP=09_moe run_ring 3 -t 5 --tokens 8 --hidden 64
-	assert_all_name 2 "it was given other options than rank 0: --tokens 8 --hidden 64 --experts 8 --topk 8 --seed 1 --signal imm; rank 0: --tokens 8 --hidden 64 --experts 8 --topk 8 --seed 1\$" 15
+	assert_all_name 2 "it was given other options than rank 0: --tokens 8 --hidden 64 --experts 8 --topk 8 --seed 1 --signal imm; rank 0: --tokens 8 --hidden 64 --experts 8 --topk 8 --seed 1; the first that differs: its --signal imm, rank 0's none\$" 15
 	# A count past its bound in the row rank 1 WRITEs: every rank refuses the matrix before
 	# taking an offset from it, and no guard word after a part it indexes was touched.
 	RING_STEP=09_moe run_ring 3 -t 5 --tokens 8 --hidden 64 --plant-count 1:1000

@@ -59,7 +59,7 @@ SMALL=(--trainers 2 --tp 2 --model-dim 128 --layers 2)
 @test "10_weight_sync failures: a serving rank that says its buffer is shorter than the plan's is refused by the trainers before any WRITE; a trainer killed mid-update is named by every rank within the bound, the replica still serving version 1, whole; all freed" {
 	record_baseline
 	RING_STEP=10_weight_sync run_ring 4 -t 5 "${SMALL[@]}" --plant-len 3:4096
-	assert_all_name 3 "its buffer length 4096 B is not the 2907136 B the plan lays out for it \\(512 B of words, then 2 versions of 1453312 B\\): refused before any WRITE\$" 15
+	assert_all_name 3 "its buffer length 4096 B is not the 2907136 B the plan lays out for it \\(512 B of words, then 2 versions of 1453312 B\\): refused before any WRITE or READ\$" 15
 	for k in 0 1 2 3; do
 		use_output_of "r$k"
 		refute_line --regexp '^ibv_post_send '

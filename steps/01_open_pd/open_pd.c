@@ -46,13 +46,19 @@ static void show_gid_choice(const struct rdma_dev *dev)
 static int query_device_alloc_pd(struct rdma_dev *dev, int requested_gid)
 {
 	const char *name = ibv_get_device_name(dev->ctx->device);
+	struct ibv_device_attr_ex attr_ex;
 	int rc;
 
-	rc = ibv_query_device(dev->ctx, &dev->attr);
+	/* One query for every stage: the classic limits, and what only the extended
+	 * query reads (a provider without it answers the classic half, the rest 0). */
+	rc = ibv_query_device_ex(dev->ctx, NULL, &attr_ex);
 	if (rc) {
-		report_verb_error("ibv_query_device", rc);
+		report_verb_error("ibv_query_device_ex", rc);
 		return -1;
 	}
+	dev->attr = attr_ex.orig_attr;
+	dev->cap_flags_ex = attr_ex.device_cap_flags_ex;
+	dev->odp_caps = attr_ex.odp_caps;
 	if (dev->port < 1 || dev->port > dev->attr.phys_port_cnt) {
 		report_error("%s has port(s) 1 to %u, not %u. Pick one with -i N", name,
 			     dev->attr.phys_port_cnt, dev->port);

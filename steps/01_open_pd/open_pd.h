@@ -13,6 +13,8 @@ struct rdma_dev {
 	struct ibv_context *ctx;		/* the open device */
 	bool ctx_borrowed;			/* ctx was opened by rdma_cm: not ours to close */
 	struct ibv_device_attr attr;		/* its limits */
+	uint64_t cap_flags_ex;			/* device_cap_flags_ex: bits past the 32 of attr's */
+	struct ibv_odp_caps odp_caps;		/* what it can fault in on demand */
 	uint8_t port;				/* the port used */
 	struct ibv_port_attr port_attr;		/* state, MTU, LID, link layer */
 	int gid_index;				/* GID used for addressing, or GID_NONE */

@@ -30,6 +30,11 @@ static const struct flag_name access_names[] = {
 	{ "remote_read", IBV_ACCESS_REMOTE_READ },
 	{ "remote_atomic", IBV_ACCESS_REMOTE_ATOMIC },
 	{ "mw_bind", IBV_ACCESS_MW_BIND },
+#ifdef HAVE_IBV_WR_FLUSH
+	/* rdma-core 45 and later: the right to FLUSH the MR, per placement type. */
+	{ "flush_global", IBV_ACCESS_FLUSH_GLOBAL },
+	{ "flush_persistent", IBV_ACCESS_FLUSH_PERSISTENT },
+#endif
 	/*
 	 * An optional flag (IBV_ACCESS_OPTIONAL_RANGE): a device that cannot relax the order of its
 	 * PCIe writes registers the MR without it, and no verb says which happened.
@@ -169,6 +174,12 @@ static void report_reg_mr_failure(int err, const struct reg_mr_opts *opts)
 	else if (err == EINVAL && (opts->access & (IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC)) &&
 		 !(opts->access & IBV_ACCESS_LOCAL_WRITE))
 		report_error("remote_write and remote_atomic need local_write too: add it to -a");
+#ifdef HAVE_IBV_WR_FLUSH
+	else if (err == EINVAL && (opts->access & IBV_ACCESS_FLUSH_PERSISTENT))
+		report_error("flush_persistent: the kernel accepts it only for memory that keeps its "
+			     "bytes through a power loss (rxe: every page in a persistent-memory "
+			     "region), and this buffer is ordinary memory");
+#endif
 }
 
 /* What an RC QP may do on ODP memory: the bits of odp_caps.per_transport_caps.rc_odp_caps. */
@@ -182,27 +193,22 @@ static const struct flag_name odp_op_names[] = {
 };
 
 /*
- * --odp: the device's odp_caps (ibv_query_device_ex), read before anything is
- * registered: ibv_reg_mr with IBV_ACCESS_ON_DEMAND on a device without them
- * fails with a bare EINVAL.  0, or -1 after saying which kernel has it.
+ * --odp: the device's odp_caps (stage 1 read them, ibv_query_device_ex), checked
+ * before anything is registered: ibv_reg_mr with IBV_ACCESS_ON_DEMAND on a device
+ * without them fails with a bare EINVAL.  0, or -1 after saying which kernel has it.
  */
 static int check_odp_support(const struct rdma_dev *dev)
 {
 	const char *name = ibv_get_device_name(dev->ctx->device);
-	struct ibv_device_attr_ex attrx;
+	const struct ibv_odp_caps *odp = &dev->odp_caps;
 	char ops[96];
-	int rc = ibv_query_device_ex(dev->ctx, NULL, &attrx);
 
-	if (rc) {
-		report_verb_error("ibv_query_device_ex", rc);
-		return -1;
-	}
-	if (!flag_names_format(attrx.odp_caps.per_transport_caps.rc_odp_caps, odp_op_names,
+	if (!flag_names_format(odp->per_transport_caps.rc_odp_caps, odp_op_names,
 			       sizeof(odp_op_names) / sizeof(odp_op_names[0]), ops, sizeof(ops)))
 		snprintf(ops, sizeof(ops), "none");
-	show("odp_caps", "general_caps 0x%" PRIx64 "%s, RC: %s", attrx.odp_caps.general_caps,
-	     attrx.odp_caps.general_caps & IBV_ODP_SUPPORT ? " (IBV_ODP_SUPPORT)" : "", ops);
-	if (!(attrx.odp_caps.general_caps & IBV_ODP_SUPPORT)) {
+	show("odp_caps", "general_caps 0x%" PRIx64 "%s, RC: %s", odp->general_caps,
+	     odp->general_caps & IBV_ODP_SUPPORT ? " (IBV_ODP_SUPPORT)" : "", ops);
+	if (!(odp->general_caps & IBV_ODP_SUPPORT)) {
 		report_error("--odp: %s does no on-demand paging (odp_caps.general_caps has no "
 			     "IBV_ODP_SUPPORT), so ibv_reg_mr would refuse IBV_ACCESS_ON_DEMAND with "
 			     "EINVAL; rxe has it in Linux 7.3 but not in 6.1 or 6.12: boot the VM "

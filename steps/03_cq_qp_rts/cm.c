@@ -496,6 +496,24 @@ static void show_tclass_choice(const struct cm_link *cm, unsigned int tclass)
 			   : "the route rdma_cm resolved carries another");
 }
 
+/* The starting PSNs as rdma_cm's CM keeps them for this connection (the REQ's and the REP's
+ * Starting PSN), which librdmacm gave the QP at RTR and RTS.  Not the QP's own counters: a
+ * server reads back just after rdma_accept, and the client's first packet may land before it
+ * does and move the QP's receive PSN on. */
+static int cm_starting_psns(struct rdma_cm_id *id, uint32_t *sq_psn, uint32_t *rq_psn)
+{
+	struct ibv_qp_attr rtr = { .qp_state = IBV_QPS_RTR }, rts = { .qp_state = IBV_QPS_RTS };
+	int mask;
+
+	if (rdma_init_qp_attr(id, &rtr, &mask) || rdma_init_qp_attr(id, &rts, &mask)) {
+		report_verb_error("rdma_init_qp_attr", errno);
+		return -1;
+	}
+	*rq_psn = rtr.rq_psn;
+	*sq_psn = rts.sq_psn;
+	return 0;
+}
+
 /* What rdma_cm chose that step 03 chooses by hand, read back from the QP. */
 static int show_choices(const struct cm_link *cm, struct ibv_qp *qp, struct peer_info *local,
 			struct peer_info *remote)
@@ -513,6 +531,8 @@ static int show_choices(const struct cm_link *cm, struct ibv_qp *qp, struct peer
 		report_verb_error("ibv_query_qp", rc);
 		return -1;
 	}
+	if (cm_starting_psns(cm->id, &a.sq_psn, &a.rq_psn))
+		return -1;
 	local->psn = a.sq_psn;
 	remote->qpn = a.dest_qp_num;
 	remote->psn = a.rq_psn;
@@ -631,9 +651,9 @@ int cm_connect(struct cm_link *cm, struct ibv_qp *qp, struct peer_info *local,
 
 	cm_private_encode(local, msg);
 	if (cm->listen_id) {
-		/* The server reads rdma_cm's choices back at once, while its QP, in RTS since
-		 * rdma_accept, has received nothing: its receive PSN is the next one expected,
-		 * and the client's first message, sent as soon as the RTU is, moves it on. */
+		/* The server reads rdma_cm's choices back at once; its QP is in RTS since
+		 * rdma_accept, and the client may send as soon as the REP reaches it, so the
+		 * PSNs come from the CM's record (cm_starting_psns), not the QP's counters. */
 		if (accept_request(cm, local, remote, &param) || show_choices(cm, qp, local, remote))
 			return -1;
 	} else {

@@ -140,6 +140,9 @@ static const struct flag_name send_op_names[] = {
 	{ "BIND_MW", IBV_QP_EX_WITH_BIND_MW },
 	{ "SEND_WITH_INV", IBV_QP_EX_WITH_SEND_WITH_INV },
 	{ "ATOMIC_WRITE", IBV_QP_EX_WITH_ATOMIC_WRITE },
+#ifdef HAVE_IBV_WR_FLUSH
+	{ "FLUSH", IBV_QP_EX_WITH_FLUSH },	/* rdma-core 45 and later */
+#endif
 };
 
 /* "; send ops A,B" for the QP's line, or "" for a QP of ibv_create_qp. */

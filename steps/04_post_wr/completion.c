@@ -30,6 +30,10 @@ static const char *wc_opcode_name(enum ibv_wc_opcode opcode)
 		return "COMP_SWAP";
 	case IBV_WC_ATOMIC_WRITE:
 		return "ATOMIC_WRITE";
+#ifdef HAVE_IBV_WR_FLUSH
+	case IBV_WC_FLUSH:	/* rdma-core 45 and later */
+		return "FLUSH";
+#endif
 	default:
 		return "other";
 	}

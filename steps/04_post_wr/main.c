@@ -22,7 +22,8 @@ static const char purpose[] =
 	"Step 04: on top of steps 01-03, post one work request from the client (the\n"
 	"initiator) to the server (the target) and check the bytes that arrived:\n"
 	"SEND/RECV (two-sided), RDMA WRITE and READ (one-sided), WRITE with immediate,\n"
-	"the atomics fetch_add and cmp_swap, ATOMIC WRITE (--cm: connected through rdma_cm);\n"
+	"the atomics fetch_add and cmp_swap, ATOMIC WRITE, a WRITE then a FLUSH\n"
+	"(--cm: connected through rdma_cm);\n"
 	"or, with --violate, break memory protection and watch the work request fail.";
 
 struct step_opts {
@@ -106,7 +107,8 @@ static int run_target(struct session *sess, const struct post_opts *post, int ti
 		return -1;
 	if (!op_needs_recv(post->op))
 		show("target CQ", "%d completion(s): a one-sided %s does not involve the target's CPU",
-		     left, post->op == OP_READ ? "READ" : op_is_atomic(post->op) ? "atomic" : "WRITE");
+		     left, post->op == OP_READ ? "READ" : op_is_atomic(post->op) ? "atomic"
+		     : post->op == OP_FLUSH ? "WRITE then FLUSH" : "WRITE");
 	return post->op == OP_READ ? 0 : check_data(buf, post->op);
 }
 
@@ -131,14 +133,17 @@ static int run_initiator(struct session *sess, const struct post_opts *post, int
 		return -1;
 	if ((post->op == OP_FETCH_ADD || post->op == OP_CMP_SWAP) && atomic_check_fetched(buf))
 		return -1;
+	if (post->op == OP_FLUSH)
+		flush_show_done(conn, len, post);
 	return barrier(sess, 'D', false, timeout_s);
 }
 
 /*
  * What this run asks of the device, after stage 1 and before anything else
  * is created (session_open calls it through stage 3's hook): the buffer as
- * one message; for an atomic the device's atomic_cap; and for a READ or an
- * atomic one in flight (the initiator) or served (the target).
+ * one message; for an atomic the device's atomic_cap, for a FLUSH its
+ * placement type; and for a READ or an atomic one in flight (the initiator)
+ * or served (the target).
  */
 static int check_limits(const struct rdma_dev *dev, const void *arg)
 {
@@ -148,9 +153,10 @@ static int check_limits(const struct rdma_dev *dev, const void *arg)
 
 	snprintf(request, sizeof(request), "-o %s", op_name(op));
 	if (session_check_buffer(dev, step->mr.size) ||
-	    (op_is_atomic(op) && check_atomic_support(dev, op, step->mr.size)))
+	    (op_is_atomic(op) && check_atomic_support(dev, op, step->mr.size)) ||
+	    (op == OP_FLUSH && check_flush_support(dev, &step->post)))
 		return -1;
-	if (op != OP_READ && (!op_is_atomic(op) || op == OP_ATOMIC_WRITE))
+	if (op != OP_READ && op != OP_FETCH_ADD && op != OP_CMP_SWAP)
 		return 0;
 	return limit_check_reads(dev, step->initiator, request,
 				 "use another -o: send, write or write_imm");
@@ -196,19 +202,22 @@ int main(int argc, char **argv)
 	usage = cli_parse(argc, argv, &spec, &opts);
 	if (usage != CLI_RUN)
 		return usage;
-	if (violation_check_op(step.violation, step.post.op))
+	if (check_op_built(&step.post))
+		return EXIT_FAILURE;
+	if (post_opts_check(&step.post) || violation_check_op(step.violation, step.post.op))
 		return CLI_BAD_USAGE;
 	if (step.violation && step.conn.cm) {
 		report_error("--violate drives both sides through side-channel barriers at each point "
 			     "of the failure: drop --cm");
 		return CLI_BAD_USAGE;
 	}
-	if (step.post.op == OP_ATOMIC_WRITE && step.conn.cm) {
-		report_error("-o atomic_write is posted through the extended API, on a QP from "
-			     "ibv_create_qp_ex, and rdma_cm makes its own QP: drop --cm");
+	if (op_send_ops(step.post.op) && step.conn.cm) {
+		report_error("-o %s is posted through the extended API, on a QP from "
+			     "ibv_create_qp_ex, and rdma_cm makes its own QP: drop --cm",
+			     op_name(step.post.op));
 		return CLI_BAD_USAGE;
 	}
-	violation_prepare(&step.mr, step.violation, step.post.op, !opts.host);
+	violation_prepare(&step.mr, step.violation, &step.post, !opts.host);
 	step.initiator = opts.host != NULL;
 	hook.send_ops_flags = op_send_ops(step.post.op);
 	step.conn.hook = &hook;
@@ -216,9 +225,10 @@ int main(int argc, char **argv)
 	if (session_open(&sess, &opts, &step.mr, &step.conn))
 		goto out_close_session;
 	violation_set_retry(&sess.conn, step.violation, !opts.host);
-	exchange_set_options(&sess.conn.local, "-o %s -s %zu%s%s", op_name(step.post.op),
+	exchange_set_options(&sess.conn.local, "-o %s -s %zu%s%s%s", op_name(step.post.op),
 			     sess.buf.len, step.violation ? " -V " : "",
-			     step.violation ? violation_name(step.violation) : "");
+			     step.violation ? violation_name(step.violation) : "",
+			     step.post.placement == PLACE_PERSISTENT ? " persistent" : "");
 	/* Through rdma_cm no barrier follows ESTABLISHED: the target prepares before it accepts. */
 	if (session_through_cm(&sess) && !opts.host && prepare_target(&sess.conn, &sess.buf, &step.post))
 		goto out_close_session;

@@ -21,7 +21,12 @@ const struct fault_point post_wr_faults[] = {
 static const char *const op_names[] = {
 	[OP_SEND] = "send",	  [OP_WRITE] = "write",	       [OP_WRITE_IMM] = "write_imm",
 	[OP_READ] = "read",	  [OP_FETCH_ADD] = "fetch_add", [OP_CMP_SWAP] = "cmp_swap",
-	[OP_ATOMIC_WRITE] = "atomic_write",
+	[OP_ATOMIC_WRITE] = "atomic_write", [OP_FLUSH] = "flush",
+};
+
+static const char *const placement_names[] = {
+	[PLACE_GLOBAL] = "global",
+	[PLACE_PERSISTENT] = "persistent",
 };
 
 void post_opts_default(struct post_opts *opts)
@@ -30,9 +35,12 @@ void post_opts_default(struct post_opts *opts)
 }
 
 const struct cli_option post_wr_cli_options[] = {
-	{ "op", 'o', "OP", "send, write, write_imm, read, fetch_add, cmp_swap or atomic_write "
-			   "(default: send)" },
+	{ "op", 'o', "OP", "send, write, write_imm, read, fetch_add, cmp_swap, atomic_write or "
+			   "flush (default: send)" },
 	{ "imm", CLI_KEY_IMM, "VALUE", "the immediate value of write_imm (default: 0x1234abcd)" },
+	{ "placement", CLI_KEY_PLACEMENT, "TYPE", "what the FLUSH of -o flush asks of the bytes "
+						  "WRITE placed: global (visible to every reader "
+						  "there, the default) or persistent" },
 	{ 0 },
 };
 
@@ -48,6 +56,14 @@ int post_wr_parse_option(int key, const char *arg, void *ctx)
 
 	if (key == CLI_KEY_IMM)
 		return cli_parse_u32("--imm", arg, &opts->imm);
+	if (key == CLI_KEY_PLACEMENT) {
+		i = cli_pick_named("--placement", "placement type", arg, placement_names, 0,
+				   sizeof(placement_names) / sizeof(placement_names[0]));
+		if (i < 0)
+			return -1;
+		opts->placement = (enum flush_placement)i;
+		return 0;
+	}
 	/* -o */
 	i = cli_pick_named("--op", "operation", arg, op_names, 0,
 			   sizeof(op_names) / sizeof(op_names[0]));
@@ -62,9 +78,41 @@ const char *op_name(enum wr_op op)
 	return op_names[op];
 }
 
-void grant_op_access(struct reg_mr_opts *mr, enum wr_op op, bool target)
+/*
+ * The target of -o flush: the WRITE before the FLUSH needs remote_write, the
+ * FLUSH itself the right of its placement type.  The initiator's NIC only
+ * reads its buffer for the WRITE, which needs no right.
+ */
+static void grant_flush_access(struct reg_mr_opts *mr, enum flush_placement placement, bool target)
 {
-	if (op == OP_ATOMIC_WRITE)
+#ifdef HAVE_IBV_WR_FLUSH
+	int flush = placement == PLACE_PERSISTENT ? IBV_ACCESS_FLUSH_PERSISTENT : IBV_ACCESS_FLUSH_GLOBAL;
+
+	if (target)
+		reg_mr_grant(mr, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | flush,
+			     placement == PLACE_PERSISTENT
+			     ? "the target of a WRITE and a FLUSH to persistence: the peer writes "
+			       "here, then asks that the bytes be made persistent"
+			     : "the target of a WRITE and a FLUSH to global visibility: the peer "
+			       "writes here, then asks that the bytes be visible to every reader");
+	else
+		reg_mr_grant(mr, 0, "the initiator of a WRITE and a FLUSH: our NIC only reads this "
+			     "buffer, which needs no right; no peer may reach it");
+#else
+	/* Never reached: check_op_built refuses -o flush first in such a build. */
+	(void)placement;
+	(void)target;
+	reg_mr_grant(mr, 0, "-o flush is not built here");
+#endif
+}
+
+void grant_op_access(struct reg_mr_opts *mr, const struct post_opts *opts, bool target)
+{
+	enum wr_op op = opts->op;
+
+	if (op == OP_FLUSH)
+		grant_flush_access(mr, opts->placement, target);
+	else if (op == OP_ATOMIC_WRITE)
 		reg_mr_grant(mr, target ? IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE : 0,
 			     target ? "the target of ATOMIC WRITE: the peer's NIC writes 8 bytes here, "
 				      "a write as far as rights go"
@@ -103,42 +151,97 @@ bool op_is_atomic(enum wr_op op)
 	return op == OP_FETCH_ADD || op == OP_CMP_SWAP || op == OP_ATOMIC_WRITE;
 }
 
+bool op_is_basic(enum wr_op op)
+{
+	return op == OP_SEND || op == OP_WRITE || op == OP_WRITE_IMM || op == OP_READ;
+}
+
 uint64_t op_send_ops(enum wr_op op)
 {
+#ifdef HAVE_IBV_WR_FLUSH
+	if (op == OP_FLUSH)
+		return IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_FLUSH;
+#endif
 	return op == OP_ATOMIC_WRITE ? IBV_QP_EX_WITH_ATOMIC_WRITE : 0;
+}
+
+int check_op_built(const struct post_opts *opts)
+{
+#ifndef HAVE_IBV_WR_FLUSH
+	if (opts->op == OP_FLUSH) {
+		report_error("-o flush posts ibv_wr_flush, which the verbs.h this program was built "
+			     "against lacks: FLUSH (IBV_WR_FLUSH, IBV_ACCESS_FLUSH_GLOBAL) came in "
+			     "rdma-core 45, and Debian 12 has 44; rebuild where rdma-core is 45 or "
+			     "later, such as Debian 13 (rdma-core 56), or use another -o");
+		return -1;
+	}
+#else
+	(void)opts;
+#endif
+	return 0;
+}
+
+int post_opts_check(const struct post_opts *opts)
+{
+	if (opts->placement != PLACE_GLOBAL && opts->op != OP_FLUSH) {
+		report_error("--placement goes with -o flush only: it is the FLUSH's placement type");
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * FLUSH is no atomic either: the device says it can, for each placement type,
+ * in bits 38 and 39 of device_cap_flags_ex, which stage 1 read.
+ */
+int check_flush_support(const struct rdma_dev *dev, const struct post_opts *opts)
+{
+	const char *name = ibv_get_device_name(dev->ctx->device);
+	bool persistent = opts->placement == PLACE_PERSISTENT;
+	uint64_t bit = persistent ? DEVICE_CAP_FLUSH_PERSISTENT : DEVICE_CAP_FLUSH_GLOBAL;
+	const char *flag = persistent ? "bit 39 (IB_DEVICE_FLUSH_PERSISTENT)"
+			   : "bit 38 (IB_DEVICE_FLUSH_GLOBAL)";
+	uint64_t flags = dev->cap_flags_ex;
+
+	if (flags & bit) {
+		show("device_cap_flags_ex", "0x%" PRIx64 ": %s set, %s does FLUSH to %s",
+		     flags, flag, name,
+		     persistent ? "persistence" : "global visibility");
+		return 0;
+	}
+	report_error("-o flush --placement %s asks for FLUSH, but %s does not do it: %s of "
+		     "device_cap_flags_ex 0x%" PRIx64 " is 0; rxe has it in Linux 6.12 and 7.3, not "
+		     "in 6.1: boot the VM with RDMA_VM_KERNEL=trixie-backports, or use another -o",
+		     placement_names[opts->placement], name, flag, flags);
+	return -1;
 }
 
 /*
  * ATOMIC WRITE is no atomic of atomic_cap's: the device says it can in bit 40
- * of device_cap_flags_ex, which only ibv_query_device_ex reads.
+ * of device_cap_flags_ex, which stage 1 read (only ibv_query_device_ex has it).
  */
 static int check_atomic_write(const struct rdma_dev *dev)
 {
 	const char *name = ibv_get_device_name(dev->ctx->device);
 	const char *unchecked = getenv(UNCHECKED_ENV);
-	struct ibv_device_attr_ex attrx;
-	int rc = ibv_query_device_ex(dev->ctx, NULL, &attrx);
+	uint64_t flags = dev->cap_flags_ex;
 
-	if (rc) {
-		report_verb_error("ibv_query_device_ex", rc);
-		return -1;
-	}
-	if (attrx.device_cap_flags_ex & DEVICE_CAP_ATOMIC_WRITE) {
+	if (flags & DEVICE_CAP_ATOMIC_WRITE) {
 		show("device_cap_flags_ex", "0x%" PRIx64 ": bit 40 (IB_DEVICE_ATOMIC_WRITE) set, %s "
-		     "does ATOMIC WRITE", attrx.device_cap_flags_ex, name);
+		     "does ATOMIC WRITE", flags, name);
 		return 0;
 	}
 	if (unchecked && !strcmp(unchecked, "atomic_write")) {
 		show(UNCHECKED_ENV, "a test aid: bit 40 (IB_DEVICE_ATOMIC_WRITE) of %s's "
 		     "device_cap_flags_ex 0x%" PRIx64 " is 0, and this run posts ATOMIC WRITE all the "
-		     "same, to show what the device does with it", name, attrx.device_cap_flags_ex);
+		     "same, to show what the device does with it", name, flags);
 		return 0;
 	}
 	report_error("-o atomic_write asks for ATOMIC WRITE, but %s does not do it: bit 40 "
 		     "(IB_DEVICE_ATOMIC_WRITE) of device_cap_flags_ex 0x%" PRIx64 " is 0; rxe has it "
 		     "in Linux 6.12 and 7.3, not in 6.1: boot the VM with "
 		     "RDMA_VM_KERNEL=trixie-backports, or use another -o", name,
-		     attrx.device_cap_flags_ex);
+		     flags);
 	return -1;
 }
 
@@ -243,6 +346,7 @@ static const enum ibv_wr_opcode wr_opcodes[] = {
 	[OP_FETCH_ADD] = IBV_WR_ATOMIC_FETCH_AND_ADD,
 	[OP_CMP_SWAP] = IBV_WR_ATOMIC_CMP_AND_SWP,
 	[OP_ATOMIC_WRITE] = IBV_WR_ATOMIC_WRITE,	/* posted by post_atomic_write, not in a WR */
+	[OP_FLUSH] = IBV_WR_RDMA_WRITE,	/* post_write_flush posts the WRITE and the FLUSH after it */
 };
 
 /* An atomic names the peer's word by address and rkey, and carries its operands. */
@@ -330,7 +434,7 @@ int post_prepared(struct rdma_conn *conn, struct prepared_op *op)
 }
 
 /* The injected failure of ibv_wr_complete: the batch is dropped, as a refused one is. */
-static int abort_atomic_write(struct ibv_qp_ex *qpx)
+static int abort_batch(struct ibv_qp_ex *qpx)
 {
 	int err = errno;
 
@@ -356,7 +460,7 @@ static int post_atomic_write(struct rdma_conn *conn, const struct post_opts *opt
 	qpx->wr_id = WR_ID_SEND;
 	qpx->wr_flags = opts->unsignaled ? 0 : IBV_SEND_SIGNALED;
 	ibv_wr_atomic_write(qpx, conn->remote.rkey, conn->remote.addr, &value);
-	rc = fault_at("post_send") ? abort_atomic_write(qpx) : ibv_wr_complete(qpx);
+	rc = fault_at("post_send") ? abort_batch(qpx) : ibv_wr_complete(qpx);
 	if (rc) {
 		report_verb_error("ibv_wr_complete", rc);
 		return -1;
@@ -367,6 +471,43 @@ static int post_atomic_write(struct rdma_conn *conn, const struct post_opts *opt
 	return 0;
 }
 
+#ifdef HAVE_IBV_WR_FLUSH
+/*
+ * A WRITE of LEN bytes of BUF to the peer's buffer, then a FLUSH of the same
+ * range, in one batch of the extended API: the WRITE places the bytes, the
+ * FLUSH asks the peer's NIC to make them globally visible or persistent, and
+ * its completion says it has.  Only the FLUSH asks for a completion: the
+ * responder runs the QP's requests in order, so the FLUSH's acknowledgement
+ * also covers the WRITE before it (a failed WRITE completes all the same).
+ */
+static int post_write_flush(struct rdma_conn *conn, const struct rdma_buf *buf, size_t len,
+			    const struct post_opts *opts)
+{
+	struct ibv_qp_ex *qpx = ibv_qp_to_qp_ex(conn->qp);
+	uint8_t type = opts->placement == PLACE_PERSISTENT ? IBV_FLUSH_PERSISTENT : IBV_FLUSH_GLOBAL;
+	int rc;
+
+	ibv_wr_start(qpx);
+	qpx->wr_id = WR_ID_SEND;
+	qpx->wr_flags = 0;
+	ibv_wr_rdma_write(qpx, conn->remote.rkey, conn->remote.addr);
+	ibv_wr_set_sge(qpx, buf->mr->lkey, (uintptr_t)buf->addr, (uint32_t)len);
+	qpx->wr_flags = opts->unsignaled ? 0 : IBV_SEND_SIGNALED;
+	/* IBV_FLUSH_RANGE: these LEN bytes; IBV_FLUSH_MR would flush the whole MR the rkey names. */
+	ibv_wr_flush(qpx, conn->remote.rkey, conn->remote.addr, len, type, IBV_FLUSH_RANGE);
+	rc = fault_at("post_send") ? abort_batch(qpx) : ibv_wr_complete(qpx);
+	if (rc) {
+		report_verb_error("ibv_wr_complete", rc);
+		return -1;
+	}
+	show("ibv_wr_complete", "RDMA WRITE of %zu bytes and FLUSH posted in one batch: remote addr "
+	     "0x%llx, rkey 0x%x, placement type %s, range of the same %zu bytes; only the FLUSH is "
+	     "signalled", len, (unsigned long long)conn->remote.addr, conn->remote.rkey,
+	     placement_names[opts->placement], len);
+	return 0;
+}
+#endif
+
 int post_operation(struct rdma_conn *conn, const struct rdma_buf *buf, size_t len,
 		   const struct post_opts *opts)
 {
@@ -374,6 +515,10 @@ int post_operation(struct rdma_conn *conn, const struct rdma_buf *buf, size_t le
 
 	if (opts->op == OP_ATOMIC_WRITE)
 		return post_atomic_write(conn, opts);
+#ifdef HAVE_IBV_WR_FLUSH
+	if (opts->op == OP_FLUSH)
+		return post_write_flush(conn, buf, len, opts);
+#endif
 	prepare_operation(&op, conn, buf, len, opts);
 	return post_prepared(conn, &op);
 }
@@ -441,4 +586,13 @@ int atomic_check_fetched(const struct rdma_buf *buf)
 	}
 	show("atomic check", "the old value 0x%llx came back into our buffer", ATOMIC_BEFORE);
 	return 0;
+}
+
+void flush_show_done(const struct rdma_conn *conn, size_t len, const struct post_opts *opts)
+{
+	show("flush", "done: the %zu bytes at remote addr 0x%llx that the WRITE placed are %s, as "
+	     "the FLUSH's completion promises; no byte came back", len,
+	     (unsigned long long)conn->remote.addr,
+	     opts->placement == PLACE_PERSISTENT ? "persistent in the target's memory"
+	     : "visible to every reader of the target's memory");
 }

@@ -15,11 +15,22 @@
 /* Stage 4's long-only option keys (cli.h's blocks). */
 enum post_wr_key {
 	CLI_KEY_IMM = CLI_STAGE_KEYS(4),	/* --imm */
+	CLI_KEY_PLACEMENT,			/* --placement */
 };
 
 #define DEFAULT_IMM 0x1234abcd
 
-enum wr_op { OP_SEND, OP_WRITE, OP_WRITE_IMM, OP_READ, OP_FETCH_ADD, OP_CMP_SWAP, OP_ATOMIC_WRITE };
+enum wr_op {
+	OP_SEND, OP_WRITE, OP_WRITE_IMM, OP_READ,	/* the ones every later step loops */
+	OP_FETCH_ADD, OP_CMP_SWAP, OP_ATOMIC_WRITE, OP_FLUSH,
+};
+
+/*
+ * -o flush's placement type, what its completion promises of the bytes it
+ * names: IBV_FLUSH_GLOBAL (visible to every reader of the target's memory) or
+ * IBV_FLUSH_PERSISTENT (in memory that keeps them through a power loss).
+ */
+enum flush_placement { PLACE_GLOBAL, PLACE_PERSISTENT };
 
 /* The atomics' operands: the target's word starts at ATOMIC_BEFORE. */
 #define ATOMIC_LEN 8
@@ -36,6 +47,15 @@ enum wr_op { OP_SEND, OP_WRITE, OP_WRITE_IMM, OP_READ, OP_FETCH_ADD, OP_CMP_SWAP
 #define DEVICE_CAP_ATOMIC_WRITE (1ULL << 40)
 
 /*
+ * The device's bits for FLUSH, which rdma-core names nowhere in verbs.h (56
+ * neither): the kernel's IB_DEVICE_FLUSH_GLOBAL and IB_DEVICE_FLUSH_PERSISTENT,
+ * IB_UVERBS_DEVICE_FLUSH_GLOBAL = 1ULL << 38 and _PERSISTENT = 1ULL << 39
+ * (include/uapi/rdma/ib_user_verbs.h, Linux 6.2 and later).
+ */
+#define DEVICE_CAP_FLUSH_GLOBAL (1ULL << 38)
+#define DEVICE_CAP_FLUSH_PERSISTENT (1ULL << 39)
+
+/*
  * A test aid: RDMA_STEPS_UNCHECKED=atomic_write skips the capability check of
  * -o atomic_write, so that a run shows what a device without it does with the
  * post.  RDMA_STEPS_CAPS cannot do it: that aid only lowers what a device offers.
@@ -47,6 +67,7 @@ struct post_opts {
 	uint32_t imm;
 	bool no_inline;	/* the CPU must not read the payload (GPU memory): never inline */
 	bool unsignaled;	/* no completion for this WR: a later signalled one retires it */
+	enum flush_placement placement;	/* -o flush: --placement */
 };
 
 void post_opts_default(struct post_opts *opts);
@@ -71,10 +92,29 @@ const char *op_name(enum wr_op op);
  * READ's or an atomic's initiator) local_write, and one it only reads (a
  * SEND's or a WRITE's initiator) no right at all.  -a overrides it.
  */
-void grant_op_access(struct reg_mr_opts *mr, enum wr_op op, bool target);
+void grant_op_access(struct reg_mr_opts *mr, const struct post_opts *opts, bool target);
 
 /* Whether OP is an atomic (fetch_add, cmp_swap, atomic_write), which works on one aligned 8-byte word. */
 bool op_is_atomic(enum wr_op op);
+
+/* Whether OP is send, write, write_imm or read: the operations later steps loop; the rest are step 04's. */
+bool op_is_basic(enum wr_op op);
+
+/*
+ * Fails, saying why, if this build cannot post OPTS's operation at all: -o
+ * flush where the verbs.h it was built against (rdma-core 44 or older) has no
+ * ibv_wr_flush.  Before anything is created.
+ */
+int check_op_built(const struct post_opts *opts);
+
+/* Fails, saying why, if OPTS's options do not go together (--placement without -o flush). */
+int post_opts_check(const struct post_opts *opts);
+
+/*
+ * Fails, saying why, unless DEV can FLUSH to OPTS's placement type (bit 38 or
+ * 39 of device_cap_flags_ex); before anything is created.
+ */
+int check_flush_support(const struct rdma_dev *dev, const struct post_opts *opts);
 
 /*
  * Fails, saying why, unless DEV can do atomics (its atomic_cap) and a buffer
@@ -84,8 +124,9 @@ int check_atomic_support(const struct rdma_dev *dev, enum wr_op op, size_t len);
 
 /*
  * The QP's send ops OP needs from ibv_create_qp_ex (stage 3's hook): ATOMIC
- * WRITE has no field in struct ibv_send_wr and is posted through the
- * extended API only; 0 for the others, which ibv_post_send takes.
+ * WRITE and FLUSH have no field in struct ibv_send_wr and are posted through
+ * the extended API only (FLUSH after a WRITE of the bytes it makes durable);
+ * 0 for the others, which ibv_post_send takes.
  */
 uint64_t op_send_ops(enum wr_op op);
 
@@ -188,6 +229,9 @@ void atomic_show_word(const struct rdma_buf *buf);
 
 /* Fails unless the atomic brought ATOMIC_BEFORE back into the initiator's first 8 bytes. */
 int atomic_check_fetched(const struct rdma_buf *buf);
+
+/* Says what the FLUSH's successful completion WC means for the LEN bytes it named at the peer. */
+void flush_show_done(const struct rdma_conn *conn, size_t len, const struct post_opts *opts);
 
 /* Stage 4's fault points: posting, and a completion (completion.h) that comes back failed. */
 extern const struct fault_point post_wr_faults[];

@@ -80,9 +80,9 @@ int violation_check_op(enum violation v, enum wr_op op)
 
 	if (v == VIOLATE_NONE)
 		return 0;
-	if (op_is_atomic(op)) {
+	if (!op_is_basic(op)) {
 		report_error("--violate works with -o send, write, write_imm or read, not with the "
-			     "atomics");
+			     "atomics or flush");
 		return -1;
 	}
 	if ((v == VIOLATE_ACCESS || v == VIOLATE_RKEY || v == VIOLATE_PAST_END) && !one_sided) {
@@ -104,13 +104,14 @@ void violation_set_retry(struct rdma_conn *conn, enum violation v, bool target)
 		conn->retry_cnt = GONE_RETRY_CNT;
 }
 
-void violation_prepare(struct reg_mr_opts *mr, enum violation v, enum wr_op op, bool target)
+void violation_prepare(struct reg_mr_opts *mr, enum violation v, const struct post_opts *post,
+		       bool target)
 {
 	if (v != VIOLATE_ACCESS || !target) {
-		grant_op_access(mr, op, target);
+		grant_op_access(mr, post, target);
 		return;
 	}
-	if (op == OP_READ)
+	if (post->op == OP_READ)
 		reg_mr_grant(mr, 0, "--violate access: the target of RDMA READ, refused remote_read");
 	else
 		reg_mr_grant(mr, IBV_ACCESS_LOCAL_WRITE,

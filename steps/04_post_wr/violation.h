@@ -30,8 +30,9 @@ const char *violation_name(enum violation v);
 /* Fails, saying which operations it needs, unless violation V can happen to OP. */
 int violation_check_op(enum violation v, enum wr_op op);
 
-/* grant_op_access, but the target of VIOLATE_ACCESS is refused the right OP needs. */
-void violation_prepare(struct reg_mr_opts *mr, enum violation v, enum wr_op op, bool target);
+/* grant_op_access, but the target of VIOLATE_ACCESS is refused the right POST's operation needs. */
+void violation_prepare(struct reg_mr_opts *mr, enum violation v, const struct post_opts *post,
+		       bool target);
 
 /*
  * Between opening the session and connecting it: the initiator of

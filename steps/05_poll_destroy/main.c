@@ -171,7 +171,7 @@ int main(int argc, char **argv)
 			     "the initiator of a SEND ping-pong: our NIC reads each ping from here and "
 			     "writes the target's reply here; no peer may reach this buffer");
 	else
-		grant_op_access(&step.mr, step.post.op, !opts.host);
+		grant_op_access(&step.mr, &step.post, !opts.host);
 
 	if (session_open(&sess, &opts, &step.mr, &step.conn))
 		goto out_close_session;

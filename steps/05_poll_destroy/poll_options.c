@@ -84,9 +84,9 @@ int poll_opts_check(const struct poll_opts *opts, enum wr_op op, bool events)
 {
 	if (opts->rping)
 		return check_rping(opts, op, events);
-	if (op_is_atomic(op)) {
-		report_error("--op: step 05 loops send, write, write_imm or read; the atomics are "
-			     "step 04's");
+	if (!op_is_basic(op)) {
+		report_error("--op: step 05 loops send, write, write_imm or read; the atomics and "
+			     "flush are step 04's");
 		return -1;
 	}
 	if (opts->mtu_given && !opts->rc_pingpong) {

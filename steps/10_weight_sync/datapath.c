@@ -90,8 +90,11 @@ static int post_chain(struct sync_push *s, int d, int v)
 	return 0;
 }
 
-/* Takes what our CQ to D holds now: each completion is one chain done, and every WR before it. 0 or -1. */
-static int reap(struct sync_push *s, int d, bool *moved)
+/*
+ * Takes what our CQ to D holds now: each completion is one chain done, and
+ * every WR before it; WHAT names the WRs in the error.  0 or -1.
+ */
+static int reap(struct sync_push *s, int d, const char *what, bool *moved)
 {
 	struct ibv_wc wc[SYNC_CHAINS];
 	int n = ibv_poll_cq(s->f->conn[d].cq, SYNC_CHAINS, wc);
@@ -103,8 +106,8 @@ static int reap(struct sync_push *s, int d, bool *moved)
 	for (int i = 0; i < n; i++) {
 		/* Stage 4's check: a failed status (or the fault point "completion") is named there. */
 		if (check_good_completion(&wc[i])) {
-			ctl_fail_neighbour(s->ctl, d, "our WRITEs to it did not complete (see the line "
-					   "above): its QP is gone or unreachable");
+			ctl_fail_neighbour(s->ctl, d, "our %s did not complete (see the line above): "
+					   "its QP is gone or unreachable", what);
 			return -1;
 		}
 		s->in_flight[d]--;
@@ -130,7 +133,8 @@ int sync_push(struct sync_push *s, int v)
 			int d = f->trainers + (f->rank + i) % (f->world - f->trainers);
 			uint64_t count = s->p->count[f->rank][d];
 
-			if (!count)
+			/* The late replica joins after round 1: nothing of version 1 goes to it. */
+			if (!count || (v == 1 && fleet_late(f, d)))
 				continue;
 			if (s->next[d] < count && s->in_flight[d] < SYNC_CHAINS) {
 				if (post_chain(s, d, v))
@@ -138,10 +142,11 @@ int sync_push(struct sync_push *s, int v)
 				moved = true;
 				if (!held && s->hold_ms && v == 2) {
 					held = true;
-					sync_hold(s);
+					if (sync_hold(s))
+						return -1;
 				}
 			}
-			if (s->in_flight[d] && reap(s, d, &moved))
+			if (s->in_flight[d] && reap(s, d, "WRITEs to it", &moved))
 				return -1;
 			busy |= s->next[d] < count || s->in_flight[d];
 		}
@@ -177,6 +182,7 @@ int sync_wait_whole(struct sync_push *s, int v)
 	struct fleet *f = s->f;
 	struct progress pr;
 	int came = 0, before = 0;
+	uint64_t want = (uint64_t)(v - s->missed);
 
 	progress_start(&pr, s->ctl, s->rule, s->timeout_s);
 	for (;;) {
@@ -189,12 +195,13 @@ int sync_wait_whole(struct sync_push *s, int v)
 			if (!s->p->count[k][f->rank])
 				continue;
 			w = signal_word(s, k);
-			if (w > (uint64_t)v) {
+			if (w > want) {
 				ctl_fail(s->ctl, k, "its signal word at rank %d reads %llu in round %d: "
-					 "more FETCH_ADDs than versions", f->rank, (unsigned long long)w, v);
+					 "more FETCH_ADDs than the %llu versions pushed to it", f->rank,
+					 (unsigned long long)w, v, (unsigned long long)want);
 				return -1;
 			}
-			if (w == (uint64_t)v)
+			if (w == want)
 				came++;
 			else if (silent < 0)
 				silent = k;
@@ -216,5 +223,83 @@ int sync_wait_whole(struct sync_push *s, int v)
 	}
 	s->st.yields += pr.yields;
 	s->st.naps += pr.naps;
+	return 0;
+}
+
+/* Until every chain posted to D has completed, within the progress loop's bound. 0 or -1. */
+static int drain(struct sync_push *s, int d)
+{
+	struct progress pr;
+
+	progress_start(&pr, s->ctl, s->rule, s->timeout_s);
+	while (s->in_flight[d]) {
+		bool moved = false;
+
+		if (reap(s, d, "READs from it", &moved))
+			return -1;
+		if (moved) {
+			progress_made(&pr);
+			continue;
+		}
+		int rc = progress_idle(&pr);
+
+		if (rc == PROGRESS_STALLED)
+			ctl_fail(s->ctl, d, "rank %d's READs from it did not complete within %d s",
+				 s->f->rank, s->timeout_s);
+		if (rc)
+			return -1;
+	}
+	s->st.yields += pr.yields;
+	s->st.naps += pr.naps;
+	return 0;
+}
+
+int sync_pull(struct sync_push *s, int src, uint64_t from, uint64_t to, uint64_t len, uint64_t max,
+	      uint64_t *reads)
+{
+	struct fleet *f = s->f;
+	struct rdma_conn *c = &f->conn[src];
+	/* The agreed rd_atomic: at most that many READs of ours in flight on this QP. */
+	int depth = c->max_rd_atomic < SYNC_READS ? c->max_rd_atomic : SYNC_READS;
+	uint64_t done = 0;
+
+	while (done < len) {
+		struct ibv_send_wr wr[SYNC_READS], *bad;
+		struct ibv_sge sge[SYNC_READS];
+		uint64_t first = done;
+		int n = 0, rc;
+
+		for (; n < depth && done < len; n++) {
+			uint64_t part = len - done < max ? len - done : max;
+
+			sge[n] = (struct ibv_sge){ .addr = (uintptr_t)f->buf.addr + to + done,
+						   .length = (uint32_t)part, .lkey = f->buf.mr->lkey };
+			wr[n] = (struct ibv_send_wr){
+				.wr_id = WR_ID_SEND,
+				.sg_list = &sge[n],
+				.num_sge = 1,
+				.opcode = IBV_WR_RDMA_READ,
+				.next = &wr[n + 1],
+				.wr.rdma = { .remote_addr = c->remote.addr + from + done,
+					     .rkey = c->remote.rkey },
+			};
+			done += part;
+		}
+		wr[n - 1].next = NULL;
+		wr[n - 1].send_flags = IBV_SEND_SIGNALED;
+		rc = fault_at("post_send") ? errno : ibv_post_send(c->qp, wr, &bad);
+		if (rc) {
+			report_verb_error("ibv_post_send (a chain of READs)", rc);
+			ctl_fail(s->ctl, f->rank, "it could not post its READs from rank %d", src);
+			return -1;
+		}
+		s->in_flight[src]++;
+		s->st.posts++;
+		s->st.signalled++;
+		*reads += (uint64_t)n;
+		sync_show_reads(s, src, from + first, n, done - first, depth);
+		if (drain(s, src))
+			return -1;
+	}
 	return 0;
 }

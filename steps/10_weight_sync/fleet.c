@@ -9,7 +9,9 @@
 
 void fleet_init(struct fleet *f, const struct launch *l, const struct sync_opts *opts)
 {
-	*f = (struct fleet){ .rank = l->rank, .world = l->world, .trainers = opts->trainers };
+	*f = (struct fleet){ .rank = l->rank, .world = l->world, .trainers = opts->trainers,
+			     .tp = opts->tp, .late_from = opts->late_replica ? l->world - opts->tp :
+			     l->world };
 	for (int p = 0; p < SYNC_MAX_RANKS; p++)
 		f->conn[p].sock = -1;
 }
@@ -37,6 +39,13 @@ static int check_limits(const struct fleet *f, const struct sync_opts *opts, con
 	snprintf(request, sizeof(request), "--model-dim %d --layers %d", opts->dim, opts->layers);
 	if (limit_check_pin(&f->dev, bytes, bytes, request, "give a smaller --model-dim or fewer --layers"))
 		return -1;
+	if (!fleet_trains(f) && fleet_pull_peer(f, f->rank) >= 0 &&
+	    (fleet_late(f, f->rank) ?
+	     limit_check(&f->dev, LIMIT_QP_INIT_RD_ATOM, 1, "RDMA READs a QP keeps in flight (the "
+			 "late replica's pull)", "--late-replica", "leave --late-replica out") :
+	     limit_check(&f->dev, LIMIT_QP_RD_ATOM, 1, "RDMA READs a QP serves (the late "
+			 "replica's pull from us)", "--late-replica", "leave --late-replica out")))
+		return -1;
 	if (!fleet_trains(f))
 		return limit_check_atomics(&f->dev, "the trainers' FETCH_ADDs", "this step signals "
 					   "with atomics: use a device that serves them");
@@ -48,6 +57,21 @@ static int check_limits(const struct fleet *f, const struct sync_opts *opts, con
 	       limit_check(&f->dev, LIMIT_MSG_SZ, largest, "bytes in one WRITE (the plan's longest "
 			   "run)", request, "give a smaller --model-dim") ||
 	       cq_qp_check_limits(&f->dev, &opts->conn) ? -1 : 0;
+}
+
+/*
+ * A late rank's QP to the rank it pulls from: the READs it offers to keep in
+ * flight, SYNC_READS or fewer where the device initiates fewer
+ * (max_qp_init_rd_atom); stage 3 agrees the number with the peer's
+ * max_qp_rd_atom when the QP goes to RTR.
+ */
+static int offer_reads(struct fleet *f, struct rdma_conn *c)
+{
+	uint64_t most = limit_value(&f->dev, LIMIT_QP_INIT_RD_ATOM);
+
+	if (most > EXCHANGE_RD_ATOMIC_MAX)
+		most = EXCHANGE_RD_ATOMIC_MAX;
+	return conn_offer_rd_atomic(&f->dev, c, most < SYNC_READS ? (int)most : SYNC_READS);
 }
 
 int fleet_open(struct fleet *f, const struct cli_common *common, const struct sync_opts *opts,
@@ -66,6 +90,11 @@ int fleet_open(struct fleet *f, const struct cli_common *common, const struct sy
 	if (fleet_trains(f))
 		reg_mr_grant(&mr, IBV_ACCESS_LOCAL_WRITE, "our NIC reads our shard for the WRITEs and "
 			     "writes our FETCH_ADDs' old values; no peer touches it");
+	else if (fleet_pull_peer(f, f->rank) >= 0 && !fleet_late(f, f->rank))
+		reg_mr_grant(&mr, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+			     IBV_ACCESS_REMOTE_ATOMIC | IBV_ACCESS_REMOTE_READ, "the trainers WRITE our "
+			     "slices into the version buffer being filled, and FETCH_ADD their signal "
+			     "words; the late replica's rank READs the version we serve");
 	else
 		reg_mr_grant(&mr, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
 			     IBV_ACCESS_REMOTE_ATOMIC, "the trainers WRITE our slices into the version "
@@ -74,24 +103,35 @@ int fleet_open(struct fleet *f, const struct cli_common *common, const struct sy
 		return -1;
 	show_heading("stage 3: one RC QP to every rank of the other side");
 	for (int q = 0; q < f->world; q++) {
-		if (q == f->rank || fleet_trains(f) == (q < f->trainers))
+		bool pull = q == fleet_pull_peer(f, f->rank);
+
+		if (q == f->rank || (fleet_trains(f) == (q < f->trainers) && !pull))
 			continue;
 		if (create_cq_qp(&f->dev, &f->buf, &opts->conn, &f->conn[q], NULL))
 			return -1;
 		f->conn[q].timeout = (uint8_t)opts->job.qp_timeout;
 		f->paired[q] = true;
 		qps++;
+		if (pull && fleet_late(f, f->rank) && offer_reads(f, &f->conn[q]))
+			return -1;
 	}
-	show("QPs", "%d here, %d in the job: one per trainer and serving rank, T x S = %d x %d; no QP "
-	     "between two trainers or two serving ranks", qps, 2 * f->trainers * (f->world - f->trainers),
-	     f->trainers, f->world - f->trainers);
+	if (f->late_from < f->world)
+		show("QPs", "%d here, %d in the job: one per trainer and serving rank, T x S = %d x %d, "
+		     "and one per rank of the late replica to the rank of replica 0 it pulls from, "
+		     "%d", qps, 2 * (f->trainers * (f->world - f->trainers) + f->tp), f->trainers,
+		     f->world - f->trainers, f->tp);
+	else
+		show("QPs", "%d here, %d in the job: one per trainer and serving rank, T x S = %d x %d; "
+		     "no QP between two trainers or two serving ranks", qps,
+		     2 * f->trainers * (f->world - f->trainers), f->trainers, f->world - f->trainers);
 	return 0;
 }
 
 /*
- * A serving rank's buffer as it told us: the plan says how long it is, so
- * a length other than that one, or an address that wraps, is refused
- * before any WRITE is aimed at it.  0, or -1 after every rank was told.
+ * A serving rank's buffer as it told us (a trainer's peer, or the rank a
+ * late rank pulls from): the plan says how long it is, so a length other
+ * than that one, or an address that wraps, is refused before any WRITE or
+ * READ is aimed at it.  0, or -1 after every rank was told.
  */
 static int check_peer_buffer(struct ring_ctl *ctl, const struct model *m,
 			     const struct plan *p, int d, const struct peer_info *in)
@@ -100,14 +140,14 @@ static int check_peer_buffer(struct ring_ctl *ctl, const struct model *m,
 
 	if (in->len != want) {
 		ctl_fail(ctl, d, "its buffer length %llu B is not the %llu B the plan lays out for it "
-			 "(%llu B of words, then 2 versions of %llu B): refused before any WRITE",
-			 (unsigned long long)in->len, (unsigned long long)want,
+			 "(%llu B of words, then 2 versions of %llu B): refused before any WRITE or "
+			 "READ", (unsigned long long)in->len, (unsigned long long)want,
 			 (unsigned long long)FLEET_DATA, (unsigned long long)m->tp_bytes[plan_tp_rank(p, d)]);
 		return -1;
 	}
 	if (!in->addr || in->addr + in->len < in->addr) {
 		ctl_fail(ctl, d, "its buffer address 0x%llx with %llu B wraps past the end of memory: "
-			 "refused before any WRITE", (unsigned long long)in->addr,
+			 "refused before any WRITE or READ", (unsigned long long)in->addr,
 			 (unsigned long long)in->len);
 		return -1;
 	}
@@ -157,7 +197,9 @@ int fleet_meet(struct fleet *f, struct ring_ctl *ctl, const struct launch *l, st
 
 		if (!f->paired[q])
 			continue;
-		if (fleet_trains(f) && check_peer_buffer(ctl, m, p, q, &theirs[q]))
+		/* What we WRITE into (a trainer's serving ranks) or READ from (a late rank's source). */
+		if ((fleet_trains(f) || (fleet_late(f, f->rank) && q < f->late_from)) &&
+		    check_peer_buffer(ctl, m, p, q, &theirs[q]))
 			return -1;
 		f->conn[q].remote = theirs[q];
 		snprintf(who, sizeof(who), "rank %d's", q);

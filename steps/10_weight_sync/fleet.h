@@ -15,13 +15,15 @@
 
 /*
  * The buffer's words, then its data.  A serving rank: one signal word per
- * trainer (its FETCH_ADDs count its versions), the version word it serves,
- * then version buffer 0 and version buffer 1, each its whole slice.  A
+ * trainer (its FETCH_ADDs count its versions), the version word it serves
+ * (and, on a late rank, its source's, as its READ brought it), then version
+ * buffer 0 and version buffer 1, each its whole slice.  A
  * trainer: the old values its FETCH_ADDs bring back, one per serving rank,
  * then its shard.
  */
 #define FLEET_SIGNAL(k) (8 * (uint64_t)(k))
 #define FLEET_VERSION ((uint64_t)8 * SYNC_MAX_RANKS)
+#define FLEET_PEER_VERSION (FLEET_VERSION + 8)	/* a late rank: its source's word, as READ */
 #define FLEET_OLD(d) (FLEET_VERSION + 64 + 8 * (uint64_t)(d))
 #define FLEET_DATA ((uint64_t)512)
 
@@ -31,11 +33,27 @@ struct fleet {
 	struct rdma_conn conn[SYNC_MAX_RANKS];	/* stage 3: conn[p], our QP to rank p, where
 						 * the plan pairs us (a trainer and a serving rank) */
 	bool paired[SYNC_MAX_RANKS];
-	int rank, world, trainers;
+	int rank, world, trainers, tp;
+	int late_from;				/* --late-replica: its first rank; else world */
 	uint64_t slice;				/* a serving rank: one version's bytes */
 };
 
 static inline bool fleet_trains(const struct fleet *f) { return f->rank < f->trainers; }
+static inline bool fleet_late(const struct fleet *f, int r) { return r >= f->late_from; }
+
+/*
+ * The other end of rank R's pull (--late-replica): for a rank of the late
+ * replica, the rank of replica 0 with its TP rank, which it READs from; for
+ * that rank, the late one; -1 for every other rank.
+ */
+static inline int fleet_pull_peer(const struct fleet *f, int r)
+{
+	if (f->late_from >= f->world || r < f->trainers)
+		return -1;
+	if (fleet_late(f, r))
+		return f->trainers + (r - f->late_from);
+	return r < f->trainers + f->tp ? f->late_from + (r - f->trainers) : -1;
+}
 
 /* Before fleet_open: every connection closed, so that fleet_close can run whatever happened. */
 void fleet_init(struct fleet *f, const struct launch *l, const struct sync_opts *opts);
@@ -45,19 +63,21 @@ uint64_t fleet_bytes(const struct model *m, const struct plan *p, int r);
 
 /*
  * Stages 1 to 3: the device and PD, the buffer (a serving rank's open to
- * remote WRITEs and atomics, a trainer's to nobody), and a CQ and an RC QP
- * in INIT to every rank of the other side.  0 or -1; either way the caller
- * ends with fleet_close.
+ * remote WRITEs and atomics, and to READs where a late rank pulls from it;
+ * a trainer's to nobody), and a CQ and an RC QP in INIT to every rank of
+ * the other side, and between a late rank and the rank it pulls from.  0
+ * or -1; either way the caller ends with fleet_close.
  */
 int fleet_open(struct fleet *f, const struct cli_common *common, const struct sync_opts *opts,
 	       const struct model *m, const struct plan *p);
 
 /*
  * Meets the other ranks: the rendezvous (MINE's options checked), or
- * FAILURE instead; every QP through rank 0, each peer's buffer checked
- * against the plan before anything is taken from it (its length exactly
- * what the plan lays out, its address not wrapping), each QP to RTS, every
- * rank in RTS before the first WRITE.  0, or -1 after every rank was told.
+ * FAILURE instead; every QP through rank 0, each peer's buffer that this
+ * rank will WRITE or READ checked against the plan before anything is
+ * taken from it (its length exactly what the plan lays out, its address
+ * not wrapping), each QP to RTS, every rank in RTS before the first WRITE.
+ * 0, or -1 after every rank was told.
  */
 int fleet_meet(struct fleet *f, struct ring_ctl *ctl, const struct launch *l, struct hello *mine,
 	       const char *failure, const struct model *m, const struct plan *p,

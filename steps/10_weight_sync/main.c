@@ -2,6 +2,7 @@
 #include "clock.h"
 #include "control.h"
 #include "cq_qp_rts.h"
+#include "dev_limits.h"
 #include "device.h"
 #include "fault.h"
 #include "launch.h"
@@ -32,7 +33,10 @@ static const char purpose[] =
 	"WRITEs its runs straight into every replica's spare version buffer, in chains with\n"
 	"selective signalling, then a FETCH_ADD on each rank's word for it; a serving rank that\n"
 	"finds every word at the new version flips its version word with its replica, and\n"
-	"checks its slices byte for byte. No serving rank posts anything.\n"
+	"checks its slices byte for byte. No serving rank posts anything, but with\n"
+	"--late-replica: the last replica joins after round 1, each of its ranks READs the\n"
+	"version then served from its twin in replica 0, not from the trainers, checks it,\n"
+	"and takes the next updates with the others.\n"
 	"\n"
 	"Rank and world size as step 07: --rank/--world-size, else torchrun's, Open MPI's,\n"
 	"MPICH's or Slurm's variables; rank 0's rendezvous on TCP port -p, at HOST or\n"
@@ -107,23 +111,87 @@ static int train_round(struct sync_run *r, int v, struct rank_result *all)
 	return gather(r, ns, 0, r->push.st.bytes - before.bytes, all);
 }
 
+/* A rank of the late replica in round 1: no WRITE comes to it; it waits out the round's two barriers. */
+static int sit_out(struct sync_run *r, struct rank_result *all)
+{
+	show("late", "replica %d joins after round 1 (--late-replica): no trainer WRITEs version 1 "
+	     "to it, and it serves nothing yet", plan_replica(r->p, r->f->rank));
+	if (gather(r, 0, 0, 0, all))
+		return -1;
+	return gather(r, 0, 0, 0, all);
+}
+
+/*
+ * A rank of the late replica, as round W + 1 begins: the version its source
+ * (replica 0's rank of its TP rank) serves, by RDMA READ from the source's
+ * buffer, not from the trainers: first the source's version word, a number
+ * a peer sends, checked to be W before it picks a buffer; then that buffer,
+ * checked byte for byte; then we serve it.  The source's buffer W % 2 stays
+ * still until every rank has passed round W + 1's first barrier, which we
+ * reach only after this.  0, or -1 after ctl_fail.
+ */
+static int pull_current(struct sync_run *r, int w)
+{
+	struct fleet *f = r->f;
+	int src = fleet_pull_peer(f, f->rank);
+	uint64_t reads = 0, got, wrong, msg = limit_value(&f->dev, LIMIT_MSG_SZ);
+	uint64_t max = msg < SYNC_READ_MAX ? msg : SYNC_READ_MAX, at;
+	double start = now_us();
+
+	if (sync_pull(&r->push, src, FLEET_VERSION, FLEET_PEER_VERSION, 8, 8, &reads))
+		return -1;
+	got = __atomic_load_n((uint64_t *)((char *)f->buf.addr + FLEET_PEER_VERSION), __ATOMIC_ACQUIRE);
+	if (got != (uint64_t)w) {
+		ctl_fail(r->ctl, src, "its version word reads %llu after round %d, not %d: refused "
+			 "before its buffer was read", (unsigned long long)got, w, w);
+		return -1;
+	}
+	at = FLEET_DATA + (uint64_t)(w % 2) * f->slice;
+	if (sync_pull(&r->push, src, at, at, f->slice, max, &reads))
+		return -1;
+	wrong = check_version(r, w, "pulled");
+	if (wrong) {
+		ctl_fail(r->ctl, src, "the version %d rank %d READ from it holds %llu wrong bytes", w,
+			 f->rank, (unsigned long long)wrong);
+		return -1;
+	}
+	__atomic_store_n(version_word(r), (uint64_t)w, __ATOMIC_RELEASE);
+	r->serving = w;
+	show("pull", "version %d from rank %d's buffer %d by RDMA READ, not from the trainers: its "
+	     "version word (8 B) read first, then %llu B, in %llu READs of at most %llu B (the "
+	     "smaller of %llu and the port's max_msg_sz %llu), at most %d in flight (the agreed "
+	     "rd_atomic), in %.1f ms", w, src, w % 2, (unsigned long long)f->slice,
+	     (unsigned long long)reads, (unsigned long long)max,
+	     (unsigned long long)SYNC_READ_MAX, (unsigned long long)msg,
+	     f->conn[src].max_rd_atomic < SYNC_READS ? f->conn[src].max_rd_atomic : SYNC_READS,
+	     (now_us() - start) / 1000);
+	show("check", "pulled: version %d in buffer %d: all %llu B of our slices right, byte for byte "
+	     "as the plan says; we serve it from now", w, w % 2, (unsigned long long)f->slice);
+	return 0;
+}
+
 /* A serving rank's round: serve V - 1 while V lands, wait for every word, flip with the replica, read V back. */
 static int serve_round(struct sync_run *r, int v, struct rank_result *all)
 {
 	uint64_t wrong, want = r->f->slice;
 	int seen;
 
+	if (fleet_late(r->f, r->f->rank) && v == 1)
+		return sit_out(r, all);
+	if (fleet_late(r->f, r->f->rank) && v == 2 && pull_current(r, v - 1))
+		return -1;
 	if (v > 1 && check_version(r, v - 1, "serving while the next lands"))
 		return ctl_fail(r->ctl, r->f->rank, "the version it serves was not whole"), -1;
 	if (r->opts->hold_rank == r->f->rank && v == 2) {
 		r->push.hold_ms = r->opts->hold_ms;
 		r->push.version = v;
-		sync_hold(&r->push);
+		if (sync_hold(&r->push))
+			return -1;
 	}
 	if (sync_wait_whole(&r->push, v))
 		return -1;
 	show("signals", "version %d: the words of all %d trainers read %d: every run of it is in "
-	     "buffer %d, no receive posted", v, r->p->sources[r->f->rank], v, v % 2);
+	     "buffer %d, no receive posted", v, r->p->sources[r->f->rank], v - r->push.missed, v % 2);
 	/* Every WRITE of version V has landed: none may have touched the buffer we serve. */
 	if (v > 1 && check_version(r, v - 1, "after version v landed"))
 		return ctl_fail(r->ctl, r->f->rank, "version %d's WRITEs reached the buffer of the "
@@ -152,7 +220,8 @@ static int serve_round(struct sync_run *r, int v, struct rank_result *all)
 static void show_round(const struct sync_run *r, int v, const struct rank_result *all)
 {
 	uint64_t slowest = 0, bytes = 0, wrong = 0;
-	int replicas = (r->f->world - r->f->trainers) / r->opts->tp;
+	bool out = v == 1 && r->f->late_from < r->f->world;
+	int replicas = (r->f->world - r->f->trainers) / r->opts->tp - out, ranks = 0;
 
 	if (r->ctl->rank != 0)
 		return;
@@ -162,12 +231,13 @@ static void show_round(const struct sync_run *r, int v, const struct rank_result
 		if (k >= r->f->trainers) {
 			bytes += all[k].bytes;
 			wrong += all[k].wrong;
+			ranks += all[k].bytes > 0;
 		}
 	}
-	show("round", "%d: version %d whole in %d replica%s: %llu B checked on %d serving ranks, %llu "
-	     "wrong; the slowest trainer pushed in %.1f ms", v, v, replicas, replicas == 1 ? "" : "s",
-	     (unsigned long long)bytes, r->f->world - r->f->trainers,
-	     (unsigned long long)wrong, slowest / 1e6);
+	show("round", "%d: version %d whole in %d replica%s%s: %llu B checked on %d serving ranks, "
+	     "%llu wrong; the slowest trainer pushed in %.1f ms", v, v, replicas,
+	     replicas == 1 ? "" : "s", out ? " (the late replica joins after this round)" : "",
+	     (unsigned long long)bytes, ranks, (unsigned long long)wrong, slowest / 1e6);
 }
 
 /* A serving rank whose update failed: what it still serves, checked. */
@@ -215,9 +285,10 @@ static void show_roles(const struct sync_run *r)
 		     (unsigned long long)(r->m->elems * MODEL_ELEM));
 	else
 		show("role", "rank %d serves: replica %d, TP rank %d of %d; its slice is %llu B of the "
-		     "model's %llu B, in two version buffers", me, plan_replica(r->p, me),
+		     "model's %llu B, in two version buffers%s", me, plan_replica(r->p, me),
 		     plan_tp_rank(r->p, me), r->opts->tp, (unsigned long long)r->f->slice,
-		     (unsigned long long)(r->m->elems * MODEL_ELEM));
+		     (unsigned long long)(r->m->elems * MODEL_ELEM), fleet_late(r->f, me) ?
+		     "; it joins after round 1 (--late-replica)" : "");
 }
 
 /* The plan and both layouts, set up and met, then the rounds; 0 or -1. */
@@ -252,6 +323,7 @@ static int run_rank(const struct cli_common *common, const struct sync_opts *opt
 	if (fleet_meet(f, ctl, l, &mine, failure, m, &p, opts))
 		goto free_plan;
 	sync_push_init(&r.push, f, ctl, &p, m, common->timeout_s);
+	r.push.missed = fleet_late(f, f->rank) ? 1 : 0;
 	show_roles(&r);
 	rc = run_rounds(&r);
 	if (!rc && common->pause && pause_until_told("every update is in (see 'rdma resource show')"))

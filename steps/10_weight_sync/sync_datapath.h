@@ -16,6 +16,13 @@
  */
 #define SYNC_CHAIN 16
 #define SYNC_CHAINS 3
+/*
+ * A late rank's pull: the READs it offers to keep in flight (stage 3 agrees
+ * the number with its source's max_qp_rd_atom), each at most SYNC_READ_MAX
+ * bytes or the port's max_msg_sz, whichever is smaller.
+ */
+#define SYNC_READS 4
+#define SYNC_READ_MAX ((uint64_t)256 * 1024)
 
 /* What a push or a wait did, for the output. */
 struct sync_stats {
@@ -34,6 +41,7 @@ struct sync_push {
 	uint64_t next[SYNC_MAX_RANKS];	/* per serving rank: our next run to it, from 0 */
 	int in_flight[SYNC_MAX_RANKS];	/* per serving rank: our chains not yet completed */
 	int hold_ms;			/* --hold: stop this long after the first chain */
+	int missed;			/* a serving rank: versions never pushed to it (a late rank: 1) */
 	struct sync_stats st;
 };
 
@@ -42,7 +50,8 @@ void sync_push_init(struct sync_push *s, struct fleet *f, struct ring_ctl *ctl,
 		    const struct plan *p, const struct model *m, int timeout_s);
 
 /*
- * A trainer, version V: every run of ours to every serving rank, WRITEn from
+ * A trainer, version V: every run of ours to every serving rank (but the
+ * late replica's in round 1), WRITEn from
  * our shard into the rank's version buffer V % 2, in chains, the serving
  * ranks taken in turn; after a rank's last run, on the same QP, a FETCH_ADD
  * +1 on its signal word for us.  Returns once every chain has completed: 0,
@@ -52,16 +61,30 @@ int sync_push(struct sync_push *s, int v);
 
 /*
  * A serving rank, version V: waits until the signal word of every trainer
- * with runs to us reads V (an acquire load each); a word past V is refused,
+ * with runs to us reads V, less the versions never pushed to us (an
+ * acquire load each); a word past that is refused,
  * naming its trainer.  Between looks, the runtime's progress loop; -t
  * without a new signal names the first silent trainer.  0, or -1 after
  * ctl_fail.
  */
 int sync_wait_whole(struct sync_push *s, int v);
 
+/*
+ * A late rank: LEN bytes at FROM in rank SRC's buffer into ours at TO, by
+ * RDMA READ, each at most MAX bytes, in chains of at most the agreed
+ * rd_atomic READs (what our QP keeps in flight and SRC's serves), only a
+ * chain's last READ signalled, the next chain posted once it completed.
+ * Adds the READs to *READS.  0, or -1 after ctl_fail.
+ */
+int sync_pull(struct sync_push *s, int src, uint64_t from, uint64_t to, uint64_t len, uint64_t max,
+	      uint64_t *reads);
+
 /* datapath.c's lines: in sync_report.c. */
 void sync_show_chain(const struct sync_push *s, int d, uint64_t from, int writes, uint64_t bytes,
 		     bool last);
-void sync_hold(const struct sync_push *s);
+void sync_show_reads(const struct sync_push *s, int src, uint64_t from, int reads, uint64_t bytes,
+		     int depth);
+/* --hold: 0, or -1 once another rank's failure, seen while holding, is printed. */
+int sync_hold(const struct sync_push *s);
 
 #endif

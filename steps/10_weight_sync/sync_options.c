@@ -28,6 +28,7 @@ const struct cli_option sync_cli_options[] = {
 	{ "updates", CLI_KEY_UPDATES, "U", "rounds: each a training step's new weights pushed to every replica (default: 3)" },
 	{ "seed", CLI_KEY_SYNC_SEED, "S", "the updates' seed (default: 1)" },
 	{ "hold", CLI_KEY_SYNC_HOLD, "RANK:MS", "for tests: rank RANK stops MS ms in round 2, mid-update (a trainer after its first chain)" },
+	{ "late-replica", CLI_KEY_LATE_REPLICA, NULL, "the last replica joins after round 1: it pulls the version then served by RDMA READ from replica 0, then takes the next updates (needs 2 replicas and 2 updates)" },
 	{ "plant-len", CLI_KEY_PLANT_LEN, "RANK:N", "for tests: rank RANK says its buffer is N B; every trainer must refuse it" },
 	{ 0 },
 };
@@ -52,6 +53,9 @@ int sync_parse_option(int key, const char *arg, void *ctx)
 	case CLI_KEY_SYNC_HOLD:
 		return cli_parse_pair("--hold", arg, "RANK:MS, a rank and milliseconds",
 				      SYNC_MAX_RANKS - 1, 600000, &opts->hold_rank, &opts->hold_ms);
+	case CLI_KEY_LATE_REPLICA:
+		opts->late_replica = true;
+		return 0;
 	case CLI_KEY_PLANT_LEN:
 		return cli_parse_pair("--plant-len", arg, "RANK:N, a rank and a length in bytes",
 				      SYNC_MAX_RANKS - 1, 1 << 30, &opts->plant_rank, &opts->plant_len);
@@ -85,6 +89,13 @@ int sync_opts_check(const struct sync_opts *opts, int world)
 			     opts->trainers, opts->tp);
 		return -1;
 	}
+	if (opts->late_replica && (serving < 2 * opts->tp || opts->updates < 2)) {
+		report_error("--late-replica with %d replica%s and --updates %d: a late replica pulls "
+			     "version 1 from a live one after round 1, then takes round 2: give 2 "
+			     "replicas or more (--world-size) and --updates 2 or more",
+			     serving / opts->tp, serving / opts->tp == 1 ? "" : "s", opts->updates);
+		return -1;
+	}
 	if (opts->dim % 64) {
 		report_error("--model-dim %d is not a multiple of 64: Llama-3 8B's shapes scaled by "
 			     "D / 4096 (the KV projections D / 4, the vocabulary 501 x D / 16) must "
@@ -96,6 +107,7 @@ int sync_opts_check(const struct sync_opts *opts, int world)
 
 void sync_opts_format(const struct sync_opts *opts, char *buf, size_t len)
 {
-	snprintf(buf, len, "--trainers %d --tp %d --model-dim %d --layers %d --updates %d --seed %u",
-		 opts->trainers, opts->tp, opts->dim, opts->layers, opts->updates, opts->seed);
+	snprintf(buf, len, "--trainers %d --tp %d --model-dim %d --layers %d --updates %d --seed %u%s",
+		 opts->trainers, opts->tp, opts->dim, opts->layers, opts->updates, opts->seed,
+		 opts->late_replica ? " --late-replica" : "");
 }

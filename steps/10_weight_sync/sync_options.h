@@ -2,6 +2,7 @@
 #ifndef RDMA_STEPS_SYNC_OPTIONS_H
 #define RDMA_STEPS_SYNC_OPTIONS_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "cli.h"
@@ -18,6 +19,7 @@ enum sync_key {
 	CLI_KEY_SYNC_SEED,
 	CLI_KEY_SYNC_HOLD,
 	CLI_KEY_PLANT_LEN,
+	CLI_KEY_LATE_REPLICA,
 };
 
 /* One rxe device holds the tests' ranks; every rank keeps a word per trainer and a QP per peer. */
@@ -34,6 +36,7 @@ struct sync_opts {
 	struct conn_opts conn;	/* --tclass, --sl: stage 3's, for every QP (CQ_QP_PATH_STAGE) */
 	int hold_rank, hold_ms;	/* --hold=RANK:MS: that rank stops MS ms in round 2, mid-update */
 	int plant_rank, plant_len;	/* --plant-len=RANK:N: that rank says its buffer is N B */
+	bool late_replica;	/* --late-replica: the last replica joins after round 1 */
 };
 
 void sync_opts_default(struct sync_opts *opts);

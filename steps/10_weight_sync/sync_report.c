@@ -31,12 +31,28 @@ void sync_show_chain(const struct sync_push *s, int d, uint64_t from, int writes
 		     SYNC_CHAINS);
 }
 
-void sync_hold(const struct sync_push *s)
+/* A late rank's chain of READs, each shown: a pull of one slice is a few. */
+void sync_show_reads(const struct sync_push *s, int src, uint64_t from, int reads, uint64_t bytes,
+		     int depth)
 {
-	struct timespec t = { .tv_sec = s->hold_ms / 1000, .tv_nsec = s->hold_ms % 1000 * 1000000L };
+	(void)s;
+	show("ibv_post_send", "pull from rank %d: %d READ%s, %llu B in all, from its byte %llu, the "
+	     "last signalled (at most %d in flight: the rd_atomic agreed with it)", src, reads,
+	     reads == 1 ? "" : "s", (unsigned long long)bytes, (unsigned long long)from, depth);
+}
 
-	show_now("hold", "rank %d stops %d ms in round %d, mid-update (--hold)", s->f->rank,
-		 s->hold_ms, s->version);
+/* --hold: stops, looking at the control channel every 100 ms, so that a rank that fails meanwhile ends us too. */
+int sync_hold(const struct sync_push *s)
+{
+	struct timespec t = { .tv_nsec = 100 * 1000000L };
+
+	show_now("hold", "rank %d stops %d ms in round %d, mid-update (--hold), looking at the control "
+		 "channel every 100 ms", s->f->rank, s->hold_ms, s->version);
 	fflush(stdout);
-	nanosleep(&t, NULL);
+	for (int ms = 0; ms < s->hold_ms; ms += 100) {
+		if (ctl_check(s->ctl))
+			return -1;
+		nanosleep(&t, NULL);
+	}
+	return 0;
 }

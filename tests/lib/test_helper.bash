@@ -232,6 +232,12 @@ finish_step() {
 	use_output_of "$name"
 }
 
+# Whether the verbs.h the programs were built against has FLUSH (rdma-core 45 and later), read
+# from the header itself, as the Makefile's compile test decides whether step 04 builds -o flush.
+verbs_has_flush() {
+	grep -qw IBV_WR_FLUSH /usr/include/infiniband/verbs.h
+}
+
 # Whether the kernel that runs the tests (the guest's, in the VM: RDMA_VM_KERNEL) is
 # MAJOR.MINOR or later.  For the few answers rxe changed between the kernels the VM
 # boots (CONTRIBUTING.md, "The guest kernel"): each such test asserts each kernel's

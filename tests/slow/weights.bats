@@ -1,0 +1,105 @@
+#!/usr/bin/env bats
+# weights.bats: step 10 beyond make test: a serving rank killed mid-update with two replicas (a trainer held after its first chain of version 2), named by every rank within the bound, every surviving serving rank (its replica's other rank, the other replica's two) still on version 1, checked byte for byte; layouts that disagree in --model-dim, --tp or --layers refused at the start, naming the rank and the option; --late-replica, a replica that joins after round 1 and READs the served version from a live one, checked byte for byte, and its refusals ('make test-weights').
+
+bats_require_minimum_version 1.5.0
+
+setup() {
+	load ../lib/test_helper
+	load ../lib/ring
+}
+
+# A model of 2.9 MB: Llama-3 8B's shapes at D = 128, 2 layers, as tests/10_weight_sync.bats.
+SMALL=(--trainers 2 --tp 2 --model-dim 128 --layers 2)
+
+@test "weights: serving rank 3 killed mid-update (trainer 1 holds after its first chain of version 2), 2 trainers and 2 replicas of --tp 2: every rank names rank 3 within the bound; rank 2 (its replica) and ranks 4 and 5 (the other) still serve version 1, whole, checked byte for byte; all freed" {
+	record_baseline
+	# Trainer 1 stops after its first chain of version 2, looking at the control channel:
+	# version 2 is half pushed when rank 3 dies, and its death closes its connection to
+	# rank 0, which names it to every rank.
+	RING_STEP=10_weight_sync start_ring 6 -t 10 "${SMALL[@]}" --updates 3 --hold 1:30000
+	wait_for_line "$BATS_TEST_TMPDIR/r1.out" '^hold ' 60
+	kill_rank_and_assert_named 3 11
+	use_output_of r0
+	assert_line --regexp '^round +: 1: version 1 whole in 2 replicas: 5813248 B checked on 4 serving ranks, 0 wrong; '
+	refute_line --regexp '^round +: 2: '
+	use_output_of r1
+	assert_line --regexp '^hold +: rank 1 stops 30000 ms in round 2, mid-update \(--hold\)'
+	refute_line --regexp '^push +: version 2: '
+	for k in 2 4 5; do
+		use_output_of "r$k"
+		assert_line "check               : round 1: version 1 in buffer 1: all 1453312 B of our slices right, byte for byte as the plan says"
+		assert_line "versions            : the update after version 1 did not finish: we still serve version 1 from buffer 1, whole (checked byte for byte)"
+		refute_line --regexp '^check +: round 2: '
+	done
+}
+
+# Every rank computes the plan from its own options: the rendezvous compares them, and names the option.
+@test "weights: layouts that disagree are refused at the start: --model-dim 256 on rank 3 of 4, --tp 1 on rank 2, --layers 1 on rank 1: every rank names the rank and the option, no WRITE posted; all freed" {
+	local opts="--trainers 2 --tp 2 --model-dim 128 --layers 2 --updates 3 --seed 1"
+	record_baseline
+	RANK_ARGS_3="--model-dim 256" RING_STEP=10_weight_sync run_ring 4 -t 5 "${SMALL[@]}"
+	assert_all_name 3 "it was given other options than rank 0: --trainers 2 --tp 2 --model-dim 256 --layers 2 --updates 3 --seed 1; rank 0: $opts; the first that differs: its --model-dim 256, rank 0's --model-dim 128\$" 15
+	for k in 0 1 2 3; do
+		use_output_of "r$k"
+		refute_line --regexp '^ibv_post_send '
+	done
+	RANK_ARGS_2="--tp 1" RING_STEP=10_weight_sync run_ring 4 -t 5 "${SMALL[@]}"
+	assert_all_name 2 "it was given other options than rank 0: --trainers 2 --tp 1 --model-dim 128 --layers 2 --updates 3 --seed 1; rank 0: $opts; the first that differs: its --tp 1, rank 0's --tp 2\$" 15
+	RANK_ARGS_1="--layers 1" RING_STEP=10_weight_sync run_ring 4 -t 5 "${SMALL[@]}"
+	assert_all_name 1 "it was given other options than rank 0: --trainers 2 --tp 2 --model-dim 128 --layers 1 --updates 3 --seed 1; rank 0: $opts; the first that differs: its --layers 1, rank 0's --layers 2\$" 15
+	for k in 0 1 2 3; do
+		use_output_of "r$k"
+		refute_line --regexp '^ibv_post_send '
+	done
+}
+
+@test "weights: --late-replica: replica 1 (ranks 4 and 5) joins after round 1, each rank READs version 1 from its twin in replica 0 (its version word first, then its buffer, within the agreed rd_atomic and max_msg_sz), checks it byte for byte, then takes versions 2 and 3 with the others; the trainers WRITE nothing to it in round 1; all freed" {
+	record_baseline
+	RING_STEP=10_weight_sync run_ring 6 -t 20 --trainers 2 --tp 2 --model-dim 128 --layers 2 --updates 3 --late-replica
+	assert_ring_success
+	use_output_of r0
+	assert_line --regexp "^round +: 1: version 1 whole in 1 replica \\(the late replica joins after this round\\): 2906624 B checked on 2 serving ranks, 0 wrong; "
+	for v in 2 3; do
+		assert_line --regexp "^round +: $v: version $v whole in 2 replicas: 5813248 B checked on 4 serving ranks, 0 wrong; "
+	done
+	for k in 0 1; do
+		use_output_of "r$k"
+		assert_line "QPs                 : 4 here, 20 in the job: one per trainer and serving rank, T x S = 2 x 4, and one per rank of the late replica to the rank of replica 0 it pulls from, 2"
+		assert_line --regexp "^push +: version 1: 1453312 B in 523 WRITEs, 34 posts \\(each a chain, its last WR signalled\\), 2 FETCH_ADDs, 34 completions, in "
+		for v in 2 3; do
+			assert_line --regexp "^push +: version $v: 2906624 B in 1046 WRITEs, 68 posts \\(each a chain, its last WR signalled\\), 4 FETCH_ADDs, 68 completions, in "
+		done
+		refute_line --regexp "^ibv_post_send +: version 1 to rank [45]: "
+	done
+	for k in 2 3; do
+		use_output_of "r$k"
+		assert_line --regexp "^access +: .*remote_read.*: the trainers WRITE our slices into the version buffer being filled, and FETCH_ADD their signal words; the late replica's rank READs the version we serve\$"
+		refute_line --regexp '^ibv_post_send '
+	done
+	for k in 4 5; do
+		use_output_of "r$k"
+		assert_line --regexp "^role +: rank $k serves: replica 1, TP rank $((k - 4)) of 2; its slice is 1453312 B .*; it joins after round 1 \\(--late-replica\\)\$"
+		assert_line "late                : replica 1 joins after round 1 (--late-replica): no trainer WRITEs version 1 to it, and it serves nothing yet"
+		assert_line --regexp "^rd_atomic +: agreed with the peer: 4 of ours in flight \\(we offer 4, it serves up to [0-9]+\\)"
+		assert_line "ibv_post_send       : pull from rank $((k - 2)): 1 READ, 8 B in all, from its byte 128, the last signalled (at most 4 in flight: the rd_atomic agreed with it)"
+		assert_line "ibv_post_send       : pull from rank $((k - 2)): 4 READs, 1048576 B in all, from its byte 1453824, the last signalled (at most 4 in flight: the rd_atomic agreed with it)"
+		assert_line "ibv_post_send       : pull from rank $((k - 2)): 2 READs, 404736 B in all, from its byte 2502400, the last signalled (at most 4 in flight: the rd_atomic agreed with it)"
+		assert_line --regexp "^pull +: version 1 from rank $((k - 2))'s buffer 1 by RDMA READ, not from the trainers: its version word \\(8 B\\) read first, then 1453312 B, in 7 READs of at most 262144 B \\(the smaller of 262144 and the port's max_msg_sz [0-9]+\\), at most 4 in flight \\(the agreed rd_atomic\\), in [0-9.]+ ms\$"
+		assert_line "check               : pulled: version 1 in buffer 1: all 1453312 B of our slices right, byte for byte as the plan says; we serve it from now"
+		refute_line --regexp '^check +: round 1: '
+		assert_line "signals             : version 2: the words of all 2 trainers read 1: every run of it is in buffer 0, no receive posted"
+		assert_line "check               : round 2: version 2 in buffer 0: all 1453312 B of our slices right, byte for byte as the plan says; version v - 1 served whole while it landed"
+		assert_line "check               : round 3: version 3 in buffer 1: all 1453312 B of our slices right, byte for byte as the plan says; version v - 1 served whole while it landed"
+		assert_line --regexp '^teardown +: every object released$'
+	done
+	assert_back_to_baseline
+}
+
+@test "weights: --late-replica is refused without a live replica to pull from, or without a round after the first" {
+	run_step 10_weight_sync --rank 0 --world-size 4 --trainers 2 --tp 2 --late-replica
+	assert_failure 2
+	assert_line "error: --late-replica with 1 replica and --updates 3: a late replica pulls version 1 from a live one after round 1, then takes round 2: give 2 replicas or more (--world-size) and --updates 2 or more"
+	run_step 10_weight_sync --rank 0 --world-size 6 --trainers 2 --tp 2 --updates 1 --late-replica
+	assert_failure 2
+	assert_line "error: --late-replica with 2 replicas and --updates 1: a late replica pulls version 1 from a live one after round 1, then takes round 2: give 2 replicas or more (--world-size) and --updates 2 or more"
+}
