@@ -36,8 +36,9 @@ static int take_pair(struct ring_ctl *c, int fd, int from, struct ctl_msg *m)
 {
 	if (take_msg(c, fd, from, "the QPs", m))
 		return -1;
-	if (m->type != CTL_PAIR || m->peer < 0 || m->peer >= c->world ||
-	    (from >= 0 && m->rank != from) || m->rank == m->peer) {
+	/* Both ranks index tables of WORLD entries: each is checked, whoever sent it. */
+	if (m->type != CTL_PAIR || m->peer < 0 || m->peer >= c->world || m->rank < 0 ||
+	    m->rank >= c->world || (from >= 0 && m->rank != from) || m->rank == m->peer) {
 		ctl_fail(c, c->rank == 0 ? from : 0, "it sent a message out of turn while the QPs "
 			 "were handed on");
 		return -1;
