@@ -130,6 +130,9 @@ assert_ex_moved() {
 	run_step 08_kv_transfer --violate revoked
 	assert_failure 2
 	assert_output "error: --violate revoked takes back memory windows: give --windows too"
+	run_step 08_kv_transfer --violate past_window
+	assert_failure 2
+	assert_output "error: --violate past_window reaches past a memory window's end: give --windows too"
 	run_step 08_kv_transfer --violate rkey --windows
 	assert_failure 2
 	assert_output "error: --violate rkey breaks the pool's rkey, which --windows never sends: give --violate revoked with --windows"

@@ -39,7 +39,7 @@ const struct cli_option kv_cli_options[] = {
 	{ "delay-qp", CLI_KEY_DELAY_QP, "Q:MS", "for the lesson on ordering: QP Q's posts wait MS ms" },
 	{ "no-overlap", CLI_KEY_NO_OVERLAP, NULL, "compute every layer before any moves, to compare with the overlap" },
 	{ "windows", CLI_KEY_WINDOWS, NULL, "grant the peer each request's blocks through memory windows, not the pool's rkey, and take them back after" },
-	{ "violate", CLI_KEY_KV_VIOLATE, "KIND", "for the lesson on access: rkey (the initiator uses an rkey the peer never handed out) or revoked (with --windows: the peer's windows are taken back before the go-ahead)" },
+	{ "violate", CLI_KEY_KV_VIOLATE, "KIND", "for the lesson on access: rkey (the initiator uses an rkey the peer never handed out) revoked (with --windows: the peer's windows are taken back before the go-ahead) or past_window (with --windows: the initiator's first WR reaches one block past the end of its window, inside the peer's pool)" },
 	{ 0 },
 };
 
@@ -51,7 +51,7 @@ const char *kv_mode_name(enum kv_mode mode)
 int kv_parse_option(int key, const char *arg, void *ctx)
 {
 	static const char *const modes[] = { "pull", "push" };
-	static const char *const violations[] = { "rkey", "revoked" };
+	static const char *const violations[] = { "rkey", "revoked", "past_window" };
 	static const char *const posts[] = { "classic", "ex" };
 	struct kv_opts *opts = ctx;
 	int mode, kind, post;
@@ -95,7 +95,7 @@ int kv_parse_option(int key, const char *arg, void *ctx)
 		opts->no_overlap = true;
 		return 0;
 	case CLI_KEY_KV_VIOLATE:
-		kind = cli_pick_named("--violate", "kind", arg, violations, 0, 2);
+		kind = cli_pick_named("--violate", "kind", arg, violations, 0, 3);
 		if (kind < 0)
 			return -1;
 		opts->violate = (enum kv_violation)(kind + 1);
@@ -144,6 +144,11 @@ int kv_opts_check(const struct kv_opts *opts)
 	}
 	if (opts->violate == KV_VIOLATE_REVOKED && !opts->windows) {
 		report_error("--violate revoked takes back memory windows: give --windows too");
+		return -1;
+	}
+	if (opts->violate == KV_VIOLATE_PAST_WINDOW && !opts->windows) {
+		report_error("--violate past_window reaches past a memory window's end: give "
+			     "--windows too");
 		return -1;
 	}
 	if (opts->violate == KV_VIOLATE_RKEY && opts->windows) {

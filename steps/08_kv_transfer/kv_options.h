@@ -16,6 +16,7 @@ enum kv_violation {
 	KV_VIOLATE_NONE,
 	KV_VIOLATE_RKEY,	/* the initiator: the pool's rkey plus one, which the peer never handed out */
 	KV_VIOLATE_REVOKED,	/* --windows: the granting side takes its windows back before the go-ahead */
+	KV_VIOLATE_PAST_WINDOW,	/* --windows: the initiator's first WR reaches one block past its window */
 };
 
 /* Classic: ibv_post_send with a linked list of WRs.  Ex: the extended API, ibv_wr_start ... ibv_wr_complete. */

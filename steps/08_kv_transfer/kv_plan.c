@@ -54,6 +54,40 @@ int kv_request_plan(struct kv_request *req, const struct kv_opts *opts, int qps)
 	return 0;
 }
 
+static const char *op_name(const struct kv_opts *opts)
+{
+	return opts->mode == KV_PULL ? "RDMA READ" : "RDMA WRITE with immediate";
+}
+
+int kv_reach_past_window(const struct kv_request *req, struct remote_table *peer,
+			 const struct kv_opts *opts)
+{
+	uint32_t *first = &peer->table.entry[req->seg[0].first];
+	uint32_t past = *first + (uint32_t)req->seg[0].count;
+
+	/* Both sides' pools are of one shape (the shape message): as many blocks as this one. */
+	if (past >= req->pool->n_blocks) {
+		report_error("--violate past_window: request %d's first window ends at the peer's "
+			     "last pool block (%u), so the block past it is outside the pool's MR; "
+			     "give a larger --pool", req->number, past - 1);
+		return -1;
+	}
+	show("--violate", "request %d: the first %s moves one block on in the peer's pool: its "
+	     "window ends at pool block %u, and the WR now ends at block %u, past the window's "
+	     "end, inside the peer's pool MR", req->number, op_name(opts), past - 1, past);
+	(*first)++;
+	return 0;
+}
+
+int kv_past_window_passed(const struct kv_request *req, const struct kv_opts *opts)
+{
+	report_error("request %d: the %s that reached one block past the end of its window "
+		     "completed successfully: this device checked the window's rkey, QP and access "
+		     "but not its bounds, so the window did not confine it", req->number,
+		     op_name(opts));
+	return -1;
+}
+
 void kv_request_free(struct kv_request *req)
 {
 	free(req->seg);

@@ -39,6 +39,21 @@ struct ibv_qp_cap kv_queue_caps(const struct kv_opts *opts, bool decoder);
  */
 uint64_t kv_send_ops(const struct kv_opts *opts);
 
+/*
+ * --violate past_window, on the initiator: moves REQ's first segment one
+ * block on in PEER's table, so that its WR ends one block past the window
+ * granted for it, still inside the peer's pool MR.  0, or -1 when that block
+ * would lie past the pool's end.
+ */
+int kv_reach_past_window(const struct kv_request *req, struct remote_table *peer,
+			 const struct kv_opts *opts);
+
+/*
+ * After a move with --violate past_window completed: a device that confines
+ * a window's rkey to the window would have refused it.  Says so; always -1.
+ */
+int kv_past_window_passed(const struct kv_request *req, const struct kv_opts *opts);
+
 /* Cuts REQ into segments (allocated; kv_request_free) from both tables. 0 or -1. */
 int kv_request_plan(struct kv_request *req, const struct kv_opts *opts, int qps);
 void kv_request_free(struct kv_request *req);

@@ -65,7 +65,7 @@ static int shape_compare(const uint8_t *peer, const uint8_t *ours)
 	       same("--windows (1: given)", peer[22], ours[22]) ||
 	       same("--no-overlap (1: given)", peer[23], ours[23]) ||
 	       same("--layer-ms", get_be16(peer + 24), get_be16(ours + 24)) ||
-	       same("--violate (1: rkey, 2: revoked)", peer[26], ours[26]) ? -1 : 0;
+	       same("--violate (1: rkey, 2: revoked, 3: past_window)", peer[26], ours[26]) ? -1 : 0;
 }
 
 int kv_exchange_shape(int fd, const struct kv_opts *opts, int timeout_s)

@@ -24,7 +24,7 @@
  *   22  1  --windows (0 or 1)
  *   23  1  --no-overlap (0 or 1)
  *   24  2  --layer-ms
- *   26  1  --violate (0 none, 1 rkey, 2 revoked)
+ *   26  1  --violate (0 none, 1 rkey, 2 revoked, 3 past_window)
  *   27  1  reserved, 0
  */
 #define KV_SHAPE_MAGIC "RDKS"

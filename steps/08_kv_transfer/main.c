@@ -261,7 +261,8 @@ static int show_revoked(struct session *s, struct kv_qps *q, const struct kv_req
  * --violate: the initiator's rkey is one the peer never handed out (rkey),
  * or the granting side takes its windows back before the go-ahead
  * (revoked).  Either way the first WR that names the peer's memory completes
- * with a remote access error, and both QPs go to ERR.
+ * with a remote access error, and both QPs go to ERR.  past_window: the
+ * initiator's first WR reaches one block past its window (kv_plan.c).
  */
 static int break_access(struct kv_qps *q, const struct kv_request *req, struct remote_table *peer,
 			struct kv_grant *grant, const struct kv_opts *kv, bool initiator,
@@ -272,6 +273,8 @@ static int break_access(struct kv_qps *q, const struct kv_request *req, struct r
 		     "which the peer never handed out", req->number, peer->rkey + 1, peer->rkey);
 		peer->rkey++;
 	}
+	if (kv->violate == KV_VIOLATE_PAST_WINDOW && initiator)
+		return kv_reach_past_window(req, peer, kv);
 	if (kv->violate == KV_VIOLATE_REVOKED && granting) {
 		show("--violate", "request %d: this side takes its %d windows back before the "
 		     "go-ahead: the rkeys it granted name nothing now", req->number, req->n_seg);
@@ -302,7 +305,7 @@ static int move_request(struct session *s, struct kv_qps *q, struct kv_pool *poo
 	struct kv_request req = { .number = number, .pool = pool, .mine = &mine, .peer = &peer };
 	struct kv_grant grant = { 0 };
 	uint32_t *seg_rkey = NULL;
-	bool granting = kv->windows && decoder != (kv->mode == KV_PULL);
+	bool initiator = decoder == (kv->mode == KV_PULL), granting = kv->windows && !initiator;
 	struct kv_result res;
 	int rc = -1;
 
@@ -318,13 +321,13 @@ static int move_request(struct session *s, struct kv_qps *q, struct kv_pool *poo
 		goto out_free_peer;
 	if (kv->windows && grant_request(s, q, &req, kv, granting, &grant, &seg_rkey, timeout_s))
 		goto out_revoke;
-	if (kv->violate && break_access(q, &req, &peer, &grant, kv, decoder == (kv->mode == KV_PULL),
-					 granting, timeout_s))
+	if (kv->violate && break_access(q, &req, &peer, &grant, kv, initiator, granting, timeout_s))
 		goto out_revoke;
 	/* The receives for the WRITEs with immediate go up before the go-ahead. */
 	if ((decoder && kv_post_receives(q, &req, kv)) ||
 	    exchange_sync(s->conn.sock, 'G', timeout_s) ||
 	    kv_move(q, &req, kv, decoder, s->conn.sock, timeout_s, &res) ||
+	    (kv->violate == KV_VIOLATE_PAST_WINDOW && initiator && kv_past_window_passed(&req, kv)) ||
 	    exchange_sync(s->conn.sock, 'D', timeout_s))
 		goto out_revoke;
 	show_result(kv, &req, &res, q->n, decoder);

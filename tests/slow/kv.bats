@@ -122,3 +122,30 @@ kill_mid_transfer() { # SIDE ARGS...
 		assert_back_to_baseline
 	done
 }
+
+# rxe checks a window's rkey, its QP and its access, and then only the range of the MR
+# beneath it (check_rkey in rxe_resp.c): a WR past the window's end, inside the MR, goes
+# through, on Linux 6.1 and 7.3 alike (both run), so nothing here is gated by kernel.
+@test "kv: --violate past_window --windows, pulled and pushed: the initiator's first WR reaches one block past its window, inside the pool's MR, and rxe lets it through: the initiator says the window did not confine it, all freed" {
+	for mode in pull push; do
+		record_baseline
+		run_server_client 08_kv_transfer --mode "$mode" --requests 1 --windows --violate past_window
+		[ "$srv_status" -eq 1 ] && [ "$cli_status" -eq 1 ] || fail "$mode: server $srv_status, client $cli_status"
+		granting=srv initiator=cli op='RDMA READ'
+		[ "$mode" = push ] && granting=cli initiator=srv op='RDMA WRITE with immediate'
+		use_output_of "$initiator"
+		assert_line --regexp "^windows +: request 0: 16 windows granted by the peer, one per segment"
+		assert_line --regexp "^--violate +: request 0: the first $op moves one block on in the peer's pool: its window ends at pool block [0-9]+, and the WR now ends at block [0-9]+, past the window's end, inside the peer's pool MR$"
+		ends=$(sed -nE 's/^--violate +: .* its window ends at pool block ([0-9]+), and the WR now ends at block ([0-9]+),.*/\1 \2/p' <<<"$output")
+		read -r window_end wr_end <<<"$ends"
+		[ "$wr_end" -eq $((window_end + 1)) ] && [ "$wr_end" -lt 64 ] || fail "$mode: the WR ends at block $wr_end, the window at $window_end (pool of 64 blocks)"
+		assert_one_error "^error: request 0: the $op that reached one block past the end of its window completed successfully: this device checked the window's rkey, QP and access but not its bounds, so the window did not confine it$" "$mode"
+		use_output_of "$granting"
+		# The window overrun is the one the granting side bound to its first block, as its table says.
+		granted=$(table_of 0 | head -n 1)
+		[ "$granted" = "$window_end" ] || fail "$mode: the initiator's window ends at block $window_end, the granting side's first block is '$granted'"
+		assert_line 'IBV_WR_LOCAL_INV    : 16 of 16 windows invalidated, then freed (ibv_dealloc_mw): their rkeys open nothing now'
+		assert_one_error '^error: ' "$mode"
+		assert_back_to_baseline
+	done
+}
