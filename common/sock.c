@@ -307,8 +307,8 @@ int sock_send_all(int fd, const void *buf, size_t len, int timeout_s)
 		report_error("the peer did not take our message within %d s", timeout_s);
 	else if (rc == SOCK_STOPPED)
 		report_stopped();
-	else if (rc == SOCK_CLOSED)
-		report_verb_error("send (side channel)", errno);
+	else if (rc == SOCK_CLOSED) /* EPIPE or ECONNRESET: the same peer gone as a recv's EOF */
+		report_error("the peer closed the side channel early (did it fail? see its output)");
 	return rc ? -1 : 0;
 }
 

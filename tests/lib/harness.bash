@@ -9,8 +9,11 @@ boot_harness_once() { # HARNESS OUT_DIR NAME [ARG...]
 	mkdir -p "$RDMA_STEPS_RESULTS/$3"
 	cp -a "$2/." "$RDMA_STEPS_RESULTS/$3/" 2>/dev/null
 	if [ "$status" != 0 ]; then
-		cat "$BATS_FILE_TMPDIR/$3.out" >&3
-		echo "# its output is kept in $RDMA_STEPS_RESULTS/$3" >&3
+		# To standard output, which bats shows after "setup_file failed" (where
+		# tests/tools/failures.sh, and so CI's excerpt, finds it): its end says why.
+		cp "$BATS_FILE_TMPDIR/$3.out" "$RDMA_STEPS_RESULTS/$3/harness.out"
+		echo "the harness failed (exit $status); the end of what it printed (all of it: $RDMA_STEPS_RESULTS/$3/harness.out):"
+		tail -n 24 "$BATS_FILE_TMPDIR/$3.out"
 		return 1
 	fi
 }

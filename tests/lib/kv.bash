@@ -29,8 +29,15 @@ assert_moved() { # REQUESTS BLOCKS QPS
 }
 
 # Checks the selected side's output: one error line, matching REGEX, and a teardown that released everything.
+# A mismatch names the error lines first, so that a failure's first lines (what CI
+# keeps) say what this side said instead; the whole output follows.
 assert_one_error() { # REGEX [WHAT]
-	assert_line --regexp "$1"
-	[ "$(grep -c '^error: ' <<<"$output")" -eq 1 ] || fail "${2:+$2: }more than one error line: $output"
+	local errors count
+	errors=$(grep '^error: ' <<<"$output")
+	count=$(grep -c '^error: ' <<<"$output")
+	[ "$count" -eq 1 ] || fail "${2:+$2: }$count error lines, not one: ${errors:-none}
+the whole output: $output"
+	[[ $errors =~ $1 ]] || fail "${2:+$2: }its error line does not match $1: $errors
+the whole output: $output"
 	assert_line --regexp '^teardown +: every object released$'
 }

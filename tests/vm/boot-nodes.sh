@@ -26,6 +26,11 @@ shift 2
 vm_dir=$(vm_kernel_dir "$root") || exit 1
 
 die() { echo "nodes: $*" >&2; exit 1; }
+# After a failure, the end of a node's log, where it says why: what CI keeps of a run is its end.
+show_end() { # LOG
+	echo "nodes: the end of $1:" >&2
+	tail -n 8 "$1" | sed 's/^/  /' >&2
+}
 
 # shellcheck source=tests/vm/wire-port.bash
 . tests/vm/wire-port.bash
@@ -64,8 +69,10 @@ if [ "${RDMA_VM_HUB:-0}" != 1 ] && rxe_per_netns; then
 		[ "$(cat "$out/node$k/status" 2>/dev/null)" = 0 ] || failed+=("$k")
 	done
 	echo "nodes: all $n done in $((SECONDS - start)) s${failed[*]:+; failed: node ${failed[*]}}"
-	{ [ "$status" = 0 ] && [ ${#failed[@]} -eq 0 ]; } ||
+	{ [ "$status" = 0 ] && [ ${#failed[@]} -eq 0 ]; } || {
+		show_end "$out/vm.boot.log"
 		die "see $out/vm.boot.log$(for k in "${failed[@]}"; do printf ' %s' "$out/node$k/console.log"; done)"
+	}
 	exit 0
 fi
 case $n in 2 | 3 | 4) ;; *) die "N must be 2, 3 or 4 on QEMU's hub (namespaces take up to 16 on a kernel whose rxe works per namespace), not '$n'" ;; esac
@@ -85,4 +92,7 @@ for ((k = 1; k <= n; k++)); do
 	wait "${pids[k - 1]}" || failed+=("$k")
 done
 echo "nodes: all $n done in $((SECONDS - start)) s${failed[*]:+; failed: node ${failed[*]}}"
-[ ${#failed[@]} -eq 0 ] || die "see $(for k in "${failed[@]}"; do printf '%s ' "$out/node$k.boot.log"; done)"
+[ ${#failed[@]} -eq 0 ] || {
+	for k in "${failed[@]}"; do show_end "$out/node$k.boot.log"; done
+	die "see $(for k in "${failed[@]}"; do printf '%s ' "$out/node$k.boot.log"; done)"
+}
