@@ -141,7 +141,12 @@ setup() {
 
 @test "04_post_wr -o atomic_write: refused unless bit 40 of device_cap_flags_ex says the device can; where it can, the target's 8 bytes take the value in one write" {
 	record_baseline
-	if kernel_at_least 7 0; then
+	# rxe does ATOMIC WRITE from Linux 6.2: the v6.2 merge window's RDMA pull (2022-12-13)
+	# brought Xiao Yang's series, ending in 4cd9f1d320f9 "RDMA/rxe: Enable atomic write
+	# capability for rxe device". In the source Debian's linux-source packages ship,
+	# drivers/infiniband/sw/rxe/rxe_param.h: 6.12.117's RXE_DEVICE_CAP_FLAGS has
+	# IB_DEVICE_ATOMIC_WRITE (bit 40) on 64-bit builds, 6.1.192's has no such flag.
+	if kernel_at_least 6 2; then
 		run_server_client 04_post_wr -o atomic_write
 		assert_both_succeeded
 		use_output_of srv
@@ -410,10 +415,15 @@ assert_target_unchanged() {
 	record_baseline
 	run_violation other_pd write
 	# rxe on 6.1 fails the outgoing payload's lkey as a QP operation error, the incoming READ
-	# data's as a protection error. rxe on 7.x moves the QP to the error state without a
-	# status of its own for the WRITE: its completion says flushed, as if it had never run.
+	# data's as a protection error. From Linux 6.4 rxe moves the QP to the error state without
+	# a status of its own for the WRITE: its completion says flushed, as if it had never run.
+	# In rxe_req.c as Debian's linux-source packages ship it, the requester's err: path in
+	# 6.1.192 marks the WQE failed and leaves the QP to the completer, which completes that WQE
+	# with its own status; in 6.12.117 (and 7.3.4) it calls rxe_qp_error(), and rxe_completer()
+	# (rxe_comp.c) flushes every WQE of a QP in ERR. The change is 98e891b5e4d9 "RDMA/rxe:
+	# Remove qp->req.state", in the v6.4 merge window's RDMA pull (2023-04-28).
 	local lkey_status='local QP operation error \(2\)'
-	kernel_at_least 7 0 && lkey_status='Work Request Flushed Error \(5\)'
+	kernel_at_least 6 4 && lkey_status='Work Request Flushed Error \(5\)'
 	assert_initiator_error "$lkey_status"
 	assert_line --regexp '^second PD +: the same 4096 bytes registered again in a second PD: lkey 0x[0-9a-f]+, where the QP.s PD knows lkey 0x[0-9a-f]+$'
 	assert_in_order '^second PD ' '^ibv_post_send ' "status $lkey_status" '^ibv_dereg_mr ' '^ibv_dealloc_pd ' '^ibv_query_qp '
