@@ -1,10 +1,13 @@
-/* procstat.c: the process's own figures, as the kernel keeps them in /proc/self/status (memory), /proc/self/io (system calls) and /proc/self/smaps (a mapping's flags). */
+/* procstat.c: the process's own figures, as the kernel keeps them in /proc/self/status (memory), /proc/self/io (system calls) and /proc/self/smaps (a mapping's flags), and which pages of a range are present (mincore). */
 #include "procstat.h"
 
 #include <inttypes.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 /* The number after "FIELD:" in the file PATH; -1 if absent. */
 static long proc_field(const char *path, const char *field)
@@ -60,3 +63,21 @@ int proc_vma_has_flag(const void *addr, const char *flag)
 	return found;
 }
 
+
+long resident_pages(void *addr, size_t len)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE), n = (len + page - 1) / page, i;
+	unsigned char *vec = malloc(n);
+	long present = 0;
+
+	if (!vec)
+		return -1;
+	if (mincore(addr, len, vec)) {
+		free(vec);
+		return -1;
+	}
+	for (i = 0; i < n; i++)
+		present += vec[i] & 1;
+	free(vec);
+	return present;
+}

@@ -141,7 +141,12 @@ setup() {
 
 @test "04_post_wr -o atomic_write: refused unless bit 40 of device_cap_flags_ex says the device can; where it can, the target's 8 bytes take the value in one write" {
 	record_baseline
-	if kernel_at_least 7 0; then
+	# rxe does ATOMIC WRITE from Linux 6.2: the v6.2 merge window's RDMA pull (2022-12-13)
+	# brought Xiao Yang's series, ending in 4cd9f1d320f9 "RDMA/rxe: Enable atomic write
+	# capability for rxe device". In the source Debian's linux-source packages ship,
+	# drivers/infiniband/sw/rxe/rxe_param.h: 6.12.117's RXE_DEVICE_CAP_FLAGS has
+	# IB_DEVICE_ATOMIC_WRITE (bit 40) on 64-bit builds, 6.1.192's has no such flag.
+	if kernel_at_least 6 2; then
 		run_server_client 04_post_wr -o atomic_write
 		assert_both_succeeded
 		use_output_of srv
@@ -179,6 +184,111 @@ setup() {
 	assert_failure 1
 	assert_line --regexp '^target word +: the 8 bytes at 0x[0-9a-f]+ hold 0x1000, as before the run: nothing reached them$'
 	refute_line --regexp '^atomic check '
+	assert_back_to_baseline
+}
+
+# Growth of VmRSS in the current output's VmRSS line ("N kB before the first OP, M kB after").
+vmrss_growth() {
+	local before after
+	read -r before after < <(sed -nE 's/^VmRSS +: ([0-9]+) kB before the first [A-Z]+, ([0-9]+) kB after: .*/\1 \2/p' <<<"$output")
+	[ -n "$before" ] && [ -n "$after" ] || fail "no VmRSS line in: $output"
+	echo $((after - before))
+}
+
+# The side of an --odp run whose buffer the bytes land in (OUT: srv or cli), as OP's (WHO: target
+# or initiator): 1 MiB registered on demand and untouched, and the NIC's first access faulted in
+# every page of it.  On Linux 7.3 the bytes do not land where they belong: rxe's ODP copy
+# (__rxe_odp_mr_copy in drivers/infiniband/sw/rxe/rxe_odp.c) maps each page with kmap_local_page()
+# and copies to the page's start, never adding the packet's offset in the page; at the path MTU
+# of 1024 a page takes four packets, each copied to bytes 0 to 1023, and the last one stays.
+assert_odp_landed() { # OUT OP WHO
+	local grown
+	use_output_of "$1"
+	assert_line --regexp '^odp_caps +: general_caps 0x1 \(IBV_ODP_SUPPORT\), RC: [a-z_,]*(write|read)[a-z_,]*$'
+	assert_line "odp                 : our buffer, the $3's, is registered on demand and never touched: the $2's bytes land here, in pages that do not exist until the NIC's first access faults them in"
+	assert_line --regexp '^buffer +: 1048576 bytes at 0x[0-9a-f]+, aligned to the 4096-byte page, never touched$'
+	assert_line --regexp '^access +: [a-z_,]+, on_demand: '
+	assert_line --regexp '^VmPin +: 0 kB before, 0 kB after: 0 kB pinned$'
+	# The kernel's own view: none of the 256 pages before the first access, all of them after,
+	# and VmRSS grown by the buffer's 1024 kB, within two pages.
+	assert_line "present pages       : 0 of the buffer's 256 pages before the first $2, 256 after (mincore)"
+	grown=$(vmrss_growth)
+	[ "$grown" -ge 1016 ] && [ "$grown" -le 1032 ] || fail "VmRSS grew by $grown kB at the first $2 into 1024 kB on demand"
+	assert_line --regexp "^data check +: [0-9]+ of 1048576 bytes hold the pattern after the first $2\$"
+	assert_line --regexp "^data check +: [0-9]+ of 1048576 bytes hold the pattern, the second $2's\$"
+	[ "$(grep -cxF "landing             : 0 of the 256 pages hold their own bytes; page 0, and 255 more alike, holds at its start the 1024 bytes that belong at its offset 3072, and after them 3072 bytes of 0" <<<"$output")" = 2 ] ||
+		fail "not both ${2}s' pages landed as rxe's ODP copy puts them: $output"
+	assert_line "error: data check: the $2's bytes did not arrive whole (the landing lines above say where they went)"
+	assert_in_order '^VmRSS .*before the first' '^present pages ' '^data check .*after the first' '^landing ' '^data check .*the second' '^landing ' '^error: data check'
+}
+
+# The side of an --odp run whose buffer holds the bytes to send (OUT), as OP's: pinned, as usual.
+assert_odp_pinned() { # OUT OP PEER WHAT
+	use_output_of "$1"
+	assert_line --regexp '^odp_caps +: general_caps 0x1 \(IBV_ODP_SUPPORT\), RC: '
+	assert_line "odp                 : the $3's buffer is registered on demand, where the $2's bytes land; ours holds the bytes to $4, which the CPU writes first, so its pages are there anyway: it is registered pinned, as without --odp"
+	refute_line --regexp '^access +: .*on_demand'
+	assert_line --regexp '^VmPin +: [0-9]+ kB before, [0-9]+ kB after: 1024 kB pinned$'
+	refute_line --regexp '^present pages '
+}
+
+# The initiator's times (OUT, OP): both printed, in order, with their ratio; the times themselves vary.
+assert_odp_times() { # OUT OP
+	use_output_of "$1"
+	assert_line --regexp "^first $2 +: 1048576 bytes into pages not mapped yet: [0-9]+ us from the post to its completion\$"
+	assert_line --regexp "^second $2 +: the same 1048576 bytes into the same pages, mapped now: [0-9]+ us\$"
+	assert_line --regexp "^first touch +: the first $2 took [0-9]+\\.[0-9]{2} times as long as the second, [-+][0-9]+\\.[0-9] us for each of its 256 pages: the faults of the first access, and one run's noise\$"
+	assert_in_order "^first $2 " "^second $2 " '^first touch '
+}
+
+@test "04_post_wr --odp: on 7.x the first WRITE and the first READ into 1 MiB registered on demand fault in every page (mincore, VmRSS), timed beside a second into the same pages, and land each packet at its page's start; on 6.1 refused naming the kernel that has it" {
+	run_step 04_post_wr -o send --odp
+	assert_failure 2
+	assert_output "error: --odp times the first WRITE or READ into pages registered on demand: use -o write or -o read"
+	run_step 04_post_wr -o write --odp --cm
+	assert_failure 2
+	assert_output "error: --odp stops between its two operations at side-channel barriers, and --cm has no side channel: drop --cm"
+	run_step 04_post_wr -o read --odp -V rkey
+	assert_failure 2
+	assert_output "error: --odp times two operations that succeed, and --violate makes one fail: give one of them"
+	record_baseline
+	if ! kernel_at_least 7 0; then
+		# Refused as step 02 refuses it, on either side: the WRITE's initiator, whose buffer
+		# would be pinned, before registering; the READ's, whose buffer is the one on demand, too.
+		for op in write read; do
+			run_step 04_post_wr -d "$DEV" -o "$op" -s 1M --odp 127.0.0.1
+			assert_failure 1
+			assert_line --regexp '^odp_caps +: general_caps 0x0, RC: none$'
+			assert_output --partial "error: --odp: $DEV does no on-demand paging (odp_caps.general_caps has no IBV_ODP_SUPPORT), so ibv_reg_mr would refuse IBV_ACCESS_ON_DEMAND with EINVAL; rxe has it in Linux 7.3 but not in 6.1 or 6.12: boot the VM with RDMA_VM_KERNEL=trixie-backports, or drop --odp"
+			refute_line --regexp '^ibv_reg_mr '
+			refute_line --regexp '^odp +:'
+			assert_in_order '^ibv_alloc_pd ' '^odp_caps ' '^error: --odp' '^ibv_dealloc_pd '
+		done
+		assert_back_to_baseline
+		return
+	fi
+	# The WRITE: the target's pages fault in; every completion succeeds, and the bytes land wrong.
+	run_server_client 04_post_wr -o write -s 1M --odp
+	[ "$srv_status" -eq 1 ] && [ "$cli_status" -eq 0 ] || fail "write: server $srv_status (1: its bytes landed wrong), client $cli_status (0): $(cat "$BATS_TEST_TMPDIR"/*.out)"
+	assert_odp_landed srv WRITE target
+	assert_line --regexp '^target CQ +: 0 completion\(s\): a one-sided WRITE does not involve the target.s CPU$'
+	assert_odp_pinned cli WRITE target send
+	assert_odp_times cli WRITE
+	assert_line --regexp '^ibv_poll_cq +: completion: opcode RDMA_WRITE, status success, 1048576 bytes'
+	# The READ: the initiator's pages fault in, as its NIC writes the READ responses there.
+	run_server_client 04_post_wr -o read -s 1M --odp
+	[ "$srv_status" -eq 0 ] && [ "$cli_status" -eq 1 ] || fail "read: server $srv_status (0), client $cli_status (1: its bytes landed wrong): $(cat "$BATS_TEST_TMPDIR"/*.out)"
+	assert_odp_landed cli READ initiator
+	assert_odp_times cli READ
+	assert_line --regexp '^ibv_poll_cq +: completion: opcode RDMA_READ, status success, 1048576 bytes'
+	assert_in_order '^landing ' '^second READ ' '^first touch ' '^error: data check'
+	assert_odp_pinned srv READ initiator "be read"
+	# One packet, at its page's offset 0: the copy lands it whole.
+	run_server_client 04_post_wr -o write -s 1K --odp
+	assert_both_succeeded "write of one packet"
+	use_output_of srv
+	assert_line "data check          : 1024 bytes arrived intact after the first WRITE"
+	assert_line "data check          : 1024 bytes arrived intact, the second WRITE's"
 	assert_back_to_baseline
 }
 
@@ -305,10 +415,15 @@ assert_target_unchanged() {
 	record_baseline
 	run_violation other_pd write
 	# rxe on 6.1 fails the outgoing payload's lkey as a QP operation error, the incoming READ
-	# data's as a protection error. rxe on 7.x moves the QP to the error state without a
-	# status of its own for the WRITE: its completion says flushed, as if it had never run.
+	# data's as a protection error. From Linux 6.4 rxe moves the QP to the error state without
+	# a status of its own for the WRITE: its completion says flushed, as if it had never run.
+	# In rxe_req.c as Debian's linux-source packages ship it, the requester's err: path in
+	# 6.1.192 marks the WQE failed and leaves the QP to the completer, which completes that WQE
+	# with its own status; in 6.12.117 (and 7.3.4) it calls rxe_qp_error(), and rxe_completer()
+	# (rxe_comp.c) flushes every WQE of a QP in ERR. The change is 98e891b5e4d9 "RDMA/rxe:
+	# Remove qp->req.state", in the v6.4 merge window's RDMA pull (2023-04-28).
 	local lkey_status='local QP operation error \(2\)'
-	kernel_at_least 7 0 && lkey_status='Work Request Flushed Error \(5\)'
+	kernel_at_least 6 4 && lkey_status='Work Request Flushed Error \(5\)'
 	assert_initiator_error "$lkey_status"
 	assert_line --regexp '^second PD +: the same 4096 bytes registered again in a second PD: lkey 0x[0-9a-f]+, where the QP.s PD knows lkey 0x[0-9a-f]+$'
 	assert_in_order '^second PD ' '^ibv_post_send ' "status $lkey_status" '^ibv_dereg_mr ' '^ibv_dealloc_pd ' '^ibv_query_qp '

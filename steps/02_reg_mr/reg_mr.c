@@ -105,9 +105,18 @@ const struct cli_option reg_mr_cli_options[] = {
 	{ 0 },
 };
 
+/* --odp, in both tables that offer it. */
+#define REG_MR_ODP_OPTION \
+	{ "odp", CLI_KEY_ODP, NULL, "register on demand (IBV_ACCESS_ON_DEMAND): no page pinned, each " \
+				    "faulted in at the NIC's first access; needs a device whose odp_caps say so" }
+
+const struct cli_option reg_mr_odp_cli_options[] = {
+	REG_MR_ODP_OPTION,
+	{ 0 },
+};
+
 const struct cli_option reg_mr_paging_cli_options[] = {
-	{ "odp", CLI_KEY_ODP, NULL, "register on demand (IBV_ACCESS_ON_DEMAND): no page pinned, each "
-				    "faulted in at the NIC's first access; needs a device whose odp_caps say so" },
+	REG_MR_ODP_OPTION,
 	{ "fork", CLI_KEY_FORK, NULL, "fork after registering: the child reads and writes the buffer, "
 				      "and we say what it saw and what it did to our copy" },
 	{ 0 },
@@ -197,7 +206,7 @@ static const struct flag_name odp_op_names[] = {
  * before anything is registered: ibv_reg_mr with IBV_ACCESS_ON_DEMAND on a device
  * without them fails with a bare EINVAL.  0, or -1 after saying which kernel has it.
  */
-static int check_odp_support(const struct rdma_dev *dev)
+int check_odp_support(const struct rdma_dev *dev)
 {
 	const char *name = ibv_get_device_name(dev->ctx->device);
 	const struct ibv_odp_caps *odp = &dev->odp_caps;

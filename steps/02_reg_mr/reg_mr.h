@@ -33,13 +33,17 @@ struct reg_mr_opts {
 /*
  * Stage 2's part of the command line, -s and -a, filling a struct
  * reg_mr_opts; REG_MR_PAGING_STAGE adds --odp and --fork, which step 02
- * alone takes: they show what registration does to the process's pages.
+ * takes: they show what registration does to the process's pages.
+ * REG_MR_ODP_STAGE is --odp alone, for a later step that shows the first
+ * access to a region registered on demand, which needs a work request.
  */
 extern const struct cli_option reg_mr_cli_options[];
 extern const struct cli_option reg_mr_paging_cli_options[];
+extern const struct cli_option reg_mr_odp_cli_options[];
 int reg_mr_parse_option(int key, const char *arg, void *opts);
 #define REG_MR_STAGE(opts) { reg_mr_cli_options, reg_mr_parse_option, (opts) }
 #define REG_MR_PAGING_STAGE(opts) { reg_mr_paging_cli_options, reg_mr_parse_option, (opts) }
+#define REG_MR_ODP_STAGE(opts) { reg_mr_odp_cli_options, reg_mr_parse_option, (opts) }
 
 void reg_mr_opts_default(struct reg_mr_opts *opts);
 
@@ -63,6 +67,14 @@ struct rdma_buf {
 	int access;		/* what the MR allows: IBV_ACCESS_* */
 	struct ibv_mr *mr;	/* its registration: lkey for us, rkey for the peer */
 };
+
+/*
+ * --odp: shows the device's odp_caps (stage 1 read them) and fails, saying
+ * which kernel has it, unless they have IBV_ODP_SUPPORT.  register_buffer
+ * calls it before registering on demand; a side that registers pinned but
+ * runs with a peer that does not calls it too.  0 or -1.
+ */
+int check_odp_support(const struct rdma_dev *dev);
 
 /*
  * Stage 2: allocates a page-aligned buffer and registers it with DEV's PD,

@@ -4,6 +4,7 @@
 #include "cq_qp_rts.h"
 #include "dev_limits.h"
 #include "exchange.h"
+#include "first_touch.h"
 #include "open_pd.h"
 #include "pattern.h"
 #include "pause.h"
@@ -23,7 +24,8 @@ static const char purpose[] =
 	"initiator) to the server (the target) and check the bytes that arrived:\n"
 	"SEND/RECV (two-sided), RDMA WRITE and READ (one-sided), WRITE with immediate,\n"
 	"the atomics fetch_add and cmp_swap, ATOMIC WRITE, a WRITE then a FLUSH\n"
-	"(--cm: connected through rdma_cm);\n"
+	"(--cm: connected through rdma_cm); with --odp, a WRITE or READ into memory\n"
+	"registered on demand, the first into pages not there yet timed beside a second;\n"
 	"or, with --violate, break memory protection and watch the work request fail.";
 
 struct step_opts {
@@ -32,6 +34,7 @@ struct step_opts {
 	struct post_opts post;
 	enum violation violation;
 	bool initiator;			/* HOST given: this side posts the operation */
+	bool odp;			/* --odp: the buffer the bytes land in is registered on demand */
 };
 
 /* Where the data lands: the server's buffer for send and writes, the client's for read. */
@@ -152,6 +155,8 @@ static int check_limits(const struct rdma_dev *dev, const void *arg)
 	char request[32];
 
 	snprintf(request, sizeof(request), "-o %s", op_name(op));
+	if (step->odp && odp_check_device(dev, op, step->initiator))
+		return -1;
 	if (session_check_buffer(dev, step->mr.size) ||
 	    (op_is_atomic(op) && check_atomic_support(dev, op, step->mr.size)) ||
 	    (op == OP_FLUSH && check_flush_support(dev, &step->post)))
@@ -166,6 +171,11 @@ static int check_limits(const struct rdma_dev *dev, const void *arg)
 static int run_stage4(struct session *sess, const struct cli_common *opts,
 		      const struct step_opts *step)
 {
+	if (step->odp && opts->host)
+		return first_touch_initiator(&sess->conn, &sess->buf, sess->buf.len, &step->post,
+					     PATTERN_SEED, opts->timeout_s);
+	if (step->odp && step->post.op == OP_WRITE)
+		return first_touch_target(&sess->conn, &sess->buf, PATTERN_SEED, opts->timeout_s);
 	if (step->violation && opts->host)
 		return violate_as_initiator(&sess->dev, &sess->conn, &sess->buf, &step->post,
 					    step->violation, opts->timeout_s);
@@ -185,9 +195,10 @@ int main(int argc, char **argv)
 {
 	struct step_opts step = { 0 };
 	/* Of stage 3's options, --events is left out: step 04 busy-polls its one completion. */
-	const struct cli_stage stages[] = { REG_MR_STAGE(&step.mr), CQ_QP_CM_STAGE(&step.conn),
-					    CQ_QP_PATH_STAGE(&step.conn), POST_WR_STAGE(&step.post),
-					    VIOLATION_STAGE(&step.violation), { 0 } };
+	const struct cli_stage stages[] = { REG_MR_STAGE(&step.mr), REG_MR_ODP_STAGE(&step.mr),
+					    CQ_QP_CM_STAGE(&step.conn), CQ_QP_PATH_STAGE(&step.conn),
+					    POST_WR_STAGE(&step.post), VIOLATION_STAGE(&step.violation),
+					    { 0 } };
 	const struct cli_spec spec = { .program = "04_post_wr", .purpose = purpose,
 				       .connects = true, .pauses = true, .stages = stages,
 				       .faults = faults };
@@ -206,6 +217,8 @@ int main(int argc, char **argv)
 		return EXIT_FAILURE;
 	if (post_opts_check(&step.post) || violation_check_op(step.violation, step.post.op))
 		return CLI_BAD_USAGE;
+	if (step.mr.odp && odp_opts_check(step.post.op, step.violation, step.conn.cm))
+		return CLI_BAD_USAGE;
 	if (step.violation && step.conn.cm) {
 		report_error("--violate drives both sides through side-channel barriers at each point "
 			     "of the failure: drop --cm");
@@ -219,16 +232,20 @@ int main(int argc, char **argv)
 	}
 	violation_prepare(&step.mr, step.violation, &step.post, !opts.host);
 	step.initiator = opts.host != NULL;
+	/* --odp: on demand only where the bytes land; the other side's buffer stays pinned. */
+	step.odp = step.mr.odp;
+	step.mr.odp = step.odp && odp_lands_here(step.post.op, step.initiator);
 	hook.send_ops_flags = op_send_ops(step.post.op);
 	step.conn.hook = &hook;
 
 	if (session_open(&sess, &opts, &step.mr, &step.conn))
 		goto out_close_session;
 	violation_set_retry(&sess.conn, step.violation, !opts.host);
-	exchange_set_options(&sess.conn.local, "-o %s -s %zu%s%s%s", op_name(step.post.op),
+	exchange_set_options(&sess.conn.local, "-o %s -s %zu%s%s%s%s", op_name(step.post.op),
 			     sess.buf.len, step.violation ? " -V " : "",
 			     step.violation ? violation_name(step.violation) : "",
-			     step.post.placement == PLACE_PERSISTENT ? " persistent" : "");
+			     step.post.placement == PLACE_PERSISTENT ? " persistent" : "",
+			     step.odp ? " --odp" : "");
 	/* Through rdma_cm no barrier follows ESTABLISHED: the target prepares before it accepts. */
 	if (session_through_cm(&sess) && !opts.host && prepare_target(&sess.conn, &sess.buf, &step.post))
 		goto out_close_session;

@@ -28,7 +28,7 @@ static const uint8_t *row_for_block(uint8_t seed, size_t block)
 	return rows[(uint8_t)(seed + block)];
 }
 
-static uint8_t pattern_byte(size_t i, uint8_t seed)
+uint8_t pattern_byte_at(size_t i, uint8_t seed)
 {
 	return row_for_block(seed, i / BLOCK)[i % BLOCK];
 }
@@ -59,7 +59,7 @@ static bool blocks_match(const uint8_t *p, size_t len, uint8_t seed)
 static size_t first_mismatch(const uint8_t *p, size_t len, uint8_t seed)
 {
 	for (size_t i = 0; i < len; i++)
-		if (p[i] != pattern_byte(i, seed))
+		if (p[i] != pattern_byte_at(i, seed))
 			return i;
 	return len;
 }
@@ -73,7 +73,7 @@ bool check_pattern(const void *buf, size_t len, uint8_t seed)
 		return true;
 	bad = first_mismatch(p, len, seed);
 	report_error("data check: MISMATCH at byte %zu of %zu: expected 0x%02x, got 0x%02x",
-		     bad, len, pattern_byte(bad, seed), p[bad]);
+		     bad, len, pattern_byte_at(bad, seed), p[bad]);
 	return false;
 }
 
@@ -83,6 +83,6 @@ size_t count_pattern_changes(const void *buf, size_t from, size_t to, uint8_t se
 	size_t changed = 0;
 
 	for (size_t i = from; i < to; i++)
-		changed += p[i] != pattern_byte(i, seed);
+		changed += p[i] != pattern_byte_at(i, seed);
 	return changed;
 }

@@ -16,6 +16,9 @@
  */
 void fill_pattern(void *buf, size_t len, uint8_t seed);
 
+/* Byte I of the pattern for SEED: where a byte that failed the check belongs. */
+uint8_t pattern_byte_at(size_t i, uint8_t seed);
+
 /* Whether all LEN bytes hold the pattern for SEED; the first byte that does not is named. */
 bool check_pattern(const void *buf, size_t len, uint8_t seed);
 
