@@ -189,8 +189,9 @@ static int post_chunks(struct lossy_xfer *x, int k, uint32_t n)
 
 		if (i == 0)
 			first = chunk;
+		/* The lkey of this path's plane: an MR is good on its own PD's device only. */
 		sge[i] = (struct ibv_sge){ .addr = (uintptr_t)x->s->buf.addr + off, .length = len,
-					   .lkey = x->s->buf.mr->lkey };
+					   .lkey = x->l->plane[p->plane].buf->mr->lkey };
 		wr[i] = (struct ibv_send_wr){
 			.sg_list = &sge[i],
 			.num_sge = 1,

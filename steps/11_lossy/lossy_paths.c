@@ -77,6 +77,29 @@ const char *lossy_plane_name(const struct lossy_link *l, int p)
  * an MR belongs to one PD, and a PD to one device, so each plane's QPs need
  * their own lkey (ours) and rkey (the peer's).  The pages are pinned once.
  */
+/* Whether NAME is a device here; if not, says so in --plane's words.  Stage 1 opens it. */
+static bool plane_device_present(const char *name)
+{
+	struct ibv_device **list;
+	char names[256];
+	int count;
+	bool found = false;
+
+	list = ibv_get_device_list(&count);
+	if (!list)
+		return true;	/* stage 1 names the failure */
+	for (int i = 0; i < count && !found; i++)
+		found = !strcmp(ibv_get_device_name(list[i]), name);
+	if (!found) {
+		device_names(list, count, names, sizeof(names));
+		report_error("--plane %s: no RDMA device of that name; devices present: %s. Give "
+			     "--plane the device on that plane's network ('rdma link show' lists "
+			     "each with its netdev)", name, names);
+	}
+	ibv_free_device_list(list);
+	return found;
+}
+
 static int open_plane(struct lossy_link *l, struct session *s, const struct lossy_opts *o,
 		      const struct cli_common *opts, int p)
 {
@@ -87,7 +110,7 @@ static int open_plane(struct lossy_link *l, struct session *s, const struct loss
 	popts.ib_dev = o->plane[p];
 	show("plane", "%d: the device %s, on a network of its own: a PD of its own, and the same "
 	     "buffer registered again with it", p, o->plane[p]);
-	if (open_device_pd(&popts, &pl->own_dev))
+	if (!plane_device_present(o->plane[p]) || open_device_pd(&popts, &pl->own_dev))
 		return -1;
 	pl->own_buf = (struct rdma_buf){ .addr = s->buf.addr, .len = s->buf.len,
 					 .access = s->buf.access };

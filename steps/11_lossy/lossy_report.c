@@ -20,10 +20,17 @@ void lossy_show_post(struct lossy_xfer *x, int k, uint32_t first, int n)
 
 void lossy_show_round_posted(const struct lossy_xfer *x, double ms)
 {
-	show_now("round", "%u: %u WRITEs posted over %d %s path%s in %.1f ms, every one completed "
+	char cut[32] = "";
+	int n = 0;
+
+	for (int k = 0; k < x->l->n; k++)
+		n += x->l->path[k].failed || x->l->path[k].silent >= LOSSY_SILENT_ROUNDS;
+	if (n)
+		snprintf(cut, sizeof(cut), ", %d of them cut,", n);
+	show_now("round", "%u: %u WRITEs posted over %d %s path%s%s in %.1f ms, every one completed "
 		 "here: %s", x->round, x->round_posts, x->l->n, x->o->rc ? "RC" : "UC",
-		 x->l->n > 1 ? "s" : "", ms, x->o->rc ? "RC's completion comes with the receiver's "
-		 "ACK" : "UC's completion says a packet left this NIC, not that it arrived");
+		 x->l->n > 1 ? "s" : "", cut, ms, x->o->rc ? "RC's completion comes with the "
+		 "receiver's ACK" : "UC's completion says a packet left this NIC, not that it arrived");
 }
 
 void lossy_show_answer(const struct lossy_xfer *x, const struct sack *s, uint32_t missing)
@@ -125,12 +132,11 @@ void lossy_show_path_failed(const struct lossy_xfer *x, int k, const struct ibv_
 {
 	const struct lossy_path *p = &x->l->path[k];
 
-	show_now("path cut", "round %u: path %d's WRITE (work request %llu) completed with %s "
-		 "(status %d, vendor error 0x%x), its last ACK %.0f ms ago: its QP is in the error "
-		 "state and every WR behind it completes flushed; no more chunks go to it, and what "
-		 "it lost goes over the other paths", x->round, k, (unsigned long long)wc->wr_id,
-		 ibv_wc_status_str(wc->status), wc->status, wc->vendor_err,
-		 (now_us() - p->alive_us) / 1000);
+	show_now("path cut", "round %u: a WRITE on path %d completed with %s (status %d, vendor "
+		 "error 0x%x), its last ACK %.0f ms ago: its QP is in the error state and every WR "
+		 "behind it completes flushed; no more chunks go to it, and what it lost goes over "
+		 "the other paths", x->round, k, ibv_wc_status_str(wc->status), wc->status,
+		 wc->vendor_err, (now_us() - p->alive_us) / 1000);
 }
 
 void lossy_show_plane_cut(const struct lossy_xfer *x, int p)
