@@ -15,7 +15,7 @@
 # plane 2 that many seconds after node 1's program posted its first WRITE: each node has
 # netem at 0% on its eth1 from the case's start, and node 1 changes its own to 100% loss,
 # writes the clock then to CASE.cut, does the same on node 2's eth1 (from node 2's
-# namespace) and reads 'rdma resource show qp' (CASE.qps).
+# namespace); 'rdma resource show qp' is read as the first WRITE is seen (CASE.qps).
 # Writes, in
 # RDMA_STEPS_RESULTS: CASE.log (the program's output), CASE.counters (each counter's
 # change over the case, and the netem qdisc's packets sent and dropped), status.tsv (CASE,
@@ -50,27 +50,36 @@ read_counters() {
 
 # Plane 2 cut, once node 1's first WRITE is posted and AFTER seconds more: each node's eth1
 # has had netem at 0% since the case began (cut_prepare), and a cut changes it to 100%, one
-# tc each.  At real-time priority: both programs spin on the VM's two vCPUs while the
-# transfer runs, and at the same priority this would run only once they are done.
+# tc each.  Every command run here starts from the 9p root under emulation, which may take
+# longer than the transfer: the wait runs no command at all (bash's read, with a timeout, on
+# a pipe no one writes), and at real-time priority, for both programs spin on the VM's two
+# vCPUs and at theirs it would run only once they were done.
 cut_prepare() { # CASE
 	tests/vm/netem.sh eth1 loss 0% >"$out/$1.eth1.netem" 2>&1 || { cat "$out/$1.eth1.netem"; exit 1; }
 }
 cut_plane2() { # CASE AFTER
-	for _ in $(seq 1 600); do
-		grep -q '^ibv_post_send .*round 1, path' "$out/$1.log" && break
-		sleep 0.02
+	local nap line qps
+	exec {nap}<> <(:)
+	for _ in {1..3000}; do
+		while IFS= read -r line; do
+			[[ $line == 'ibv_post_send '*'round 1, path'* ]] && break 2
+		done <"$out/$1.log"
+		read -rt 0.01 -u "$nap" _
 	done
-	sleep "$2"
+	# The kernel's view of the QPs, while the programs hold them.
+	rdma resource show qp >"$out/$1.qps" 2>&1 &
+	qps=$!
+	read -rt "$2" -u "$nap" _
+	exec {nap}<&-
 	# Node 1's first: from then on no WRITE of plane 2 leaves; the clock when it holds is the cut's.
-	if ! tc qdisc change dev eth1 parent 1:3 handle 30: netem loss 100% >"$out/$1.cut.netem" 2>&1; then
+	if tc qdisc change dev eth1 parent 1:3 handle 30: netem loss 100% >"$out/$1.cut.netem" 2>&1; then
+		echo "$EPOCHREALTIME" >"$out/$1.cut"
+		nsenter --net=/run/netns/node2 tc qdisc change dev eth1 parent 1:3 handle 30: netem loss 100% \
+			>>"$out/$1.cut.netem" 2>&1 || say "$1: could not cut node 2's side of plane 2: $(cat "$out/$1.cut.netem")"
+	else
 		say "$1: could not cut plane 2: $(cat "$out/$1.cut.netem")"
-		return
 	fi
-	# bash's own clock: a date run now would start from the 9p root, which may take long.
-	echo "$EPOCHREALTIME" >"$out/$1.cut"
-	nsenter --net=/run/netns/node2 tc qdisc change dev eth1 parent 1:3 handle 30: netem loss 100% \
-		>>"$out/$1.cut.netem" 2>&1 || say "$1: could not cut node 2's side of plane 2: $(cat "$out/$1.cut.netem")"
-	rdma resource show qp >"$out/$1.qps" 2>&1
+	wait "$qps"
 }
 
 # The last packets may still be on their way to the file: stop once it stops growing.
