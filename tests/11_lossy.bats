@@ -69,7 +69,7 @@ assert_one_error() { # NAME REGEX
 	assert_back_to_baseline
 }
 
-@test "11_lossy refuses bad input before any WR: an unknown --qp-type, --paths 0, --retry-cnt 8, --qp-timeout 0, --drop-chunks over RC or past the last chunk, other options on the two sides" {
+@test "11_lossy refuses bad input before any WR: an unknown --qp-type, --paths 0, --retry-cnt 8, --qp-timeout 0, --drop-chunks over RC or past the last chunk, --plane without -d, twice, as -d, over 8 paths or not here, other options on the two sides" {
 	record_baseline
 	run_step 11_lossy -d "$DEV" --qp-type xx
 	assert_failure 2
@@ -89,6 +89,26 @@ assert_one_error() { # NAME REGEX
 	run_step 11_lossy -d "$DEV" --drop-chunks 3,x
 	assert_failure 2
 	assert_output "error: --drop-chunks: '3,x' is not a list of chunk numbers such as 3,17,40"
+	# Planes: -d names plane 0; each --plane a device of its own; every plane's paths fit.
+	run_step 11_lossy --plane "$DEV"
+	assert_failure 2
+	assert_output "error: --plane $DEV: give -d too, the device of plane 0 (where the control QP goes): with planes, which device is which must be said on both sides"
+	run_step 11_lossy -d "$DEV" --plane "$DEV"
+	assert_failure 2
+	assert_output "error: --plane $DEV: that device is plane 0's already (-d): each plane needs a device of its own, on a network of its own ('rdma link show' lists them)"
+	run_step 11_lossy -d "$DEV" --plane rxe_b --plane rxe_b
+	assert_failure 2
+	assert_output "error: --plane rxe_b: that device is plane 1's already: each plane needs a device of its own, on a network of its own ('rdma link show' lists them)"
+	run_step 11_lossy -d "$DEV" --plane rxe_b --paths 5
+	assert_failure 2
+	assert_output "error: --paths 5 on each of 2 planes is 10 data QPs; at most 8: give a smaller --paths"
+	# A device that is not here is found when the plane is opened: after stage 3, before any connection.
+	run_step 11_lossy -d "$DEV" --plane rxe_nosuch
+	assert_failure 1
+	[ "$(grep -c '^error: ' <<<"$output")" = 1 ] || fail "not one error line: $output"
+	assert_line --regexp "^error: --plane rxe_nosuch: no RDMA device of that name; devices present: .*$DEV.*\. Give --plane the device on that plane's network \('rdma link show' lists each with its netdev\)$"
+	refute_line --regexp '^listening '
+	assert_line --regexp '^teardown +: every object released$'
 	# A chunk past the last is known once the path MTU is: the receiver stops, the sender finds it gone.
 	run_two_sides 11_lossy "-s 64K" "-s 64K --drop-chunks 64"
 	[ "$srv_status" -eq 1 ] && [ "$cli_status" -eq 1 ] || fail "server $srv_status, client $cli_status: $(cat "$BATS_TEST_TMPDIR"/*.out)"

@@ -162,7 +162,7 @@ static uint32_t credit(const struct lossy_xfer *x, const struct lossy_path *p)
 	uint64_t free = p->receives > taking ? p->receives - taking : 0;
 	uint32_t room = x->l->sq_depth - p->in_sq;
 
-	if (p->silent >= LOSSY_SILENT_ROUNDS)
+	if (p->failed || p->silent >= LOSSY_SILENT_ROUNDS)
 		return 0;
 	free = free < x->l->window ? free : x->l->window;
 	return (uint32_t)free < room ? (uint32_t)free : room;
@@ -189,8 +189,9 @@ static int post_chunks(struct lossy_xfer *x, int k, uint32_t n)
 
 		if (i == 0)
 			first = chunk;
+		/* The lkey of this path's plane: an MR is good on its own PD's device only. */
 		sge[i] = (struct ibv_sge){ .addr = (uintptr_t)x->s->buf.addr + off, .length = len,
-					   .lkey = x->s->buf.mr->lkey };
+					   .lkey = x->l->plane[p->plane].buf->mr->lkey };
 		wr[i] = (struct ibv_send_wr){
 			.sg_list = &sge[i],
 			.num_sge = 1,
@@ -231,6 +232,56 @@ static int poll_path(struct lossy_xfer *x, int k, struct ibv_wc *wc)
 	return n;
 }
 
+/* Whether path K is taken as cut: its QP failed (RC), or its WRITEs silent for LOSSY_SILENT_ROUNDS answers. */
+static bool path_cut(const struct lossy_xfer *x, int k)
+{
+	const struct lossy_path *p = &x->l->path[k];
+
+	return p->failed || p->silent >= LOSSY_SILENT_ROUNDS;
+}
+
+/* After path K is taken as cut: if every path of its plane is, the plane is, said once. */
+static void judge_plane(struct lossy_xfer *x, int k)
+{
+	int plane = x->l->path[k].plane;
+
+	if (x->l->planes == 1 || x->l->plane[plane].cut)
+		return;
+	for (int j = 0; j < x->l->n; j++)
+		if (x->l->path[j].plane == plane && !path_cut(x, j))
+			return;
+	x->l->plane[plane].cut = true;
+	lossy_show_plane_cut(x, plane);
+}
+
+/*
+ * RC: a failed completion on path K that another path can make up for.
+ * Status 12 (its retries spent: nothing came back on this path for
+ * retry_cnt + 1 timeouts) moves the QP to the error state, and every WR
+ * behind it completes flushed (status 5): the path is cut for good, and the
+ * chunks it lost go over the other paths in the next round.  Whether WC was
+ * so taken; a peer gone, or the last path, is a failure as any other.
+ */
+static bool path_failed(struct lossy_xfer *x, int k, const struct ibv_wc *wc)
+{
+	struct lossy_path *p = &x->l->path[k];
+	bool other = false;
+
+	if (!x->o->rc || sock_peer_closed(x->s->conn.sock))
+		return false;
+	if (p->failed)
+		return wc->status == IBV_WC_WR_FLUSH_ERR || wc->status == IBV_WC_RETRY_EXC_ERR;
+	for (int j = 0; j < x->l->n; j++)
+		other |= j != k && !path_cut(x, j);
+	if (wc->status != IBV_WC_RETRY_EXC_ERR || !other)
+		return false;
+	p->failed = true;
+	x->failed_new = true;
+	lossy_show_path_failed(x, k, wc);
+	judge_plane(x, k);
+	return true;
+}
+
 /* Takes the completions of our chains on every path, each retiring its chain's WRs; returns how many, or -1. */
 static int reap_sends(struct lossy_xfer *x)
 {
@@ -244,9 +295,14 @@ static int reap_sends(struct lossy_xfer *x)
 		if (n < 0)
 			return -1;
 		for (int i = 0; i < n; i++) {
-			if (check_completion(x, &wc[i], true))
+			bool failed = wc[i].status != IBV_WC_SUCCESS && path_failed(x, k, &wc[i]);
+
+			if (!failed && check_completion(x, &wc[i], true))
 				return -1;
 			p->in_sq -= (uint32_t)wc[i].wr_id;
+			/* RC: the receiver's ACK came back on this path. */
+			if (!failed && x->o->rc)
+				p->alive_us = now_us();
 		}
 		taken += n;
 	}
@@ -265,10 +321,14 @@ static void judge_paths(struct lossy_xfer *x)
 		struct lossy_path *p = &x->l->path[k];
 		uint64_t sent = p->posted - p->answer_posted;
 
-		if (p->consumed > p->answer_consumed)
+		if (p->failed)
+			continue;
+		if (p->consumed > p->answer_consumed) {
 			p->silent = 0;
-		else if (sent && p->silent < LOSSY_SILENT_ROUNDS && ++p->silent == LOSSY_SILENT_ROUNDS)
+		} else if (sent && p->silent < LOSSY_SILENT_ROUNDS && ++p->silent == LOSSY_SILENT_ROUNDS) {
 			lossy_show_path_cut(x, k);
+			judge_plane(x, k);
+		}
 		p->answer_posted = p->posted;
 		p->answer_consumed = p->consumed;
 	}
@@ -278,7 +338,7 @@ static void judge_paths(struct lossy_xfer *x)
 static bool every_path_cut(const struct lossy_xfer *x)
 {
 	for (int k = 0; k < x->l->n; k++)
-		if (x->l->path[k].silent < LOSSY_SILENT_ROUNDS)
+		if (!path_cut(x, k))
 			return false;
 	return true;
 }
@@ -321,6 +381,8 @@ static int take_sack(struct lossy_xfer *x, const struct ibv_wc *wc)
 	for (int k = 0; k < x->l->n; k++) {
 		struct lossy_path *p = &x->l->path[k];
 
+		if (s.count[k] > p->consumed)
+			p->alive_us = now_us();
 		p->consumed = s.count[k];
 		p->receives = s.receives[k];
 		/* Asked after the timer: a WRITE that has consumed no receive by now is lost. */
@@ -389,8 +451,9 @@ static int wait_sent(struct lossy_xfer *x)
 		bool pending = false;
 		int taken, ctl;
 
+		/* A failed path's WRs all complete, flushed; none is waited for. */
 		for (int k = 0; k < x->l->n; k++)
-			pending |= x->l->path[k].in_sq > 0;
+			pending |= !x->l->path[k].failed && x->l->path[k].in_sq > 0;
 		if (!pending)
 			return 0;
 		taken = reap_sends(x);
@@ -404,13 +467,13 @@ static int wait_sent(struct lossy_xfer *x)
 	}
 }
 
-/* Takes SACKs until DONE says so: the timer's length (MS > 0), our answer, or the final SACK. */
-static int wait_ctl(struct lossy_xfer *x, int ms)
+/* Takes SACKs until the timer's length (MS > 0), our answer (ANSWER), or else the final SACK. */
+static int wait_ctl(struct lossy_xfer *x, int ms, bool answer)
 {
 	struct timespec since;
 
 	clock_start(&since);
-	while (!x->final && (ms ? ms_since(&since) < ms : x->asking || x->o->rc)) {
+	while (!x->final && (ms ? ms_since(&since) < ms : !answer || x->asking)) {
 		int ctl = take_ctl(x, true);
 
 		if (ctl < 0)
@@ -433,7 +496,7 @@ static int ask(struct lossy_xfer *x)
 	if (post_ctl_send(x, &a))
 		return -1;
 	x->asking = true;
-	return wait_ctl(x, 0);
+	return wait_ctl(x, 0, true);
 }
 
 int lossy_send(struct lossy_xfer *x)
@@ -443,6 +506,8 @@ int lossy_send(struct lossy_xfer *x)
 	x->round = 1;
 	chunk_map_plan_missing(x->m);
 	x->start_us = now_us();
+	for (int k = 0; k < x->l->n; k++)
+		x->l->path[k].alive_us = x->start_us;
 	moved(x);
 	/* Thousands of posts and completions: this loop's lines are its own, not each verb's. */
 	show_quiet(true);
@@ -455,14 +520,18 @@ int lossy_send(struct lossy_xfer *x)
 		if (post_round(x) || wait_sent(x))
 			goto out;
 		lossy_show_round_posted(x, (now_us() - round_start) / 1000);
-		/* RC: the transport resends; the receiver's final SACK ends it. */
-		if (x->o->rc) {
-			if (wait_ctl(x, 0))
+		/*
+		 * RC: the transport resends; the receiver's final SACK ends it, unless a path
+		 * failed: then the ask, and its answer's holes go over the paths left.
+		 */
+		if (x->o->rc && !x->failed_new) {
+			if (wait_ctl(x, 0, false))
 				goto out;
 			break;
 		}
+		x->failed_new = false;
 		/* UC: the timer, then the ask; the answer's holes are the next round. */
-		if (wait_ctl(x, x->o->rto_ms) || (!x->final && ask(x)))
+		if ((!x->o->rc && wait_ctl(x, x->o->rto_ms, false)) || (!x->final && ask(x)))
 			goto out;
 		if (x->final)
 			break;

@@ -29,6 +29,7 @@ struct lossy_xfer {
 	uint32_t round_posts;		/* WRITEs posted this round */
 	bool asking;			/* our ask is out, its answer not yet here */
 	bool final;			/* the receiver has every chunk */
+	bool failed_new;		/* RC: a path's QP failed since the last answer */
 	bool shown_post;		/* this round's first post has its line */
 	uint64_t *bits;			/* a SACK's bitmap, as it came */
 	struct sack last;		/* the last answer to our ask */
@@ -82,6 +83,12 @@ int lossy_report_peer_gone(const struct lossy_xfer *x, bool sender);
 int lossy_report_stalled(const struct lossy_xfer *x, bool sender);
 /* A path silent for LOSSY_SILENT_ROUNDS answers: taken as cut, its chunks dealt over the others. */
 void lossy_show_path_cut(const struct lossy_xfer *x, int k);
+/* RC: path K's WRITE completed with WC's status (12: its retries spent): cut for good. */
+void lossy_show_path_failed(const struct lossy_xfer *x, int k, const struct ibv_wc *wc);
+/* Every path of plane P taken as cut: how long it had been silent, and when. */
+void lossy_show_plane_cut(const struct lossy_xfer *x, int p);
+/* With planes, at the end: what each plane carried. */
+void lossy_show_planes(const struct lossy_xfer *x, bool sender);
 /* Every path taken as cut while the control QP's answers still came: the sender's end; -1. */
 int lossy_report_every_path_silent(const struct lossy_xfer *x);
 

@@ -4,11 +4,16 @@
 
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
 const struct cli_option lossy_cli_options[] = {
 	{ "qp-type", CLI_KEY_QP_TYPE, "TYPE", "uc: chunks over unreliable-connected QPs, resent by this "
 	  "program; rc: the same transfer over RC QPs, resent by the transport (default: uc)" },
-	{ "paths", CLI_KEY_PATHS, "K", "data QPs to deal the chunks over, each its own flow (default: 1)" },
+	{ "paths", CLI_KEY_PATHS, "K", "data QPs to deal the chunks over on each plane, each its own flow "
+	  "(default: 1)" },
+	{ "plane", CLI_KEY_PLANE, "DEV", "one more plane: the device DEV, on a network of its own, with "
+	  "--paths QPs of its own (-d's device is plane 0; give it once for each plane, up to 3, in the "
+	  "same order on both sides)" },
 	{ "rto-ms", CLI_KEY_RTO, "MS", "the resend timer: how long the sender waits after a round's last "
 	  "WRITE before it asks what came (default: 50)" },
 	{ "qp-timeout", CLI_KEY_LOSSY_QP_TIMEOUT, "T", "every RC QP's ACK timeout (the control QP's, and "
@@ -22,7 +27,7 @@ const struct cli_option lossy_cli_options[] = {
 
 void lossy_opts_default(struct lossy_opts *opts)
 {
-	*opts = (struct lossy_opts){ .paths = 1, .rto_ms = LOSSY_DEFAULT_RTO_MS, .retry_cnt = -1 };
+	*opts = (struct lossy_opts){ .paths = 1, .planes = 1, .rto_ms = LOSSY_DEFAULT_RTO_MS, .retry_cnt = -1 };
 }
 
 /* "3,17,40": whole numbers, comma-separated, none twice. */
@@ -81,12 +86,50 @@ int lossy_parse_option(int key, const char *arg, void *ctx)
 		return cli_parse_int("--qp-timeout", arg, 1, 31, &opts->qp_timeout);
 	case CLI_KEY_LOSSY_RETRY_CNT:
 		return cli_parse_int("--retry-cnt", arg, 0, 7, &opts->retry_cnt);
+	case CLI_KEY_PLANE:
+		if (opts->planes == LOSSY_MAX_PLANES) {
+			report_error("--plane %s: at most %d planes, -d's and %d --plane", arg,
+				     LOSSY_MAX_PLANES, LOSSY_MAX_PLANES - 1);
+			return -1;
+		}
+		opts->plane[opts->planes++] = arg;
+		return 0;
 	}
 	/* --drop-chunks */
 	return parse_drops(arg, opts);
 }
 
-int lossy_opts_check(const struct lossy_opts *opts)
+/* Each plane a device of its own: the same device twice would be one NIC, not two planes. */
+static int check_planes(struct lossy_opts *opts, const char *dev)
+{
+	if (opts->planes == 1)
+		return 0;
+	if (!dev) {
+		report_error("--plane %s: give -d too, the device of plane 0 (where the control QP "
+			     "goes): with planes, which device is which must be said on both sides",
+			     opts->plane[1]);
+		return -1;
+	}
+	opts->plane[0] = dev;
+	for (int p = 1; p < opts->planes; p++)
+		for (int q = 0; q < p; q++)
+			if (!strcmp(opts->plane[p], opts->plane[q])) {
+				report_error("--plane %s: that device is plane %d's already%s: each "
+					     "plane needs a device of its own, on a network of its own "
+					     "('rdma link show' lists them)", opts->plane[p], q,
+					     q ? "" : " (-d)");
+				return -1;
+			}
+	if (opts->paths * opts->planes > LOSSY_MAX_PATHS) {
+		report_error("--paths %d on each of %d planes is %d data QPs; at most %d: give a "
+			     "smaller --paths", opts->paths, opts->planes, opts->paths * opts->planes,
+			     LOSSY_MAX_PATHS);
+		return -1;
+	}
+	return 0;
+}
+
+int lossy_opts_check(struct lossy_opts *opts, const char *dev)
 {
 	if (opts->rc && opts->n_drops) {
 		report_error("--drop-chunks stands for packets a UC QP loses; over RC the transport "
@@ -94,7 +137,7 @@ int lossy_opts_check(const struct lossy_opts *opts)
 			     "--drop-chunks out, or use --qp-type uc");
 		return -1;
 	}
-	return 0;
+	return check_planes(opts, dev);
 }
 
 int lossy_check_drops(const struct lossy_opts *opts, uint32_t chunks)

@@ -1,8 +1,15 @@
 /* lossy_paths.c: the data QPs, UC (or RC to compare), one a path, beside the session's RC QP that carries the control messages; and the control messages' buffer. */
 #include "lossy_paths.h"
 #include "device.h"
+#include "fault.h"
 #include "report.h"
+#include "teardown.h"
 
+#include <arpa/inet.h>
+#include <errno.h>
+#include <ifaddrs.h>
+#include <netinet/in.h>
+#include <stdio.h>
 #include <string.h>
 
 struct ibv_qp_cap lossy_ctl_caps(void)
@@ -59,8 +66,75 @@ static void set_retries(struct rdma_conn *c, const struct lossy_opts *o)
 		c->retry_cnt = (uint8_t)o->retry_cnt;
 }
 
+const char *lossy_plane_name(const struct lossy_link *l, int p)
+{
+	return ibv_get_device_name(l->plane[p].dev->ctx->device);
+}
+
+/*
+ * Plane P after the first: the device O names, opened with a PD of its own,
+ * and the session's buffer registered again with that PD, the same access:
+ * an MR belongs to one PD, and a PD to one device, so each plane's QPs need
+ * their own lkey (ours) and rkey (the peer's).  The pages are pinned once.
+ */
+/* Whether NAME is a device here; if not, says so in --plane's words.  Stage 1 opens it. */
+static bool plane_device_present(const char *name)
+{
+	struct ibv_device **list;
+	char names[256];
+	int count;
+	bool found = false;
+
+	list = ibv_get_device_list(&count);
+	if (!list)
+		return true;	/* stage 1 names the failure */
+	for (int i = 0; i < count && !found; i++)
+		found = !strcmp(ibv_get_device_name(list[i]), name);
+	if (!found) {
+		device_names(list, count, names, sizeof(names));
+		report_error("--plane %s: no RDMA device of that name; devices present: %s. Give "
+			     "--plane the device on that plane's network ('rdma link show' lists "
+			     "each with its netdev)", name, names);
+	}
+	ibv_free_device_list(list);
+	return found;
+}
+
+static int open_plane(struct lossy_link *l, struct session *s, const struct lossy_opts *o,
+		      const struct cli_common *opts, int p)
+{
+	struct lossy_plane *pl = &l->plane[p];
+	struct cli_common popts = *opts;
+	char access[96];
+
+	popts.ib_dev = o->plane[p];
+	show("plane", "%d: the device %s, on a network of its own: a PD of its own, and the same "
+	     "buffer registered again with it", p, o->plane[p]);
+	if (!plane_device_present(o->plane[p]) || open_device_pd(&popts, &pl->own_dev))
+		return -1;
+	pl->own_buf = (struct rdma_buf){ .addr = s->buf.addr, .len = s->buf.len,
+					 .access = s->buf.access };
+	pl->own_buf.mr = fault_at("reg_mr") ? NULL :
+			 ibv_reg_mr(pl->own_dev.pd, s->buf.addr, s->buf.len, s->buf.access);
+	if (!pl->own_buf.mr) {
+		report_verb_error("ibv_reg_mr (the same buffer, for this plane's PD)", errno);
+		goto out_close_device;
+	}
+	access_flags_format(s->buf.access, access, sizeof(access));
+	show("ibv_reg_mr", "plane %d: the same %zu bytes at %p registered with %s's PD, access %s: "
+	     "lkey 0x%x, rkey 0x%x (plane 0's MR: lkey 0x%x)", p, s->buf.len, s->buf.addr,
+	     o->plane[p], access, pl->own_buf.mr->lkey, pl->own_buf.mr->rkey, s->buf.mr->lkey);
+	pl->dev = &pl->own_dev;
+	pl->buf = &pl->own_buf;
+	return 0;
+
+out_close_device:
+	close_device_pd(&pl->own_dev);
+	return -1;
+}
+
 int lossy_paths_create(struct lossy_link *l, struct session *s, const struct lossy_opts *o,
-		       const struct conn_opts *conn, bool sender)
+		       const struct cli_common *opts, const struct conn_opts *conn, bool sender)
 {
 	uint32_t sq = send_queue(&s->dev);
 	struct conn_hook hook = {
@@ -72,9 +146,16 @@ int lossy_paths_create(struct lossy_link *l, struct session *s, const struct los
 	struct conn_opts copts = { .tclass = conn->tclass, .tclass_given = conn->tclass_given,
 				   .sl = conn->sl, .sl_given = conn->sl_given, .hook = &hook };
 
-	*l = (struct lossy_link){ .sq_depth = sq };
+	*l = (struct lossy_link){ .sq_depth = sq, .planes = 1 };
 	for (int k = 0; k < LOSSY_MAX_PATHS; k++)
 		l->path[k].conn = (struct rdma_conn){ .sock = -1 };
+	l->plane[0] = (struct lossy_plane){ .dev = &s->dev, .buf = &s->buf };
+	if (o->planes > 1)
+		show("planes", "%d: plane 0 is -d's device %s, with the control QP; the chunks are "
+		     "dealt over the paths of every plane", o->planes, lossy_plane_name(l, 0));
+	for (; l->planes < o->planes; l->planes++)
+		if (open_plane(l, s, o, opts, l->planes))
+			return -1;
 	if (!sender) {
 		l->window = receive_window(&s->dev);
 		hook.cap.max_recv_wr = l->window;
@@ -82,15 +163,74 @@ int lossy_paths_create(struct lossy_link *l, struct session *s, const struct los
 		l->window = LOSSY_RECV_AHEAD;	/* the most a receiver may offer; its plan says what it does */
 	}
 	show("paths", "%d data QP%s of type %s, each a flow of its own (rxe gives each QP its own "
-	     "UDP source port); the session's RC QP carries the control messages", o->paths,
-	     o->paths > 1 ? "s" : "", o->rc ? "RC" : "UC");
+	     "UDP source port); the session's RC QP carries the control messages",
+	     o->paths * o->planes, o->paths * o->planes > 1 ? "s" : "", o->rc ? "RC" : "UC");
 	set_retries(&s->conn, o);
-	for (l->n = 0; l->n < o->paths; l->n++) {
-		if (create_cq_qp(&s->dev, &s->buf, &copts, &l->path[l->n].conn, NULL))
+	for (l->n = 0; l->n < o->paths * o->planes; l->n++) {
+		struct lossy_path *path = &l->path[l->n];
+		const struct lossy_plane *pl = &l->plane[l->n % o->planes];
+
+		path->plane = l->n % o->planes;
+		if (create_cq_qp(pl->dev, pl->buf, &copts, &path->conn, NULL))
 			return -1;
-		set_retries(&l->path[l->n].conn, o);
+		set_retries(&path->conn, o);
+		if (o->planes > 1)
+			show("path", "%d: QP %u on plane %d's device %s", l->n, path->conn.qp->qp_num,
+			     path->plane, lossy_plane_name(l, path->plane));
 	}
 	return 0;
+}
+
+/* Whether A and B (network byte order) share the subnet of the interface that holds A; true when no interface does. */
+static bool same_subnet(in_addr_t a, in_addr_t b, char *net, size_t len)
+{
+	struct ifaddrs *ifs, *i;
+	bool same = true;
+
+	if (getifaddrs(&ifs))
+		return true;
+	for (i = ifs; i; i = i->ifa_next) {
+		const struct sockaddr_in *addr = (const void *)i->ifa_addr;
+		const struct sockaddr_in *mask = (const void *)i->ifa_netmask;
+		char text[INET_ADDRSTRLEN];
+
+		if (!addr || !mask || addr->sin_family != AF_INET || addr->sin_addr.s_addr != a)
+			continue;
+		same = (a & mask->sin_addr.s_addr) == (b & mask->sin_addr.s_addr);
+		inet_ntop(AF_INET, &a, text, sizeof(text));
+		snprintf(net, len, "%s/%d on %s", text, __builtin_popcount(mask->sin_addr.s_addr),
+			 i->ifa_name);
+		break;
+	}
+	freeifaddrs(ifs);
+	return same;
+}
+
+/*
+ * With planes: path K's peer must be on our plane's network.  Its address
+ * (an IPv4-mapped GID) is checked against the subnet of the interface that
+ * holds our plane's GID: the two sides' --plane lists in different orders
+ * would join plane 0 to plane 1, a wire that does not exist.  0 or -1.
+ */
+static int check_plane_peer(const struct lossy_link *l, int k)
+{
+	const struct rdma_conn *c = &l->path[k].conn;
+	const struct lossy_path *p = &l->path[k];
+	char peer[INET_ADDRSTRLEN], net[64] = "";
+	in_addr_t a, b;
+
+	if (l->planes == 1 || !gid_is_ipv4_mapped(&c->local.gid) ||
+	    !gid_is_ipv4_mapped(&c->remote.gid))
+		return 0;
+	memcpy(&a, &c->local.gid.raw[12], sizeof(a));
+	memcpy(&b, &c->remote.gid.raw[12], sizeof(b));
+	if (same_subnet(a, b, net, sizeof(net)))
+		return 0;
+	inet_ntop(AF_INET, &b, peer, sizeof(peer));
+	report_error("path %d: the peer's plane %d is at %s, not on the network of this side's plane "
+		     "%d (%s, %s): give both sides their planes in the same order (-d, then each "
+		     "--plane)", k, p->plane, peer, p->plane, lossy_plane_name(l, p->plane), net);
+	return -1;
 }
 
 int lossy_paths_connect(struct lossy_link *l, struct session *s, bool sender, int timeout_s)
@@ -98,8 +238,15 @@ int lossy_paths_connect(struct lossy_link *l, struct session *s, bool sender, in
 	for (int k = 0; k < l->n; k++) {
 		struct rdma_conn *c = &l->path[k].conn;
 
-		/* The options were compared with the control QP's message: the others carry the same text. */
-		memcpy(c->local.options, s->conn.local.options, sizeof(c->local.options));
+		/*
+		 * The options were compared with the control QP's message: one plane's paths carry
+		 * the same text; with planes, the path and its plane, which the peer's must equal.
+		 */
+		if (l->planes == 1)
+			memcpy(c->local.options, s->conn.local.options, sizeof(c->local.options));
+		else
+			exchange_set_options(&c->local, "path %d of %d, plane %d of %d", k + 1, l->n,
+					     l->path[k].plane, l->planes);
 		show("path", "%d of %d: exchanging its data QP's address over the same side channel",
 		     k + 1, l->n);
 		exchange_show_qp("local", &c->local);
@@ -117,7 +264,7 @@ int lossy_paths_connect(struct lossy_link *l, struct session *s, bool sender, in
 				     "no WRITE in (was it given -a without remote_write?)", k);
 			return -1;
 		}
-		if (bring_up_qp(&s->dev, c))
+		if (check_plane_peer(l, k) || bring_up_qp(l->plane[l->path[k].plane].dev, c))
 			return -1;
 	}
 	return 0;
@@ -125,9 +272,15 @@ int lossy_paths_connect(struct lossy_link *l, struct session *s, bool sender, in
 
 uint32_t lossy_path_mtu(const struct lossy_link *l)
 {
-	const struct rdma_conn *c = &l->path[0].conn;
+	enum ibv_mtu mtu = IBV_MTU_4096;
 
-	return (uint32_t)mtu_bytes(c->remote.mtu < c->local.mtu ? c->remote.mtu : c->local.mtu);
+	for (int k = 0; k < l->n; k++) {
+		const struct rdma_conn *c = &l->path[k].conn;
+
+		mtu = c->local.mtu < mtu ? c->local.mtu : mtu;
+		mtu = c->remote.mtu < mtu ? c->remote.mtu : mtu;
+	}
+	return (uint32_t)mtu_bytes(mtu);
 }
 
 int lossy_ctl_register(struct lossy_link *l, struct session *s, size_t slot)
@@ -150,5 +303,11 @@ int lossy_paths_destroy(struct lossy_link *l)
 	for (int k = l->n - 1; k >= 0; k--)
 		failures += destroy_cq_qp(&l->path[k].conn);
 	l->n = 0;
+	/* Each later plane: its MR of the session's buffer (the pages stay the session's), its PD and device. */
+	for (int p = l->planes - 1; p >= 1; p--) {
+		failures += release_mr(l->plane[p].own_buf.mr);
+		failures += close_device_pd(&l->plane[p].own_dev);
+	}
+	l->planes = 0;
 	return failures;
 }

@@ -30,6 +30,10 @@
 
 struct lossy_path {
 	struct rdma_conn conn;	/* its QP and CQ, made by stage 3 */
+	int plane;		/* the plane its QP is on: path K on plane K % planes */
+	bool failed;		/* the sender, RC: its QP ended in error (status 12): cut for good */
+	double alive_us;	/* the sender: its last sign of life (a SACK showed a receive
+				 * consumed; RC: a completion) */
 	uint64_t posted;	/* the sender: WRITEs posted on it */
 	uint64_t consumed;	/* receives its WRITEs consumed: counted (the receiver), or as
 				 * the last SACK said (the sender) */
@@ -44,9 +48,24 @@ struct lossy_path {
 	uint32_t silent;	/* answers in a row that found WRITEs posted and none consumed */
 };
 
+/*
+ * A plane: a device on a network of its own.  Plane 0 is the session's
+ * device, PD and MR; each other has its own device and PD, and the same
+ * buffer registered with that PD: an MR, its lkey and rkey, belong to one PD.
+ */
+struct lossy_plane {
+	struct rdma_dev *dev;		/* plane 0: the session's; else own_dev */
+	const struct rdma_buf *buf;	/* plane 0: the session's; else own_buf */
+	struct rdma_dev own_dev;
+	struct rdma_buf own_buf;	/* the session's buffer, its MR this plane's */
+	bool cut;			/* the sender: every path on it taken as cut */
+};
+
 struct lossy_link {
 	int n;				/* paths */
 	struct lossy_path path[LOSSY_MAX_PATHS];
+	int planes;			/* planes open */
+	struct lossy_plane plane[LOSSY_MAX_PLANES];
 	uint32_t window;		/* receives posted ahead on each path */
 	uint32_t sq_depth;		/* the sender's send queue on each path */
 	struct rdma_buf ctl;		/* LOSSY_CTL_RECVS receive slots, then our send slot */
@@ -60,8 +79,11 @@ struct lossy_link {
 struct ibv_qp_cap lossy_ctl_caps(void);
 
 /*
- * Creates N data QPs of O's type on the session's device, PD and buffer,
- * each with its own CQ, through stage 3's hook: the SENDER's with a send
+ * Opens each plane after the first (--plane: its device, a PD, the session's
+ * buffer registered again) and creates --paths data QPs of O's type on each
+ * plane's device, PD and buffer, path K on plane K % planes, each with its
+ * own CQ, through stage 3's hook (OPTS: -i and -x for the other planes'
+ * devices): the SENDER's with a send
  * queue of LOSSY_SQ_DEPTH, the receiver's with the window's receives, which
  * it reads off the device (max_cqe, max_qp_wr) and says; each with the
  * session's --tclass and --sl (CONN); --qp-timeout and --retry-cnt, when
@@ -69,13 +91,17 @@ struct ibv_qp_cap lossy_ctl_caps(void);
  * releases what was made.
  */
 int lossy_paths_create(struct lossy_link *l, struct session *s, const struct lossy_opts *o,
-		       const struct conn_opts *conn, bool sender);
+		       const struct cli_common *opts, const struct conn_opts *conn, bool sender);
+
+/* The device name of plane P. */
+const char *lossy_plane_name(const struct lossy_link *l, int p);
 
 /*
  * After connect_qp has brought the control QP up: exchanges each data QP's
  * address over the same side channel, checks what the peer sent (its
- * buffer's length ours; the receiver's rkey given) and brings each to RTS.
- * 0 or -1.
+ * buffer's length ours; the receiver's rkey given; with planes, its path
+ * and plane ours, and its address on the subnet of our plane's device) and
+ * brings each to RTS.  0 or -1.
  */
 int lossy_paths_connect(struct lossy_link *l, struct session *s, bool sender, int timeout_s);
 
@@ -85,7 +111,7 @@ uint32_t lossy_path_mtu(const struct lossy_link *l);
 /* Registers the control buffer: LOSSY_CTL_RECVS + 1 slots of SLOT bytes.  0 or -1. */
 int lossy_ctl_register(struct lossy_link *l, struct session *s, size_t slot);
 
-/* Releases the control buffer and the data QPs, the last made first; returns how many releases failed. */
+/* Releases the control buffer, the data QPs and the planes after the first, the last made first; returns how many releases failed. */
 int lossy_paths_destroy(struct lossy_link *l);
 
 #endif

@@ -66,6 +66,7 @@ static int finish(struct session *s, struct lossy_xfer *x, bool sender, int time
 		if (lossy_verdict_send(s->conn.sock, right, timeout_s))
 			return -1;
 	}
+	lossy_show_planes(x, sender);
 	show_summary(x, &e, right);
 	if (!right) {
 		if (sender)
@@ -125,7 +126,7 @@ int main(int argc, char **argv)
 	usage = cli_parse(argc, argv, &spec, &opts);
 	if (usage != CLI_RUN)
 		return usage;
-	if (lossy_opts_check(&step.lossy))
+	if (lossy_opts_check(&step.lossy, opts.ib_dev))
 		return CLI_BAD_USAGE;
 	sender = opts.host == NULL;
 	if (sender)
@@ -145,7 +146,7 @@ int main(int argc, char **argv)
 	exchange_set_options(&sess.conn.local, "-s %zu --qp-type %s --paths %d", sess.buf.len,
 			     lossy_qp_type_name(&step.lossy), step.lossy.paths);
 	show_heading("stage 11: the data QPs, one a path");
-	if (lossy_paths_create(&link, &sess, &step.lossy, &step.conn, sender))
+	if (lossy_paths_create(&link, &sess, &step.lossy, &opts, &step.conn, sender))
 		goto out_destroy_paths;
 	if (connect_qp(&sess.dev, &opts, &sess.conn) ||
 	    lossy_paths_connect(&link, &sess, sender, opts.timeout_s))

@@ -26,7 +26,7 @@ command -v tshark >/dev/null || die "no tshark: run 'make deps DEPS_SET=wire' as
 { rm -rf "$out" && mkdir -p "$out"; } || die "cannot create $out"
 # The harness's own netem (RDMA_VM_NETEM) on every node from the start: node.sh finds it
 # there before its first case, and then puts each case's own.
-RDMA_VM_NETEM="loss 0%" tests/vm/boot-nodes.sh 2 "$out" env LOSSY_SIZE="${LOSSY_SIZE:-1M}" LOSSY_CASES="${LOSSY_CASES:-.}" \
+RDMA_VM_NETEM="loss 0%" RDMA_VM_PLANES=2 tests/vm/boot-nodes.sh 2 "$out" env LOSSY_SIZE="${LOSSY_SIZE:-1M}" LOSSY_CASES="${LOSSY_CASES:-.}" \
 	tests/lossy/node.sh || die "a node failed (see above)"
 for pcap in "$out"/node1/*.pcap; do
 	[ -e "$pcap" ] || die "node 1 left no capture"

@@ -10,7 +10,13 @@
 # its connection until that server listens; a -t in the case's options overrides the 60 s
 # given first), and reads them again.  A case with a fourth column stops node 1's program
 # with SIGTERM that many seconds after its side channel connects: a transfer that would
-# never end on its own.  Writes, in
+# never end on its own ("-": none).  Planes (the harness's RDMA_VM_PLANES=2): PLANE2 in a case's
+# options stands for the node's second device (RDMA_DEV2); a case with a fifth column cuts
+# plane 2 that many seconds after node 1's program posted its first WRITE: each node has
+# netem at 0% on its eth1 from the case's start, and node 1 changes its own to 100% loss,
+# writes the clock then to CASE.cut, does the same on node 2's eth1 (from node 2's
+# namespace); 'rdma resource show qp' is read as the first WRITE is seen (CASE.qps).
+# Writes, in
 # RDMA_STEPS_RESULTS: CASE.log (the program's output), CASE.counters (each counter's
 # change over the case, and the netem qdisc's packets sent and dropped), status.tsv (CASE,
 # exit status, seconds the program ran, the clock when it ended: the nodes of one VM share
@@ -30,11 +36,50 @@ say() { echo "node $node: $*"; }
 # shellcheck source=tests/lib/capture.bash
 . tests/lib/capture.bash
 
+# Each counter of this node's device, and of its second plane's (prefixed "plane2_") when it has one.
 read_counters() {
 	local c
 	for c in "${counters[@]}"; do
 		printf '%s %s\n' "$c" "$(cat "/sys/class/infiniband/$dev/ports/1/hw_counters/$c")"
 	done
+	[ -z "${RDMA_DEV2:-}" ] && return
+	for c in "${counters[@]}"; do
+		printf 'plane2_%s %s\n' "$c" "$(cat "/sys/class/infiniband/$RDMA_DEV2/ports/1/hw_counters/$c")"
+	done
+}
+
+# Plane 2 cut, once node 1's first WRITE is posted and AFTER seconds more: each node's eth1
+# has had netem at 0% since the case began (cut_prepare), and a cut changes it to 100%, one
+# tc each.  Every command run here starts from the 9p root under emulation, which may take
+# longer than the transfer: the wait runs no command at all (bash's read, with a timeout, on
+# a pipe no one writes), and at real-time priority, for both programs spin on the VM's two
+# vCPUs and at theirs it would run only once they were done.
+cut_prepare() { # CASE
+	tests/vm/netem.sh eth1 loss 0% >"$out/$1.eth1.netem" 2>&1 || { cat "$out/$1.eth1.netem"; exit 1; }
+}
+cut_plane2() { # CASE AFTER
+	local nap line qps
+	exec {nap}<> <(:)
+	for _ in {1..3000}; do
+		while IFS= read -r line; do
+			[[ $line == 'ibv_post_send '*'round 1, path'* ]] && break 2
+		done <"$out/$1.log"
+		read -rt 0.01 -u "$nap" _
+	done
+	# The kernel's view of the QPs, while the programs hold them.
+	rdma resource show qp >"$out/$1.qps" 2>&1 &
+	qps=$!
+	read -rt "$2" -u "$nap" _
+	exec {nap}<&-
+	# Node 1's first: from then on no WRITE of plane 2 leaves; the clock when it holds is the cut's.
+	if tc qdisc change dev eth1 parent 1:3 handle 30: netem loss 100% >"$out/$1.cut.netem" 2>&1; then
+		echo "$EPOCHREALTIME" >"$out/$1.cut"
+		nsenter --net=/run/netns/node2 tc qdisc change dev eth1 parent 1:3 handle 30: netem loss 100% \
+			>>"$out/$1.cut.netem" 2>&1 || say "$1: could not cut node 2's side of plane 2: $(cat "$out/$1.cut.netem")"
+	else
+		say "$1: could not cut plane 2: $(cat "$out/$1.cut.netem")"
+	fi
+	wait "$qps"
 }
 
 # The last packets may still be on their way to the file: stop once it stops growing.
@@ -53,12 +98,18 @@ stop_capture() { # PCAP
 tests/vm/netem.sh eth0 stats >"$out/harness.netem" 2>&1
 tc qdisc show dev eth0 >>"$out/harness.netem"
 : >"$out/status.tsv"
-while IFS=$'\t' read -r name netem opts stop; do
+while IFS=$'\t' read -r name netem opts stop cut; do
 	[ "$name" = case ] && continue
 	[[ $name =~ $only ]] || continue
+	# read takes a run of tabs as one: an empty column is "-".
+	[ "$stop" = - ] && stop=
 	read -ra netem_args <<<"$netem"
 	tests/vm/netem.sh eth0 "${netem_args[@]}" >"$out/$name.netem" 2>&1 || { cat "$out/$name.netem"; exit 1; }
-	read -ra args <<<"-d $dev -t 60 -s $size $opts"
+	[ -z "$cut" ] || cut_prepare "$name"
+	# "A | B": node 1 takes A, node 2 B; PLANE2 is the node's second device, DEV its first.
+	[[ $opts == *' | '* ]] && { [ "$node" = 1 ] && opts=${opts%% | *} || opts=${opts#* | }; }
+	opts=${opts//PLANE2/${RDMA_DEV2:-}}
+	read -ra args <<<"-d $dev -t 60 -s $size ${opts//DEV/$dev}"
 	[ "$node" = 2 ] && args+=("$RDMA_STEPS_PEER_ADDR")
 	capture=
 	if [ "$node" = 1 ]; then
@@ -78,6 +129,9 @@ while IFS=$'\t' read -r name netem opts stop; do
 		# The program, the child of its timeout, by its parent's PID: the nodes share one PID space.
 		pkill -TERM -P "$run"
 	fi
+	if [ "$node" = 1 ] && [ -n "$cut" ]; then
+		(chrt -f -p 10 "$BASHPID" && cut_plane2 "$name" "$cut")
+	fi
 	wait "$run"
 	status=$?
 	end=$(date +%s.%N)
@@ -85,6 +139,10 @@ while IFS=$'\t' read -r name netem opts stop; do
 	# What crossed while the program ran: each counter's change, then what netem passed and dropped.
 	paste -d ' ' <(echo "$before") <(read_counters) | awk '{ print $1, $4 - $2 }' >"$out/$name.counters"
 	tests/vm/netem.sh eth0 stats >>"$out/$name.counters"
+	if [ -n "$cut" ]; then
+		tests/vm/netem.sh eth1 stats >>"$out/$name.counters"
+		tests/vm/netem.sh eth1 off >/dev/null
+	fi
 	[ -z "$capture" ] || { stop_capture "$out/$name.pcap"; tail -n 2 "$out/$name.tcpdump.log" >>"$out/$name.counters"; }
 	tests/vm/netem.sh eth0 off >/dev/null
 	printf '%s\t%s\t%.2f\t%s\n' "$name" "$status" "$took" "$end" >>"$out/status.tsv"

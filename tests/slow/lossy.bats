@@ -1,8 +1,9 @@
 #!/usr/bin/env bats
-# lossy.bats: step 11 over UC against RC between two nodes under netem's loss on the wire (0, 0.1, 1 and 5%, a reordering, and 100%): goodput, what was sent again, rxe's counters and node 1's capture, checked against each other ('make test-lossy').
+# lossy.bats: step 11 over UC against RC between two nodes under netem's loss on the wire (0, 0.1, 1 and 5%, a reordering, and 100%): goodput, what was sent again, rxe's counters and node 1's capture, checked against each other; and over two planes, one cut mid-transfer ('make test-lossy').
 # tests/lossy/lossy.sh boots the two nodes (namespaces of one VM on Linux 7.x) once for the whole file and runs tests/lossy/cases.tsv;
 # node 1 is the sender and captures, node 2 the receiver; netem on each node's eth0 drops RoCE v2 packets only.
-# Budget: about 4 minutes on a 2-core machine.
+# The harness gives each node a second plane (RDMA_VM_PLANES=2: eth1, rxeKb); the planes cases cut it with netem on eth1.
+# Budget: about 5 minutes on a 2-core machine.
 # bats file_tags=outside-vm
 
 setup_file() {
@@ -256,4 +257,131 @@ row() { # CASE
 	[ "$(wc -l <"$RDMA_STEPS_RESULTS/lossy/table.txt")" = 12 ]
 	run grep -cE '^[a-z]+_[0-9a-z.]+ +[0-9.]+ +[0-9]+ ' "$RDMA_STEPS_RESULTS/lossy/table.txt"
 	assert_output 10
+}
+
+# What node K's program said of plane P at the end: the sender's "POSTED CONSUMED", the receiver's "TAKEN".
+plane_of() { # K CASE P
+	sed -n "s/^plane \{1,\}: $3 (rxe[0-9b]*): \([0-9]*\) WRITEs posted on its paths, \([0-9]*\) of them consumed a receive at the receiver.*/\1 \2/p; s/^plane \{1,\}: $3 (rxe[0-9b]*): \([0-9]*\) WRITEs with immediate taken on its paths$/\1/p" "$LOSSY/node$1/$2.log"
+}
+
+# What node K's netem on eth1 did over CASE (a cut case): "sent" or "dropped" packets.
+netem1_of() { # K CASE sent|dropped
+	sed -n "s/^netem: eth1 sent \([0-9]*\) packets, dropped \([0-9]*\)$/\1 \2/p" "$LOSSY/node$1/$2.counters" |
+		awk -v w="$3" '{ print (w == "sent" ? $1 : $2) }'
+}
+
+# Both sides ended well, with every chunk in and checked, over 2 paths (one a plane), and released everything.
+assert_planes_ran() { # CASE TYPE
+	for k in 1 2; do
+		[ "$(status_of $k "$1")" = 0 ] || fail "node $k, $1: exit status $(status_of $k "$1"): $(cat "$LOSSY/node$k/$1.log")"
+		run cat "$LOSSY/node$k/$1.log"
+		refute_output --partial 'error:'
+		assert_line --regexp "^summary +: $2 over 2 paths, [0-9]+ chunks of 1024 bytes: sent again [0-9]+ chunks \([0-9]+ bytes\), rounds [0-9]+, check right$"
+		assert_line --regexp '^teardown +: every object released$'
+		# Each plane's QP on its own device: rxeK for plane 0, rxeKb for plane 1.
+		assert_line --regexp "^planes +: 2: plane 0 is -d.s device rxe$k, with the control QP; "
+		assert_line --regexp "^path +: 0: QP [0-9]+ on plane 0.s device rxe$k$"
+		assert_line --regexp "^path +: 1: QP [0-9]+ on plane 1.s device rxe${k}b$"
+		assert_line --regexp "^ibv_reg_mr +: plane 1: the same [0-9]+ bytes at 0x[0-9a-f]+ registered with rxe${k}b.s PD, "
+	done
+	[ "$(grep '^summary' "$LOSSY/node1/$1.log")" = "$(grep '^summary' "$LOSSY/node2/$1.log")" ] || fail "$1: the two summaries differ"
+}
+
+# The seconds from node 1's cut of plane 2 (CASE.cut) to the program's line that takes plane 1 as cut.
+stall_of() { # CASE
+	awk -v cut="$(cat "$LOSSY/node1/$1.cut")" '/^plane cut +: plane 1 / { match($0, /at [0-9]+\.[0-9]+ s on the clock/); t = substr($0, RSTART + 3, RLENGTH - 16); printf "%.3f\n", t - cut }' "$LOSSY/node1/$1.log"
+}
+
+@test "lossy: two planes: each plane's QP on its own device (the programs' lines, 'rdma resource show qp'), the chunks dealt over both (each plane's count, each device's sent_pkts), every byte right" {
+	assert_planes_ran uc_planes uc
+	read -r posted0 consumed0 <<<"$(plane_of 1 uc_planes 0)"
+	read -r posted1 consumed1 <<<"$(plane_of 1 uc_planes 1)"
+	chunks=$(chunks_of uc_planes)
+	[ "$posted0" -gt 0 ] && [ "$posted1" -gt 0 ] || fail "a plane carried nothing: $(grep '^plane ' "$LOSSY/node1/uc_planes.log")"
+	[ $((consumed0 + consumed1)) = "$chunks" ] && [ "$posted0" = "$consumed0" ] && [ "$posted1" = "$consumed1" ] ||
+		fail "no loss, yet: $(grep '^plane ' "$LOSSY/node1/uc_planes.log")"
+	# The receiver took on each plane what the sender posted there.
+	[ "$(plane_of 2 uc_planes 0)" = "$consumed0" ] && [ "$(plane_of 2 uc_planes 1)" = "$consumed1" ] ||
+		fail "the receiver: $(grep '^plane ' "$LOSSY/node2/uc_planes.log")"
+	# rxe1b sent plane 1's UC WRITEs and nothing else (the control QP is on rxe1); rxe2b received them.
+	[ "$(counter 1 uc_planes plane2_sent_pkts)" = "$posted1" ] || fail "rxe1b sent $(counter 1 uc_planes plane2_sent_pkts) packets, plane 1 posted $posted1"
+	[ "$(counter 2 uc_planes plane2_rcvd_pkts)" = "$posted1" ] || fail "rxe2b received $(counter 2 uc_planes plane2_rcvd_pkts) packets, plane 1 posted $posted1"
+	[ "$(counter 1 uc_planes sent_pkts)" -ge "$posted0" ] || fail "rxe1 sent $(counter 1 uc_planes sent_pkts) packets, plane 0 posted $posted0"
+	# The kernel's view, read at the cut: each path's QP number on its own device.
+	for c in cut_uc cut_rc; do
+		qp0=$(sed -n 's/^path \{1,\}: 0: QP \([0-9]*\) on plane 0.s device rxe1$/\1/p' "$LOSSY/node1/$c.log")
+		qp1=$(sed -n 's/^path \{1,\}: 1: QP \([0-9]*\) on plane 1.s device rxe1b$/\1/p' "$LOSSY/node1/$c.log")
+		type=$(echo "${c#cut_}" | tr a-z A-Z)
+		run cat "$LOSSY/node1/$c.qps"
+		assert_line --regexp "^link rxe1/1 lqpn $qp0 rqpn [0-9]+ type $type .* comm 11_lossy *$"
+		assert_line --regexp "^link rxe1b/1 lqpn $qp1 rqpn [0-9]+ type $type .* comm 11_lossy *$"
+	done
+}
+
+@test "lossy: plane failover over RC: plane 2 cut mid-transfer, its QP ends with status 12 after --retry-cnt 6's tries of --qp-timeout 14, what it lost goes over plane 1, every byte right; the stall measured" {
+	assert_planes_ran cut_rc rc
+	run cat "$LOSSY/node1/cut_rc.log"
+	assert_line --regexp '^ibv_modify_qp +: RTR -> RTS: .*timeout 14 \(4.096 us \* 2\^14 = about 67 ms per try\), retry_cnt 6'
+	assert_line --regexp '^path cut +: round 1: a WRITE on path 1 completed with transport retry counter exceeded \(status 12, vendor error 0x[0-9a-f]+\), its last ACK [0-9]+ ms ago: '
+	assert_line --regexp '^plane cut +: plane 1 \(rxe1b\): every path on it cut, [0-9]+ ms after its last sign of life '
+	assert_line --regexp '^SACK +: round 1 asked once a path failed and answered: [0-9]+ of [0-9]+ chunks in; [1-9][0-9]* missing '
+	assert_line --regexp '^round +: 2: [0-9]+ WRITEs posted over 2 RC paths, 1 of them cut, in '
+	refute_line --regexp '^path cut +: .*path 0'
+	# rxe's view: plane 2's device gave up once, plane 1's never.
+	[ "$(counter 1 cut_rc plane2_retry_exceeded_err)" -ge 1 ] && [ "$(counter 1 cut_rc retry_exceeded_err)" = 0 ] ||
+		fail "retry_exceeded_err: $(grep retry_exceeded "$LOSSY/node1/cut_rc.counters")"
+	[ "$(netem1_of 1 cut_rc dropped)" -gt 0 ] || fail "netem on node 1's eth1 dropped nothing: $(cat "$LOSSY/node1/cut_rc.counters")"
+	# Every chunk consumed a receive once; what plane 2 posted and never delivered is what was sent again.
+	read -r posted0 consumed0 <<<"$(plane_of 1 cut_rc 0)"
+	read -r posted1 consumed1 <<<"$(plane_of 1 cut_rc 1)"
+	[ $((consumed0 + consumed1)) = "$(chunks_of cut_rc)" ] || fail "$(grep '^plane ' "$LOSSY/node1/cut_rc.log")"
+	[ "$(again_of cut_rc)" = $((posted1 - consumed1)) ] && [ "$(again_of cut_rc)" -gt 0 ] ||
+		fail "sent again $(again_of cut_rc), plane 2 lost $((posted1 - consumed1))"
+	# The stall: from the cut to status 12, about 7 tries of 67 ms.
+	stall=$(stall_of cut_rc)
+	echo "# cut_rc: plane 2 cut at $(cat "$LOSSY/node1/cut_rc.cut") s; $(grep '^path cut' "$LOSSY/node1/cut_rc.log" | cut -c 23-130)...; taken as cut $stall s after the cut; $(again_of cut_rc) chunks sent again over plane 1; $(grep '^goodput' "$LOSSY/node1/cut_rc.log" | cut -c 23-)" >&3
+	awk -v s="$stall" -v t="$TIME_SCALE" 'BEGIN { exit !(s >= 6 * 0.067 && s <= 8 * 0.067 + 5 * t) }' || fail "cut_rc: the stall was $stall s"
+}
+
+@test "lossy: plane failover over UC: plane 2 cut mid-transfer, the sender's answers find its path silent three times and take it as cut, no status 12; exactly what netem dropped is sent again, over plane 1; every byte right; the stall measured" {
+	assert_planes_ran cut_uc uc
+	run cat "$LOSSY/node1/cut_uc.log"
+	assert_line --regexp '^path cut +: round [0-9]+: path 1 silent for 3 answers in a row: '
+	assert_line --regexp '^plane cut +: plane 1 \(rxe1b\): every path on it cut, [0-9]+ ms after its last sign of life '
+	refute_line --regexp '^path cut +: .*path 0'
+	refute_output --partial 'status 12'
+	dropped=$(netem1_of 1 cut_uc dropped)
+	[ "$dropped" -gt 0 ] || fail "netem on node 1's eth1 dropped nothing: $(cat "$LOSSY/node1/cut_uc.counters")"
+	# A receive consumed is an arrival, a duplicate (a WRITE the timer took for lost too early) included.
+	dups=$(sed -n 's/^arrivals *: [0-9]* WRITEs with immediate taken: 0 taken as lost by the test, \([0-9]*\) duplicates; .*/\1/p' "$LOSSY/node2/cut_uc.log")
+	[ -n "$dups" ] || fail "no arrivals line: $(cat "$LOSSY/node2/cut_uc.log")"
+	read -r posted0 consumed0 <<<"$(plane_of 1 cut_uc 0)"
+	read -r posted1 consumed1 <<<"$(plane_of 1 cut_uc 1)"
+	[ $((consumed0 + consumed1)) = $(($(chunks_of cut_uc) + dups)) ] && [ "$posted0" = "$consumed0" ] ||
+		fail "$dups duplicates; $(grep '^plane ' "$LOSSY/node1/cut_uc.log")"
+	[ "$(again_of cut_uc)" = $((dropped + dups)) ] && [ $((posted1 - consumed1)) = "$dropped" ] ||
+		fail "netem dropped $dropped, sent again $(again_of cut_uc) ($dups duplicates), plane 2 lost $((posted1 - consumed1))"
+	[ "$(counter 1 cut_uc plane2_sent_pkts)" = "$posted1" ] || fail "rxe1b sent $(counter 1 cut_uc plane2_sent_pkts), plane 1 posted $posted1"
+	stall=$(stall_of cut_uc)
+	echo "# cut_uc: plane 2 cut at $(cat "$LOSSY/node1/cut_uc.cut") s; $(grep '^plane cut' "$LOSSY/node1/cut_uc.log" | cut -c 23-110)...; taken as cut $stall s after the cut; $(again_of cut_uc) chunks sent again over plane 1; $(grep '^goodput' "$LOSSY/node1/cut_uc.log" | cut -c 23-)" >&3
+	awk -v s="$stall" -v t="$TIME_SCALE" 'BEGIN { exit !(s > 0 && s <= 30 * t) }' || fail "cut_uc: the stall was $stall s"
+}
+
+@test "lossy: planes the two sides do not agree on are refused in one line each side: a second plane on one side only, and the planes given in another order (the peer's plane 0 on this side's plane 1's network)" {
+	for k in 1 2; do
+		for c in planes_differ planes_swapped; do
+			[ "$(status_of $k $c)" = 1 ] || fail "node $k, $c: exit status $(status_of $k $c), not 1: $(cat "$LOSSY/node$k/$c.log")"
+			[ "$(grep -c '^error: ' "$LOSSY/node$k/$c.log")" = 1 ] || fail "node $k, $c: not one error line: $(cat "$LOSSY/node$k/$c.log")"
+			grep -qE '^teardown +: every object released$' "$LOSSY/node$k/$c.log" || fail "node $k, $c: objects left: $(cat "$LOSSY/node$k/$c.log")"
+			grep -q '^ibv_post_send' "$LOSSY/node$k/$c.log" && fail "node $k, $c: a WRITE was posted"
+		done
+	done
+	run cat "$LOSSY/node1/planes_differ.log"
+	assert_line 'error: peer: -s 1048576 --qp-type uc --paths 1; here: path 1 of 2, plane 0 of 2: give both sides the same options'
+	run cat "$LOSSY/node2/planes_differ.log"
+	assert_line 'error: peer: path 1 of 2, plane 0 of 2; here: -s 1048576 --qp-type uc --paths 1: give both sides the same options'
+	run cat "$LOSSY/node1/planes_swapped.log"
+	assert_line 'error: path 0: the peer'"'"'s plane 0 is at 198.18.1.2, not on the network of this side'"'"'s plane 0 (rxe1, 198.18.0.1/24 on eth0): give both sides their planes in the same order (-d, then each --plane)'
+	run cat "$LOSSY/node2/planes_swapped.log"
+	assert_line 'error: path 0: the peer'"'"'s plane 0 is at 198.18.0.1, not on the network of this side'"'"'s plane 0 (rxe2b, 198.18.1.2/24 on eth1): give both sides their planes in the same order (-d, then each --plane)'
 }
