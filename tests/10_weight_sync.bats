@@ -61,7 +61,7 @@ SMALL=(--trainers 2 --tp 2 --model-dim 128 --layers 2)
 		assert_line --regexp "^gather +: version $v: the words of the 1 other trainers read $v: the whole model is here, 2905344 B, in [0-9.]+ ms\$"
 		assert_line --regexp "^gather +: version $v: every trainer's runs from here, 2906624 B in 1046 WRITEs, 66 posts, 2 FETCH_ADDs \\(one a serving rank, on its gathered word\\), in [0-9.]+ ms\$"
 		assert_line --regexp "^round +: $v: version $v whole in 1 replica: 2906624 B checked on 2 serving ranks, 0 wrong; "
-		assert_line --regexp "^# weight sync, round $v \\(version $v\\): 2 trainers, 2 serving ranks, 2906624 B a version; model: the slowest rank's bytes over [0-9.]+ MB/s, measured on round 1's push\$"
+		assert_line --regexp "^# weight sync, round $v \\(version $v\\): 2 trainers, 2 serving ranks, 2906624 B a version; model: the slowest rank's bytes over [0-9.]+ MB/s, measured on this round's push\$"
 	done
 	# The table, a row a way each round: the busiest sender's bytes as its data path counted them.
 	[ "$(grep -cE '^ +push( +[0-9.]+){3} +0 +1453312 +2 +1453312 +1453312 +1\.00 +0$' "$BATS_TEST_TMPDIR/r0.out")" -eq 2 ] || fail "push's rows"

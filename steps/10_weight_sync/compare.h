@@ -29,8 +29,9 @@ struct sync_compare {
 	int world, trainers;
 	uint64_t version;	/* the bytes of one version, every replica */
 	struct way_figures way[SYNC_WAYS];
-	double rate;		/* B/s: --link-rate, or measured in round 1; 0 before */
-	int rate_way;		/* the way round 1's rate was measured on; -1: given */
+	double rate;		/* B/s: --link-rate, or measured on this round's first way */
+	int rate_way;		/* the way this round's rate was measured on; -1: given */
+	int round;		/* the round noted last */
 };
 
 /* Each way's bytes from the plan and the model: before the first round. */

@@ -45,7 +45,7 @@ static const char purpose[] =
 	"trainer WRITEs its shard to trainer rank 0, which WRITEs the whole model into every\n"
 	"replica; or push's runs over a TCP socket per pair. Each way lands in a cleared buffer\n"
 	"and is checked byte for byte; rank 0 prints a table a round, each way's time beside\n"
-	"the model (the slowest rank's bytes over --link-rate, or the rate round 1 measured).\n"
+	"the model (the slowest rank's bytes over --link-rate, or the rate of the round's push).\n"
 	"\n"
 	"Rank and world size as step 07: --rank/--world-size, else torchrun's, Open MPI's,\n"
 	"MPICH's or Slurm's variables; rank 0's rendezvous on TCP port -p, at HOST or\n"

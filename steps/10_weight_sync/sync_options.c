@@ -35,7 +35,7 @@ const struct cli_option sync_cli_options[] = {
 	{ "hold", CLI_KEY_SYNC_HOLD, "RANK:MS", "for tests: rank RANK stops MS ms in round 2, mid-update (a trainer after its first chain)" },
 	{ "late-replica", CLI_KEY_LATE_REPLICA, NULL, "the last replica joins after round 1: it pulls the version then served by RDMA READ from replica 0, then takes the next updates (needs 2 replicas and 2 updates)" },
 	{ "way", CLI_KEY_WAY, "W", "how the weights travel: push (each trainer WRITEs its runs straight to every replica), gather (to trainer rank 0, which WRITEs the whole model to every replica), tcp (push's runs over a socket per pair) or all three each round, in that order, with a table (default: push)" },
-	{ "link-rate", CLI_KEY_LINK_RATE, "MB/s", "the model's link rate, beside each way's time (default: measured on round 1's push)" },
+	{ "link-rate", CLI_KEY_LINK_RATE, "MB/s", "the model's link rate, beside each way's time (default: measured each round on its push)" },
 	{ "plant-len", CLI_KEY_PLANT_LEN, "RANK:N", "for tests: rank RANK says its buffer is N B; every trainer must refuse it" },
 	{ 0 },
 };
