@@ -141,8 +141,8 @@ static int train_gather(struct sync_run *r, int v, uint64_t *sent)
 	if (!rc) {
 		show("gather", "version %d: the words of the %d other trainers read %d: the whole "
 		     "model is here, %llu B, in %.1f ms", v, r->f->trainers - 1, v,
-		     (unsigned long long)(FLEET_DATA + r->f->stage_off[r->f->trainers - 1] +
-		     r->m->tr_bytes[r->f->trainers - 1] - FLEET_DATA), (now_us() - start) / 1000);
+		     (unsigned long long)(r->f->stage_off[r->f->trainers - 1] +
+		     r->m->tr_bytes[r->f->trainers - 1]), (now_us() - start) / 1000);
 		rc = sync_push(&r->push, v);
 	}
 	r->push.gathered = false;
@@ -173,13 +173,12 @@ static int train_tcp(struct sync_run *r, int v, uint64_t *sent)
 }
 
 /* Every rank, before way W: a barrier, so that every way starts from the same moment. */
-static int way_begin(struct sync_run *r, int w, int v, struct rank_result *all)
+static int way_begin(struct sync_run *r, int w, struct rank_result *all)
 {
 	show_heading(w == WAY_PUSH ? "stage 10, way push: every trainer WRITEs its runs straight "
 		     "into every replica" : w == WAY_GATHER ? "stage 10, way gather: the shards to "
 		     "trainer rank 0, then rank 0 WRITEs the whole model into every replica" :
 		     "stage 10, way tcp: the same plan's runs, over a socket per pair");
-	(void)v;
 	return gather(r, 0, 0, 0, all);
 }
 
@@ -209,7 +208,7 @@ static int train_round(struct sync_run *r, int v, struct rank_result *all)
 
 		if (!sync_runs_way(r->opts, w))
 			continue;
-		if (way_begin(r, w, v, all))
+		if (way_begin(r, w, all))
 			return -1;
 		start = now_us();
 		rc = w == WAY_PUSH ? train_push(r, v, &sent) : w == WAY_GATHER ?
@@ -342,7 +341,7 @@ static int serve_ways(struct sync_run *r, int v, struct rank_result *all)
 			continue;
 		/* Version 0's zeros in the buffer being filled: a way that leaves a byte out is seen. */
 		memset(version_buffer(r, v), 0, r->f->slice);
-		if (way_begin(r, w, v, all))
+		if (way_begin(r, w, all))
 			return -1;
 		start = now_us();
 		if (serve_way(r, w, v, &got))
