@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# 10_weight_sync.bats: step 10's weight sync: 2 trainers and one replica of --tp 2 on one rxe, the plan's summary, every serving rank's slices checked byte for byte each round, the signal words, all freed; a bad option refused; a buffer length a peer lies about refused; a trainer killed mid-update named by every rank, the replica still on its whole version.
+# 10_weight_sync.bats: step 10's weight sync: 2 trainers and one replica of --tp 2 on one rxe, the plan's summary, every serving rank's slices checked byte for byte each round, the signal words, all freed; --way all, the push beside the gather to rank 0 and the same runs over TCP, each checked, a table a round; a bad option refused; a buffer length a peer lies about refused; a trainer killed mid-update named by every rank, the replica still on its whole version.
 
 bats_require_minimum_version 1.5.0
 
@@ -50,10 +50,64 @@ SMALL=(--trainers 2 --tp 2 --model-dim 128 --layers 2)
 	assert_back_to_baseline
 }
 
-@test "10_weight_sync refuses a --tp that does not divide the model's split dimensions, naming both" {
+@test "10_weight_sync --way all: each round the plan's push, the gather to trainer rank 0 then its WRITEs to the replica, and the same runs over TCP, each checked byte for byte on both serving ranks from a cleared buffer; a table a round: gather's busiest sender is rank 0 with the whole version, push's and TCP's carry half of it; all freed" {
+	record_baseline
+	RING_STEP=10_weight_sync run_ring 4 -t 10 "${SMALL[@]}" --updates 2 --way all
+	assert_ring_success
+	use_output_of r0
+	assert_line "QPs                 : 3 here, 10 in the job: one per trainer and serving rank, T x S = 2 x 2, and --way gather's one between trainer rank 0 and each other trainer, 1"
+	assert_line --regexp "^access +: local_write,remote_write,remote_atomic: --way gather: every other trainer WRITEs its shard after ours"
+	for v in 1 2; do
+		assert_line --regexp "^gather +: version $v: the words of the 1 other trainers read $v: the whole model is here, 2905344 B, in [0-9.]+ ms\$"
+		assert_line --regexp "^gather +: version $v: every trainer's runs from here, 2906624 B in 1046 WRITEs, 66 posts, 2 FETCH_ADDs \\(one a serving rank, on its gathered word\\), in [0-9.]+ ms\$"
+		assert_line --regexp "^round +: $v: version $v whole in 1 replica: 2906624 B checked on 2 serving ranks, 0 wrong; "
+		assert_line --regexp "^# weight sync, round $v \\(version $v\\): 2 trainers, 2 serving ranks, 2906624 B a version; model: the slowest rank's bytes over [0-9.]+ MB/s, measured on this round's push\$"
+	done
+	# The table, a row a way each round: the busiest sender's bytes as its data path counted them.
+	[ "$(grep -cE '^ +push( +[0-9.]+){3} +0 +1453312 +2 +1453312 +1453312 +1\.00 +0$' "$BATS_TEST_TMPDIR/r0.out")" -eq 2 ] || fail "push's rows"
+	[ "$(grep -cE '^ +gather( +[0-9.]+){3} +0 +2906624 +2 +1453312 +4359296 +[0-9.]+ +0$' "$BATS_TEST_TMPDIR/r0.out")" -eq 2 ] || fail "gather's rows"
+	[ "$(grep -cE '^ +tcp( +[0-9.]+){3} +[01] +1453312 +2 +1453312 +1453312 +[0-9.]+ +0$' "$BATS_TEST_TMPDIR/r0.out")" -eq 2 ] || fail "tcp's rows"
+	use_output_of r1
+	for v in 1 2; do
+		assert_line --regexp "^gather +: version $v: our shard, 1452672 B, one WRITE into rank 0's buffer at its byte 1453184, then FETCH_ADD \\+1 on its word for rank 1, in [0-9.]+ ms\$"
+	done
+	for k in 0 1; do
+		use_output_of "r$k"
+		for v in 1 2; do
+			assert_line --regexp "^push +: version $v: 1453312 B in 523 WRITEs, 34 posts "
+			assert_line --regexp "^tcp +: version $v: 1453312 B in [0-9]+ sendmsg\\(\\) calls "
+		done
+		assert_line --regexp '^teardown +: every object released$'
+	done
+	for k in 2 3; do
+		use_output_of "r$k"
+		for v in 1 2; do
+			for w in push gather tcp; do
+				assert_line --regexp "^check +: version $v by $w: all 1453312 B of our slices right, byte for byte as the plan says, in [0-9.]+ ms\$"
+			done
+			assert_line "signals             : version $v by gather: rank 0's gathered word reads $v: every run of it is in buffer $((v % 2)), from rank 0 alone, no receive posted"
+			assert_line --regexp "^tcp +: version $v: 1453312 B from 2 trainers in [0-9]+ recvmsg\\(\\) calls, each run read straight into buffer $((v % 2))"
+		done
+		assert_line "check               : round 2: version 2 in buffer 0: all 1453312 B of our slices right, byte for byte as the plan says; version v - 1 served whole while it landed"
+		refute_line --regexp '^ibv_post_send '
+		assert_line --regexp '^teardown +: every object released$'
+	done
+	assert_back_to_baseline
+}
+
+@test "10_weight_sync refuses a --tp that does not divide the model's split dimensions, naming both; an unknown --way, --late-replica beside a way other than push, and --transport tcp, each naming what to give" {
 	run_step 10_weight_sync --rank 0 --world-size 5 --trainers 2 --tp 3 --model-dim 128
 	assert_failure 2
 	assert_line "error: --tp 3 does not divide 128, q_proj's rows and o_proj's columns (hidden_size, scaled) at --model-dim 128: a split gives each rank the same share; pick a --tp that divides it"
+	run_step 10_weight_sync --rank 0 --world-size 4 --way scatter
+	assert_failure 2
+	assert_line "error: --way: unknown way 'scatter'; use push, gather, tcp or all"
+	run_step 10_weight_sync --rank 0 --world-size 6 --way gather --late-replica
+	assert_failure 2
+	assert_line "error: --way gather with --late-replica: the late replica and --hold are push's alone so far: give --way push, or leave --late-replica out"
+	run_step 10_weight_sync --rank 0 --world-size 4 --transport tcp
+	assert_failure 2
+	assert_line "error: --transport tcp: step 10's TCP twin is a way of its own, beside the two over verbs: give --way tcp, or --way all for the three in one run, and leave --transport out"
 }
 
 @test "10_weight_sync failures: a serving rank that says its buffer is shorter than the plan's is refused by the trainers before any WRITE; a trainer killed mid-update is named by every rank within the bound, the replica still serving version 1, whole; all freed" {

@@ -26,9 +26,34 @@ static void signal_fadd(const struct sync_push *s, const struct rdma_conn *c, in
 		.num_sge = 1,
 		.opcode = IBV_WR_ATOMIC_FETCH_AND_ADD,
 		.send_flags = IBV_SEND_SIGNALED,
-		.wr.atomic = { .remote_addr = c->remote.addr + FLEET_SIGNAL(s->f->rank),
+		.wr.atomic = { .remote_addr = c->remote.addr + (s->gathered ? FLEET_GATHERED :
+								 FLEET_SIGNAL(s->f->rank)),
 			       .compare_add = 1, .rkey = c->remote.rkey },
 	};
+}
+
+/* Our runs to serving rank D: push's own, or under --way gather (rank 0) every trainer's. */
+static uint64_t runs_to(const struct sync_push *s, int d)
+{
+	uint64_t n = 0;
+
+	if (!s->gathered)
+		return s->p->count[s->f->rank][d];
+	for (int k = 0; k < s->f->trainers; k++)
+		n += s->p->count[k][d];
+	return n;
+}
+
+/* Our I-th run to D, and where in our data its trainer's shard starts (*AT). */
+static const struct run *run_to(const struct sync_push *s, int d, uint64_t i, uint64_t *at)
+{
+	int k = s->f->rank;
+
+	if (s->gathered)
+		for (k = 0; i >= s->p->count[k][d]; k++)
+			i -= s->p->count[k][d];
+	*at = s->gathered ? s->f->stage_off[k] : 0;
+	return &s->p->runs[s->p->first[k][d] + i];
 }
 
 /*
@@ -42,7 +67,7 @@ static int post_chain(struct sync_push *s, int d, int v)
 {
 	struct fleet *f = s->f;
 	struct rdma_conn *c = &f->conn[d];
-	uint64_t first = s->p->first[f->rank][d], count = s->p->count[f->rank][d];
+	uint64_t count = runs_to(s, d), at;
 	uint64_t from = s->next[d], dst_base = c->remote.addr + FLEET_DATA +
 			(uint64_t)(v % 2) * s->m->tp_bytes[plan_tp_rank(s->p, d)], bytes = 0;
 	struct ibv_send_wr wr[SYNC_CHAIN + 1], *bad;
@@ -51,9 +76,9 @@ static int post_chain(struct sync_push *s, int d, int v)
 	bool last;
 
 	for (; n < SYNC_CHAIN && s->next[d] < count; n++, s->next[d]++) {
-		const struct run *r = &s->p->runs[first + s->next[d]];
+		const struct run *r = run_to(s, d, s->next[d], &at);
 
-		sge[n] = (struct ibv_sge){ .addr = (uintptr_t)f->buf.addr + FLEET_DATA + r->src_off,
+		sge[n] = (struct ibv_sge){ .addr = (uintptr_t)f->buf.addr + FLEET_DATA + at + r->src_off,
 					   .length = (uint32_t)r->len, .lkey = f->buf.mr->lkey };
 		wr[n] = (struct ibv_send_wr){
 			.wr_id = WR_ID_SEND,
@@ -131,7 +156,7 @@ int sync_push(struct sync_push *s, int v)
 		/* The serving ranks in turn, from ours on, so that no rank is every trainer's first. */
 		for (int i = 0; i < f->world - f->trainers; i++) {
 			int d = f->trainers + (f->rank + i) % (f->world - f->trainers);
-			uint64_t count = s->p->count[f->rank][d];
+			uint64_t count = runs_to(s, d);
 
 			/* The late replica joins after round 1: nothing of version 1 goes to it. */
 			if (!count || (v == 1 && fleet_late(f, d)))
@@ -172,9 +197,18 @@ int sync_push(struct sync_push *s, int v)
 /* Our signal word for trainer K, as its FETCH_ADDs left it: an acquire load, so the WRITEs before are seen. */
 static uint64_t signal_word(const struct sync_push *s, int k)
 {
-	const uint64_t *w = (const uint64_t *)((char *)s->f->buf.addr + FLEET_SIGNAL(k));
+	uint64_t at = s->gathered && k == 0 && s->f->rank != 0 ? FLEET_GATHERED : FLEET_SIGNAL(k);
+	const uint64_t *w = (const uint64_t *)((char *)s->f->buf.addr + at);
 
 	return __atomic_load_n(w, __ATOMIC_ACQUIRE);
+}
+
+/* Whether trainer K signals to us: its runs (push), or the gather's: rank 0 to a serving rank, the others to rank 0. */
+static bool signals_us(const struct sync_push *s, int k)
+{
+	if (!s->gathered)
+		return s->p->count[k][s->f->rank] > 0;
+	return s->f->rank == 0 ? k != 0 : k == 0;
 }
 
 int sync_wait_whole(struct sync_push *s, int v)
@@ -192,7 +226,7 @@ int sync_wait_whole(struct sync_push *s, int v)
 		for (int k = 0; k < f->trainers; k++) {
 			uint64_t w;
 
-			if (!s->p->count[k][f->rank])
+			if (!signals_us(s, k))
 				continue;
 			w = signal_word(s, k);
 			if (w > want) {
@@ -226,8 +260,8 @@ int sync_wait_whole(struct sync_push *s, int v)
 	return 0;
 }
 
-/* Until every chain posted to D has completed, within the progress loop's bound. 0 or -1. */
-static int drain(struct sync_push *s, int d)
+/* Until every chain posted to D has completed, within the progress loop's bound; WHAT names them. 0 or -1. */
+static int drain(struct sync_push *s, int d, const char *what)
 {
 	struct progress pr;
 
@@ -235,7 +269,7 @@ static int drain(struct sync_push *s, int d)
 	while (s->in_flight[d]) {
 		bool moved = false;
 
-		if (reap(s, d, "READs from it", &moved))
+		if (reap(s, d, what, &moved))
 			return -1;
 		if (moved) {
 			progress_made(&pr);
@@ -244,8 +278,8 @@ static int drain(struct sync_push *s, int d)
 		int rc = progress_idle(&pr);
 
 		if (rc == PROGRESS_STALLED)
-			ctl_fail(s->ctl, d, "rank %d's READs from it did not complete within %d s",
-				 s->f->rank, s->timeout_s);
+			ctl_fail(s->ctl, d, "rank %d's %s did not complete within %d s", s->f->rank,
+				 what, s->timeout_s);
 		if (rc)
 			return -1;
 	}
@@ -298,8 +332,45 @@ int sync_pull(struct sync_push *s, int src, uint64_t from, uint64_t to, uint64_t
 		s->st.signalled++;
 		*reads += (uint64_t)n;
 		sync_show_reads(s, src, from + first, n, done - first, depth);
-		if (drain(s, src))
+		if (drain(s, src, "READs from it"))
 			return -1;
 	}
 	return 0;
+}
+
+int sync_gather_send(struct sync_push *s, int v)
+{
+	struct fleet *f = s->f;
+	struct rdma_conn *c = &f->conn[0];
+	struct ibv_send_wr wr[2], *bad;
+	struct ibv_sge sge[2];
+	uint64_t len = s->m->tr_bytes[f->rank];
+	int rc;
+
+	/* Our shard whole, one WRITE, unsignalled; then the FETCH_ADD on rank 0's word for us. */
+	sge[0] = (struct ibv_sge){ .addr = (uintptr_t)f->buf.addr + FLEET_DATA, .length = (uint32_t)len,
+				   .lkey = f->buf.mr->lkey };
+	wr[0] = (struct ibv_send_wr){
+		.wr_id = WR_ID_SEND,
+		.sg_list = &sge[0],
+		.num_sge = 1,
+		.opcode = IBV_WR_RDMA_WRITE,
+		.next = &wr[1],
+		.wr.rdma = { .remote_addr = c->remote.addr + FLEET_DATA + f->stage_off[f->rank],
+			     .rkey = c->remote.rkey },
+	};
+	signal_fadd(s, c, 0, &wr[1], &sge[1]);
+	rc = fault_at("post_send") ? errno : ibv_post_send(c->qp, wr, &bad);
+	if (rc) {
+		report_verb_error("ibv_post_send (our shard to rank 0, then FETCH_ADD)", rc);
+		ctl_fail(s->ctl, f->rank, "it could not post its version %d to rank 0", v);
+		return -1;
+	}
+	s->in_flight[0]++;
+	s->st.posts++;
+	s->st.writes++;
+	s->st.atomics++;
+	s->st.signalled++;
+	s->st.bytes += len;
+	return drain(s, 0, "shard's WRITE to it");
 }

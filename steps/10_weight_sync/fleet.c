@@ -11,13 +11,20 @@ void fleet_init(struct fleet *f, const struct launch *l, const struct sync_opts 
 {
 	*f = (struct fleet){ .rank = l->rank, .world = l->world, .trainers = opts->trainers,
 			     .tp = opts->tp, .late_from = opts->late_replica ? l->world - opts->tp :
-			     l->world };
+			     l->world, .gathers = sync_runs_way(opts, WAY_GATHER) };
 	for (int p = 0; p < SYNC_MAX_RANKS; p++)
 		f->conn[p].sock = -1;
 }
 
-uint64_t fleet_bytes(const struct model *m, const struct plan *p, int r)
+uint64_t fleet_bytes(const struct fleet *f, const struct model *m, const struct plan *p, int r)
 {
+	uint64_t whole = 0;
+
+	if (r == 0 && f->gathers) {
+		for (int k = 0; k < p->trainers; k++)
+			whole += m->tr_bytes[k];
+		return FLEET_DATA + whole;
+	}
 	if (r < p->trainers)
 		return FLEET_DATA + m->tr_bytes[r];
 	return FLEET_DATA + 2 * m->tp_bytes[plan_tp_rank(p, r)];
@@ -30,8 +37,8 @@ uint64_t fleet_bytes(const struct model *m, const struct plan *p, int r)
  * chains and the FETCH_ADD, each of its WRITEs one message of up to the
  * largest run.
  */
-static int check_limits(const struct fleet *f, const struct sync_opts *opts, const struct plan *p,
-			uint64_t bytes)
+static int check_limits(const struct fleet *f, const struct sync_opts *opts, const struct model *m,
+			const struct plan *p, uint64_t bytes)
 {
 	char request[96];
 	uint64_t largest = 0;
@@ -46,16 +53,24 @@ static int check_limits(const struct fleet *f, const struct sync_opts *opts, con
 	     limit_check(&f->dev, LIMIT_QP_RD_ATOM, 1, "RDMA READs a QP serves (the late "
 			 "replica's pull from us)", "--late-replica", "leave --late-replica out")))
 		return -1;
+	if (!fleet_trains(f) || (f->gathers && f->rank == 0))
+		if (limit_check_atomics(&f->dev, "the trainers' FETCH_ADDs", "this step signals "
+					"with atomics: use a device that serves them"))
+			return -1;
 	if (!fleet_trains(f))
-		return limit_check_atomics(&f->dev, "the trainers' FETCH_ADDs", "this step signals "
-					   "with atomics: use a device that serves them");
+		return 0;
+	/* Under --way gather, rank 0 WRITEs every trainer's runs, and each trainer its shard whole. */
 	for (uint64_t i = 0; i < p->n; i++)
-		if (p->runs[i].src == f->rank && p->runs[i].len > largest)
+		if ((p->runs[i].src == f->rank || (f->gathers && f->rank == 0)) &&
+		    p->runs[i].len > largest)
 			largest = p->runs[i].len;
+	if (f->gathers && f->rank != 0 && m->tr_bytes[f->rank] > largest)
+		largest = m->tr_bytes[f->rank];
 	return limit_check(&f->dev, LIMIT_QP_WR, SYNC_CHAINS * SYNC_CHAIN + 1, "send WRs a QP (the "
 			   "chains in flight and the FETCH_ADD)", "step 10", "this device cannot run it") ||
-	       limit_check(&f->dev, LIMIT_MSG_SZ, largest, "bytes in one WRITE (the plan's longest "
-			   "run)", request, "give a smaller --model-dim") ||
+	       limit_check(&f->dev, LIMIT_MSG_SZ, largest, f->gathers ? "bytes in one WRITE (the "
+			   "plan's longest run, or a trainer's shard to rank 0)" : "bytes in one WRITE "
+			   "(the plan's longest run)", request, "give a smaller --model-dim") ||
 	       cq_qp_check_limits(&f->dev, &opts->conn) ? -1 : 0;
 }
 
@@ -77,17 +92,24 @@ static int offer_reads(struct fleet *f, struct rdma_conn *c)
 int fleet_open(struct fleet *f, const struct cli_common *common, const struct sync_opts *opts,
 	       const struct model *m, const struct plan *p)
 {
-	struct reg_mr_opts mr = { .size = fleet_bytes(m, p, f->rank) };
+	struct reg_mr_opts mr = { .size = fleet_bytes(f, m, p, f->rank) };
 	int qps = 0;
 
 	if (!fleet_trains(f))
 		f->slice = m->tp_bytes[plan_tp_rank(p, f->rank)];
+	for (int k = 1; k < f->trainers; k++)
+		f->stage_off[k] = f->stage_off[k - 1] + m->tr_bytes[k - 1];
 	show_heading("stage 1: open the device, allocate a PD");
-	if (open_device_pd(common, &f->dev) || check_limits(f, opts, p, mr.size))
+	if (open_device_pd(common, &f->dev) || check_limits(f, opts, m, p, mr.size))
 		return -1;
 	show_heading("stage 2: register one buffer, once: the words, then the weights");
 	/* Least privilege: a trainer's buffer is only ever read by its own NIC. */
-	if (fleet_trains(f))
+	if (fleet_trains(f) && f->gathers && f->rank == 0)
+		reg_mr_grant(&mr, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+			     IBV_ACCESS_REMOTE_ATOMIC, "--way gather: every other trainer WRITEs its "
+			     "shard after ours and FETCH_ADDs its word here; our NIC reads the whole "
+			     "model from here for the WRITEs to every replica");
+	else if (fleet_trains(f))
 		reg_mr_grant(&mr, IBV_ACCESS_LOCAL_WRITE, "our NIC reads our shard for the WRITEs and "
 			     "writes our FETCH_ADDs' old values; no peer touches it");
 	else if (fleet_pull_peer(f, f->rank) >= 0 && !fleet_late(f, f->rank))
@@ -105,7 +127,8 @@ int fleet_open(struct fleet *f, const struct cli_common *common, const struct sy
 	for (int q = 0; q < f->world; q++) {
 		bool pull = q == fleet_pull_peer(f, f->rank);
 
-		if (q == f->rank || (fleet_trains(f) == (q < f->trainers) && !pull))
+		if (q == f->rank || (fleet_trains(f) == (q < f->trainers) && !pull &&
+				      !fleet_gather_pair(f, q)))
 			continue;
 		if (create_cq_qp(&f->dev, &f->buf, &opts->conn, &f->conn[q], NULL))
 			return -1;
@@ -115,7 +138,12 @@ int fleet_open(struct fleet *f, const struct cli_common *common, const struct sy
 		if (pull && fleet_late(f, f->rank) && offer_reads(f, &f->conn[q]))
 			return -1;
 	}
-	if (f->late_from < f->world)
+	if (f->gathers)
+		show("QPs", "%d here, %d in the job: one per trainer and serving rank, T x S = %d x %d, "
+		     "and --way gather's one between trainer rank 0 and each other trainer, %d", qps,
+		     2 * (f->trainers * (f->world - f->trainers) + f->trainers - 1), f->trainers,
+		     f->world - f->trainers, f->trainers - 1);
+	else if (f->late_from < f->world)
 		show("QPs", "%d here, %d in the job: one per trainer and serving rank, T x S = %d x %d, "
 		     "and one per rank of the late replica to the rank of replica 0 it pulls from, "
 		     "%d", qps, 2 * (f->trainers * (f->world - f->trainers) + f->tp), f->trainers,
@@ -133,11 +161,18 @@ int fleet_open(struct fleet *f, const struct cli_common *common, const struct sy
  * than that one, or an address that wraps, is refused before any WRITE or
  * READ is aimed at it.  0, or -1 after every rank was told.
  */
-static int check_peer_buffer(struct ring_ctl *ctl, const struct model *m,
+static int check_peer_buffer(struct ring_ctl *ctl, const struct fleet *f, const struct model *m,
 			     const struct plan *p, int d, const struct peer_info *in)
 {
-	uint64_t want = fleet_bytes(m, p, d);
+	uint64_t want = fleet_bytes(f, m, p, d);
 
+	if (in->len != want && d < p->trainers) {
+		ctl_fail(ctl, d, "its buffer length %llu B is not the %llu B the plan lays out for it "
+			 "(%llu B of words, then every trainer's shard: --way gather's stage): refused "
+			 "before any WRITE", (unsigned long long)in->len, (unsigned long long)want,
+			 (unsigned long long)FLEET_DATA);
+		return -1;
+	}
 	if (in->len != want) {
 		ctl_fail(ctl, d, "its buffer length %llu B is not the %llu B the plan lays out for it "
 			 "(%llu B of words, then 2 versions of %llu B): refused before any WRITE or "
@@ -198,8 +233,9 @@ int fleet_meet(struct fleet *f, struct ring_ctl *ctl, const struct launch *l, st
 		if (!f->paired[q])
 			continue;
 		/* What we WRITE into (a trainer's serving ranks) or READ from (a late rank's source). */
-		if ((fleet_trains(f) || (fleet_late(f, f->rank) && q < f->late_from)) &&
-		    check_peer_buffer(ctl, m, p, q, &theirs[q]))
+		if (((fleet_trains(f) && (q >= f->trainers || q == 0)) ||
+		     (fleet_late(f, f->rank) && q < f->late_from)) &&
+		    check_peer_buffer(ctl, f, m, p, q, &theirs[q]))
 			return -1;
 		f->conn[q].remote = theirs[q];
 		snprintf(who, sizeof(who), "rank %d's", q);

@@ -19,11 +19,15 @@
  * (and, on a late rank, its source's, as its READ brought it), then version
  * buffer 0 and version buffer 1, each its whole slice.  A
  * trainer: the old values its FETCH_ADDs bring back, one per serving rank,
- * then its shard.
+ * then its shard.  Trainer rank 0 under --way gather: one signal word per
+ * trainer too (its WRITE of its shard, counted), and after its own shard
+ * every other trainer's, in rank order: the whole model, as the trainers
+ * keep it (stage_off).
  */
 #define FLEET_SIGNAL(k) (8 * (uint64_t)(k))
 #define FLEET_VERSION ((uint64_t)8 * SYNC_MAX_RANKS)
 #define FLEET_PEER_VERSION (FLEET_VERSION + 8)	/* a late rank: its source's word, as READ */
+#define FLEET_GATHERED (FLEET_VERSION + 16)	/* --way gather: rank 0's FETCH_ADDs, its versions */
 #define FLEET_OLD(d) (FLEET_VERSION + 64 + 8 * (uint64_t)(d))
 #define FLEET_DATA ((uint64_t)512)
 
@@ -36,6 +40,8 @@ struct fleet {
 	int rank, world, trainers, tp;
 	int late_from;				/* --late-replica: its first rank; else world */
 	uint64_t slice;				/* a serving rank: one version's bytes */
+	bool gathers;				/* --way gather or all: trainers to rank 0 */
+	uint64_t stage_off[SYNC_MAX_RANKS];	/* trainer k's shard in rank 0's, from FLEET_DATA */
 };
 
 static inline bool fleet_trains(const struct fleet *f) { return f->rank < f->trainers; }
@@ -58,8 +64,15 @@ static inline int fleet_pull_peer(const struct fleet *f, int r)
 /* Before fleet_open: every connection closed, so that fleet_close can run whatever happened. */
 void fleet_init(struct fleet *f, const struct launch *l, const struct sync_opts *opts);
 
-/* Bytes of rank R's buffer, words included, as the plan lays it out. */
-uint64_t fleet_bytes(const struct model *m, const struct plan *p, int r);
+/* Bytes of rank R's buffer, words included, as the plan lays it out (and the gather, at rank 0). */
+uint64_t fleet_bytes(const struct fleet *f, const struct model *m, const struct plan *p, int r);
+
+/* Whether our QP to rank Q is one of --way gather's: between rank 0 and another trainer. */
+static inline bool fleet_gather_pair(const struct fleet *f, int q)
+{
+	return f->gathers && fleet_trains(f) && q < f->trainers && q != f->rank &&
+	       (f->rank == 0 || q == 0);
+}
 
 /*
  * Stages 1 to 3: the device and PD, the buffer (a serving rank's open to

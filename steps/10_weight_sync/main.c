@@ -1,5 +1,6 @@
 /* main.c: step 10: new weights from the trainers to the inference fleet: a plan computed once, WRITEs straight into every replica's buffers, counted by FETCH_ADD, two versions flipped whole. */
 #include "clock.h"
+#include "compare.h"
 #include "control.h"
 #include "cq_qp_rts.h"
 #include "dev_limits.h"
@@ -9,12 +10,14 @@
 #include "model.h"
 #include "open_pd.h"
 #include "pause.h"
+#include "pairs.h"
 #include "plan.h"
 #include "post_wr.h"
 #include "reg_mr.h"
 #include "report.h"
 #include "sync_datapath.h"
 #include "sync_options.h"
+#include "tcp_sync.h"
 
 #include <stdbool.h>
 #include <stdio.h>
@@ -38,6 +41,12 @@ static const char purpose[] =
 	"version then served from its twin in replica 0, not from the trainers, checks it,\n"
 	"and takes the next updates with the others.\n"
 	"\n"
+	"--way gather, tcp or all: the same plan moved otherwise, each round beside push: every\n"
+	"trainer WRITEs its shard to trainer rank 0, which WRITEs the whole model into every\n"
+	"replica; or push's runs over a TCP socket per pair. Each way lands in a cleared buffer\n"
+	"and is checked byte for byte; rank 0 prints a table a round, each way's time beside\n"
+	"the model (the slowest rank's bytes over --link-rate, or the rate of the round's push).\n"
+	"\n"
 	"Rank and world size as step 07: --rank/--world-size, else torchrun's, Open MPI's,\n"
 	"MPICH's or Slurm's variables; rank 0's rendezvous on TCP port -p, at HOST or\n"
 	"MASTER_ADDR. Every wait is bounded by -t; a failure ends every rank with one line\n"
@@ -50,6 +59,8 @@ struct sync_run {
 	const struct model *m;
 	const struct plan *p;
 	struct sync_push push;
+	struct tcp_sync *tcp;	/* --way tcp or all: a socket per pair the plan joins */
+	struct sync_compare cmp;	/* rank 0: each way's figures, for the table */
 	int serving;		/* the version this serving rank serves (its version word) */
 };
 
@@ -85,30 +96,136 @@ static int gather(struct sync_run *r, uint64_t ns, uint64_t wrong, uint64_t byte
 	return ctl_gather(r->ctl, &mine, all);
 }
 
-/* A trainer's round: the new shard, the push, then the two barriers of the flip. */
-static int train_round(struct sync_run *r, int v, struct rank_result *all)
+/* A trainer, --way push: its runs straight into every replica. 0 or -1; *SENT its bytes. */
+static int train_push(struct sync_run *r, int v, uint64_t *sent)
 {
 	struct sync_stats before = r->push.st;
-	double start;
-	uint64_t ns;
+	double start = now_us();
+
+	if (sync_push(&r->push, v))
+		return -1;
+	*sent = r->push.st.bytes - before.bytes;
+	show("push", "version %d: %llu B in %llu WRITEs, %llu posts (each a chain, its last WR "
+	     "signalled), %llu FETCH_ADDs, %llu completions, in %.1f ms", v,
+	     (unsigned long long)*sent, (unsigned long long)(r->push.st.writes - before.writes),
+	     (unsigned long long)(r->push.st.posts - before.posts),
+	     (unsigned long long)(r->push.st.atomics - before.atomics),
+	     (unsigned long long)(r->push.st.signalled - before.signalled),
+	     (now_us() - start) / 1000);
+	return 0;
+}
+
+/*
+ * A trainer, --way gather: every trainer but rank 0 WRITEs its shard whole
+ * into rank 0's buffer; rank 0 waits for their words, then WRITEs every
+ * trainer's runs, the whole model, into every replica.  0 or -1.
+ */
+static int train_gather(struct sync_run *r, int v, uint64_t *sent)
+{
+	struct sync_stats before = r->push.st;
+	double start = now_us();
+	int rc;
+
+	if (r->f->rank != 0) {
+		if (sync_gather_send(&r->push, v))
+			return -1;
+		*sent = r->push.st.bytes - before.bytes;
+		show("gather", "version %d: our shard, %llu B, one WRITE into rank 0's buffer at its "
+		     "byte %llu, then FETCH_ADD +1 on its word for rank %d, in %.1f ms", v,
+		     (unsigned long long)*sent, (unsigned long long)(FLEET_DATA +
+		     r->f->stage_off[r->f->rank]), r->f->rank, (now_us() - start) / 1000);
+		return 0;
+	}
+	r->push.gathered = true;
+	rc = sync_wait_whole(&r->push, v);
+	if (!rc) {
+		show("gather", "version %d: the words of the %d other trainers read %d: the whole "
+		     "model is here, %llu B, in %.1f ms", v, r->f->trainers - 1, v,
+		     (unsigned long long)(r->f->stage_off[r->f->trainers - 1] +
+		     r->m->tr_bytes[r->f->trainers - 1]), (now_us() - start) / 1000);
+		rc = sync_push(&r->push, v);
+	}
+	r->push.gathered = false;
+	if (rc)
+		return -1;
+	*sent = r->push.st.bytes - before.bytes;
+	show("gather", "version %d: every trainer's runs from here, %llu B in %llu WRITEs, %llu "
+	     "posts, %llu FETCH_ADDs (one a serving rank, on its gathered word), in %.1f ms", v,
+	     (unsigned long long)*sent, (unsigned long long)(r->push.st.writes - before.writes),
+	     (unsigned long long)(r->push.st.posts - before.posts),
+	     (unsigned long long)(r->push.st.atomics - before.atomics), (now_us() - start) / 1000);
+	return 0;
+}
+
+/* A trainer, --way tcp: push's runs over its socket to each serving rank. 0 or -1. */
+static int train_tcp(struct sync_run *r, int v, uint64_t *sent)
+{
+	struct tcp_sync_stats st = { 0 };
+	double start = now_us();
+
+	if (tcp_sync_run(r->tcp, (uint8_t *)r->f->buf.addr + FLEET_DATA, 0, v, &st))
+		return -1;
+	*sent = st.bytes_out;
+	show("tcp", "version %d: %llu B in %llu sendmsg() calls (at most 64 runs each), %llu "
+	     "poll()s, in %.1f ms", v, (unsigned long long)st.bytes_out,
+	     (unsigned long long)st.sends, (unsigned long long)st.polls, (now_us() - start) / 1000);
+	return 0;
+}
+
+/* Every rank, before way W: a barrier, so that every way starts from the same moment. */
+static int way_begin(struct sync_run *r, int w, struct rank_result *all)
+{
+	show_heading(w == WAY_PUSH ? "stage 10, way push: every trainer WRITEs its runs straight "
+		     "into every replica" : w == WAY_GATHER ? "stage 10, way gather: the shards to "
+		     "trainer rank 0, then rank 0 WRITEs the whole model into every replica" :
+		     "stage 10, way tcp: the same plan's runs, over a socket per pair");
+	return gather(r, 0, 0, 0, all);
+}
+
+/* Every rank, after way W: its time and bytes to rank 0, which notes the way's row. */
+static int way_end(struct sync_run *r, int w, int v, uint64_t ns, uint64_t wrong, uint64_t sent,
+		   struct rank_result *all)
+{
+	if (gather(r, ns, wrong, sent, all))
+		return -1;
+	if (r->ctl->rank == 0)
+		compare_note(&r->cmp, w, v, all);
+	return 0;
+}
+
+/* A trainer's round: the new shard, each way of --way, then the two barriers of the flip. */
+static int train_round(struct sync_run *r, int v, struct rank_result *all)
+{
+	uint64_t first_ns = 0, first_sent = 0;
 
 	/* The update: a training step's new weights, seeded, each element unlike the last version's. */
 	model_fill_shard(r->m, r->opts->seed, r->f->rank, v, (uint8_t *)r->f->buf.addr + FLEET_DATA);
 	r->push.version = v;
-	start = now_us();
-	if (sync_push(&r->push, v))
-		return -1;
-	ns = (uint64_t)((now_us() - start) * 1000);
-	show("push", "version %d: %llu B in %llu WRITEs, %llu posts (each a chain, its last WR "
-	     "signalled), %llu FETCH_ADDs, %llu completions, in %.1f ms", v,
-	     (unsigned long long)(r->push.st.bytes - before.bytes),
-	     (unsigned long long)(r->push.st.writes - before.writes),
-	     (unsigned long long)(r->push.st.posts - before.posts),
-	     (unsigned long long)(r->push.st.atomics - before.atomics),
-	     (unsigned long long)(r->push.st.signalled - before.signalled), ns / 1e6);
+	for (int w = WAY_PUSH; w < SYNC_WAYS; w++) {
+		uint64_t sent = 0, ns;
+		double start;
+		int rc;
+
+		if (!sync_runs_way(r->opts, w))
+			continue;
+		if (way_begin(r, w, all))
+			return -1;
+		start = now_us();
+		rc = w == WAY_PUSH ? train_push(r, v, &sent) : w == WAY_GATHER ?
+		     train_gather(r, v, &sent) : train_tcp(r, v, &sent);
+		if (rc)
+			return -1;
+		ns = (uint64_t)((now_us() - start) * 1000);
+		if (!first_ns) {
+			first_ns = ns;
+			first_sent = sent;
+		}
+		if (way_end(r, w, v, ns, 0, sent, all))
+			return -1;
+	}
 	if (gather(r, 0, 0, 0, all))
 		return -1;
-	return gather(r, ns, 0, r->push.st.bytes - before.bytes, all);
+	return gather(r, first_ns, 0, first_sent, all);
 }
 
 /* A rank of the late replica in round 1: no WRITE comes to it; it waits out the round's two barriers. */
@@ -116,9 +233,11 @@ static int sit_out(struct sync_run *r, struct rank_result *all)
 {
 	show("late", "replica %d joins after round 1 (--late-replica): no trainer WRITEs version 1 "
 	     "to it, and it serves nothing yet", plan_replica(r->p, r->f->rank));
-	if (gather(r, 0, 0, 0, all))
-		return -1;
-	return gather(r, 0, 0, 0, all);
+	/* Push's start and end, then the flip's two. */
+	for (int b = 0; b < 4; b++)
+		if (gather(r, 0, 0, 0, all))
+			return -1;
+	return 0;
 }
 
 /*
@@ -170,7 +289,80 @@ static int pull_current(struct sync_run *r, int w)
 	return 0;
 }
 
-/* A serving rank's round: serve V - 1 while V lands, wait for every word, flip with the replica, read V back. */
+/* A serving rank, way W of version V: until every byte of it is in its buffer; 0 or -1. */
+static int serve_way(struct sync_run *r, int w, int v, uint64_t *got)
+{
+	struct tcp_sync_stats st = { 0 };
+	int rc;
+
+	*got = r->f->slice;
+	if (w == WAY_PUSH) {
+		if (r->opts->hold_rank == r->f->rank && v == 2) {
+			r->push.hold_ms = r->opts->hold_ms;
+			r->push.version = v;
+			if (sync_hold(&r->push))
+				return -1;
+		}
+		if (sync_wait_whole(&r->push, v))
+			return -1;
+		show("signals", "version %d: the words of all %d trainers read %d: every run of it is "
+		     "in buffer %d, no receive posted", v, r->p->sources[r->f->rank], v - r->push.missed,
+		     v % 2);
+		return 0;
+	}
+	if (w == WAY_GATHER) {
+		r->push.gathered = true;
+		rc = sync_wait_whole(&r->push, v);
+		r->push.gathered = false;
+		if (rc)
+			return -1;
+		show("signals", "version %d by gather: rank 0's gathered word reads %d: every run of "
+		     "it is in buffer %d, from rank 0 alone, no receive posted", v, v, v % 2);
+		return 0;
+	}
+	if (tcp_sync_run(r->tcp, (uint8_t *)r->f->buf.addr + FLEET_DATA, r->f->slice, v, &st))
+		return -1;
+	*got = st.bytes_in;
+	show("tcp", "version %d: %llu B from %d trainers in %llu recvmsg() calls, each run read "
+	     "straight into buffer %d, %llu poll()s: the last byte of each stream is the signal",
+	     v, (unsigned long long)st.bytes_in, r->p->sources[r->f->rank],
+	     (unsigned long long)st.recvs, v % 2, (unsigned long long)st.polls);
+	return 0;
+}
+
+/* A serving rank, each way of --way: the buffer cleared, the way, its check byte for byte. */
+static int serve_ways(struct sync_run *r, int v, struct rank_result *all)
+{
+	for (int w = WAY_PUSH; w < SYNC_WAYS; w++) {
+		uint64_t wrong, got, ns;
+		double start;
+
+		if (!sync_runs_way(r->opts, w))
+			continue;
+		/* Version 0's zeros in the buffer being filled: a way that leaves a byte out is seen. */
+		memset(version_buffer(r, v), 0, r->f->slice);
+		if (way_begin(r, w, all))
+			return -1;
+		start = now_us();
+		if (serve_way(r, w, v, &got))
+			return -1;
+		ns = (uint64_t)((now_us() - start) * 1000);
+		wrong = check_version(r, v, sync_way_names[w]);
+		if (wrong)
+			return ctl_fail(r->ctl, r->f->rank, "its slices of version %d by --way %s hold "
+					"%llu wrong bytes", v, sync_way_names[w],
+					(unsigned long long)wrong), -1;
+		if (r->opts->way != WAY_PUSH)
+			show("check", "version %d by %s: all %llu B of our slices right, byte for byte as "
+			     "the plan says, in %.1f ms", v, sync_way_names[w], (unsigned long long)got,
+			     ns / 1e6);
+		if (way_end(r, w, v, ns, wrong, 0, all))
+			return -1;
+	}
+	return 0;
+}
+
+/* A serving rank's round: serve V - 1 while V lands, each way, flip with the replica, read V back. */
 static int serve_round(struct sync_run *r, int v, struct rank_result *all)
 {
 	uint64_t wrong, want = r->f->slice;
@@ -182,16 +374,8 @@ static int serve_round(struct sync_run *r, int v, struct rank_result *all)
 		return -1;
 	if (v > 1 && check_version(r, v - 1, "serving while the next lands"))
 		return ctl_fail(r->ctl, r->f->rank, "the version it serves was not whole"), -1;
-	if (r->opts->hold_rank == r->f->rank && v == 2) {
-		r->push.hold_ms = r->opts->hold_ms;
-		r->push.version = v;
-		if (sync_hold(&r->push))
-			return -1;
-	}
-	if (sync_wait_whole(&r->push, v))
+	if (serve_ways(r, v, all))
 		return -1;
-	show("signals", "version %d: the words of all %d trainers read %d: every run of it is in "
-	     "buffer %d, no receive posted", v, r->p->sources[r->f->rank], v - r->push.missed, v % 2);
 	/* Every WRITE of version V has landed: none may have touched the buffer we serve. */
 	if (v > 1 && check_version(r, v - 1, "after version v landed"))
 		return ctl_fail(r->ctl, r->f->rank, "version %d's WRITEs reached the buffer of the "
@@ -238,6 +422,7 @@ static void show_round(const struct sync_run *r, int v, const struct rank_result
 	     "%llu wrong; the slowest trainer pushed in %.1f ms", v, v, replicas,
 	     replicas == 1 ? "" : "s", out ? " (the late replica joins after this round)" : "",
 	     (unsigned long long)bytes, ranks, (unsigned long long)wrong, slowest / 1e6);
+	compare_show(&r->cmp, v);
 }
 
 /* A serving rank whose update failed: what it still serves, checked. */
@@ -293,13 +478,15 @@ static void show_roles(const struct sync_run *r)
 
 /* The plan and both layouts, set up and met, then the rounds; 0 or -1. */
 static int run_rank(const struct cli_common *common, const struct sync_opts *opts,
-		    const struct launch *l, struct fleet *f, struct ring_ctl *ctl)
+		    const struct launch *l, struct fleet *f, struct tcp_sync *tcp, struct ring_ctl *ctl)
 {
+	struct endpoint *ends = NULL;
+	bool tcp_too = sync_runs_way(opts, WAY_TCP);
 	struct model *m = calloc(1, sizeof(*m));
 	struct hello mine = { .rank = l->rank, .world = l->world };
 	struct plan p = { 0 };
 	const char *failure = NULL;
-	struct sync_run r = { .opts = opts, .f = f, .ctl = ctl, .m = m, .p = &p };
+	struct sync_run r = { .opts = opts, .f = f, .tcp = tcp, .ctl = ctl, .m = m, .p = &p };
 	int rc = -1;
 
 	if (!m) {
@@ -319,9 +506,16 @@ static int run_rank(const struct cli_common *common, const struct sync_opts *opt
 	}
 	if (!failure && fleet_open(f, common, opts, m, &p))
 		failure = "its set-up failed (see its output)";
+	if (!failure && tcp_too && (!(ends = calloc(SYNC_MAX_RANKS, sizeof(*ends))) ||
+				    tcp_sync_listen(tcp, ctl, &p, common->timeout_s)))
+		failure = "its TCP set-up failed (see its output)";
 	sync_opts_format(opts, mine.options, sizeof(mine.options));
 	if (fleet_meet(f, ctl, l, &mine, failure, m, &p, opts))
 		goto free_plan;
+	if (tcp_too && (ctl_exchange_ports(ctl, l->host, tcp_sync_port(tcp), ends) ||
+			tcp_sync_connect(tcp, ends)))
+		goto free_plan;
+	compare_init(&r.cmp, opts, m, &p);
 	sync_push_init(&r.push, f, ctl, &p, m, common->timeout_s);
 	r.push.missed = fleet_late(f, f->rank) ? 1 : 0;
 	show_roles(&r);
@@ -329,6 +523,7 @@ static int run_rank(const struct cli_common *common, const struct sync_opts *opt
 	if (!rc && common->pause && pause_until_told("every update is in (see 'rdma resource show')"))
 		rc = -1;
 free_plan:
+	free(ends);
 	plan_free(&p);
 	free(m);
 	return rc;
@@ -349,6 +544,7 @@ int main(int argc, char **argv)
 	struct cli_common common;
 	struct launch l;
 	struct fleet f;
+	struct tcp_sync tcp;
 	struct ring_ctl ctl;
 	int usage, status = EXIT_FAILURE, failures;
 
@@ -360,10 +556,12 @@ int main(int argc, char **argv)
 		return 2;
 	ctl_init(&ctl, &l, common.timeout_s);
 	fleet_init(&f, &l, &opts);
-	if (run_rank(&common, &opts, &l, &f, &ctl) == 0)
+	tcp_sync_init(&tcp);
+	if (run_rank(&common, &opts, &l, &f, &tcp, &ctl) == 0)
 		status = EXIT_SUCCESS;
 
 	show_heading("teardown: every rank releases what it made, in reverse order");
+	tcp_sync_close(&tcp);
 	failures = fleet_close(&f);
 	ctl_close(&ctl);
 	show("teardown", "%s", failures ? "some releases failed (see above)" : "every object released");

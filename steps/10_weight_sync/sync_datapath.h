@@ -42,6 +42,13 @@ struct sync_push {
 	int in_flight[SYNC_MAX_RANKS];	/* per serving rank: our chains not yet completed */
 	int hold_ms;			/* --hold: stop this long after the first chain */
 	int missed;			/* a serving rank: versions never pushed to it (a late rank: 1) */
+	/*
+	 * --way gather.  A trainer: whether it is rank 0's turn, WRITEing
+	 * every trainer's runs from the whole model it gathered.  A rank
+	 * that waits: whether it waits for the gather's words (rank 0: each
+	 * other trainer's; a serving rank: rank 0's gathered word), not push's.
+	 */
+	bool gathered;
 	struct sync_stats st;
 };
 
@@ -60,10 +67,20 @@ void sync_push_init(struct sync_push *s, struct fleet *f, struct ring_ctl *ctl,
 int sync_push(struct sync_push *s, int v);
 
 /*
+ * --way gather, a trainer but rank 0, version V: its whole shard, one WRITE
+ * into rank 0's buffer after the shards of the trainers before it, then a
+ * FETCH_ADD +1 on rank 0's word for it, on the same QP.  Returns once both
+ * completed: 0, or -1 after ctl_fail.
+ */
+int sync_gather_send(struct sync_push *s, int v);
+
+/*
  * A serving rank, version V: waits until the signal word of every trainer
  * with runs to us reads V, less the versions never pushed to us (an
  * acquire load each); a word past that is refused,
- * naming its trainer.  Between looks, the runtime's progress loop; -t
+ * naming its trainer.  With s->gathered, the gather's words instead: on
+ * rank 0, every other trainer's (its shard is in); on a serving rank, the
+ * one rank 0 FETCH_ADDs after its WRITEs of the whole model.  Between looks, the runtime's progress loop; -t
  * without a new signal names the first silent trainer.  0, or -1 after
  * ctl_fail.
  */

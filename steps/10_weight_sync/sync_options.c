@@ -7,6 +7,11 @@
 
 #define MAX_DIM 4096
 #define MAX_UPDATES 1000
+/* --link-rate's bound: 1 TB/s, past any NIC of 2026 (400 Gb/s is 50,000 MB/s). */
+#define MAX_LINK_MBS 1000000
+
+const char *const sync_way_names[SYNC_WAYS + 1] = { [WAY_PUSH] = "push", [WAY_GATHER] = "gather",
+						     [WAY_TCP] = "tcp", [WAY_ALL] = "all" };
 
 void sync_opts_default(struct sync_opts *opts)
 {
@@ -29,6 +34,8 @@ const struct cli_option sync_cli_options[] = {
 	{ "seed", CLI_KEY_SYNC_SEED, "S", "the updates' seed (default: 1)" },
 	{ "hold", CLI_KEY_SYNC_HOLD, "RANK:MS", "for tests: rank RANK stops MS ms in round 2, mid-update (a trainer after its first chain)" },
 	{ "late-replica", CLI_KEY_LATE_REPLICA, NULL, "the last replica joins after round 1: it pulls the version then served by RDMA READ from replica 0, then takes the next updates (needs 2 replicas and 2 updates)" },
+	{ "way", CLI_KEY_WAY, "W", "how the weights travel: push (each trainer WRITEs its runs straight to every replica), gather (to trainer rank 0, which WRITEs the whole model to every replica), tcp (push's runs over a socket per pair) or all three each round, in that order, with a table (default: push)" },
+	{ "link-rate", CLI_KEY_LINK_RATE, "MB/s", "the model's link rate, beside each way's time (default: measured each round on its push)" },
 	{ "plant-len", CLI_KEY_PLANT_LEN, "RANK:N", "for tests: rank RANK says its buffer is N B; every trainer must refuse it" },
 	{ 0 },
 };
@@ -56,6 +63,16 @@ int sync_parse_option(int key, const char *arg, void *ctx)
 	case CLI_KEY_LATE_REPLICA:
 		opts->late_replica = true;
 		return 0;
+	case CLI_KEY_WAY: {
+		int v = cli_pick_named("--way", "way", arg, sync_way_names, 0, SYNC_WAYS + 1);
+
+		if (v < 0)
+			return -1;
+		opts->way = v;
+		return 0;
+	}
+	case CLI_KEY_LINK_RATE:
+		return cli_parse_int("--link-rate", arg, 1, MAX_LINK_MBS, &opts->link_mbs);
 	case CLI_KEY_PLANT_LEN:
 		return cli_parse_pair("--plant-len", arg, "RANK:N, a rank and a length in bytes",
 				      SYNC_MAX_RANKS - 1, 1 << 30, &opts->plant_rank, &opts->plant_len);
@@ -68,8 +85,9 @@ int sync_opts_check(const struct sync_opts *opts, int world)
 	int serving = world - opts->trainers;
 
 	if (opts->job.transport != TRANSPORT_RDMA) {
-		report_error("--transport %s: step 10 pushes over verbs only so far; its TCP twin is a "
-			     "later slice: leave --transport out", transport_names[opts->job.transport]);
+		report_error("--transport %s: step 10's TCP twin is a way of its own, beside the two "
+			     "over verbs: give --way tcp, or --way all for the three in one run, and leave "
+			     "--transport out", transport_names[opts->job.transport]);
 		return -1;
 	}
 	if (world > SYNC_MAX_RANKS) {
@@ -96,6 +114,13 @@ int sync_opts_check(const struct sync_opts *opts, int world)
 			     serving / opts->tp, serving / opts->tp == 1 ? "" : "s", opts->updates);
 		return -1;
 	}
+	if (opts->way != WAY_PUSH && (opts->late_replica || opts->hold_rank >= 0)) {
+		report_error("--way %s with %s: the late replica and --hold are push's alone so far: "
+			     "give --way push, or leave %s out", sync_way_names[opts->way],
+			     opts->late_replica ? "--late-replica" : "--hold",
+			     opts->late_replica ? "--late-replica" : "--hold");
+		return -1;
+	}
 	if (opts->dim % 64) {
 		report_error("--model-dim %d is not a multiple of 64: Llama-3 8B's shapes scaled by "
 			     "D / 4096 (the KV projections D / 4, the vocabulary 501 x D / 16) must "
@@ -107,7 +132,8 @@ int sync_opts_check(const struct sync_opts *opts, int world)
 
 void sync_opts_format(const struct sync_opts *opts, char *buf, size_t len)
 {
-	snprintf(buf, len, "--trainers %d --tp %d --model-dim %d --layers %d --updates %d --seed %u%s",
+	snprintf(buf, len, "--trainers %d --tp %d --model-dim %d --layers %d --updates %d --seed %u%s%s%s",
 		 opts->trainers, opts->tp, opts->dim, opts->layers, opts->updates, opts->seed,
-		 opts->late_replica ? " --late-replica" : "");
+		 opts->late_replica ? " --late-replica" : "", opts->way ? " --way " : "",
+		 opts->way ? sync_way_names[opts->way] : "");
 }

@@ -20,7 +20,16 @@ enum sync_key {
 	CLI_KEY_SYNC_HOLD,
 	CLI_KEY_PLANT_LEN,
 	CLI_KEY_LATE_REPLICA,
+	CLI_KEY_WAY,
+	CLI_KEY_LINK_RATE,
 };
+
+/* --way: how the new weights travel (SYNC_WAYS: all three in one run, each round). */
+enum sync_way { WAY_PUSH, WAY_GATHER, WAY_TCP, SYNC_WAYS };
+#define WAY_ALL SYNC_WAYS
+
+/* --way's words, push, gather, tcp, then all. */
+extern const char *const sync_way_names[SYNC_WAYS + 1];
 
 /* One rxe device holds the tests' ranks; every rank keeps a word per trainer and a QP per peer. */
 #define SYNC_MAX_RANKS 16
@@ -37,7 +46,15 @@ struct sync_opts {
 	int hold_rank, hold_ms;	/* --hold=RANK:MS: that rank stops MS ms in round 2, mid-update */
 	int plant_rank, plant_len;	/* --plant-len=RANK:N: that rank says its buffer is N B */
 	bool late_replica;	/* --late-replica: the last replica joins after round 1 */
+	int way;		/* --way: WAY_PUSH, WAY_GATHER, WAY_TCP or WAY_ALL */
+	int link_mbs;		/* --link-rate: the model's rate in MB/s; 0: measured in round 1 */
 };
+
+/* Whether --way runs way W this run. */
+static inline bool sync_runs_way(const struct sync_opts *opts, int w)
+{
+	return opts->way == WAY_ALL || opts->way == w;
+}
 
 void sync_opts_default(struct sync_opts *opts);
 

@@ -18,17 +18,23 @@ void sync_show_chain(const struct sync_push *s, int d, uint64_t from, int writes
 {
 	if (from && !last)
 		return;
-	if (last)
+	if (last && s->gathered)
+		show("ibv_post_send", "version %d to rank %d, gathered: runs %llu to %llu, %d WRITE%s "
+		     "of %llu B into its buffer %d, unsignalled, then FETCH_ADD +1 on its gathered "
+		     "word, signalled: its last chain", s->version, d, (unsigned long long)from,
+		     (unsigned long long)(from + (uint64_t)writes - 1), writes, writes == 1 ? "" : "s",
+		     (unsigned long long)bytes, s->version % 2);
+	else if (last)
 		show("ibv_post_send", "version %d to rank %d: runs %llu to %llu, %d WRITE%s of %llu B "
 		     "into its buffer %d, unsignalled, then FETCH_ADD +1 on its word for rank %d, "
 		     "signalled: its last chain", s->version, d, (unsigned long long)from,
 		     (unsigned long long)(from + (uint64_t)writes - 1), writes, writes == 1 ? "" : "s",
 		     (unsigned long long)bytes, s->version % 2, s->f->rank);
 	else
-		show("ibv_post_send", "version %d to rank %d: runs 0 to %d, %d WRITEs of %llu B into "
+		show("ibv_post_send", "version %d to rank %d%s: runs 0 to %d, %d WRITEs of %llu B into "
 		     "its buffer %d, the last signalled: its first chain (at most %d in flight a QP)",
-		     s->version, d, writes - 1, writes, (unsigned long long)bytes, s->version % 2,
-		     SYNC_CHAINS);
+		     s->version, d, s->gathered ? ", gathered" : "", writes - 1, writes,
+		     (unsigned long long)bytes, s->version % 2, SYNC_CHAINS);
 }
 
 /* A late rank's chain of READs, each shown: a pull of one slice is a few. */

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# node.sh: one node's job in make test-nodes (and make test-nodes8, with tests/nodes/cases8.tsv as its argument): step 07 across 2, 3 and 4 nodes (rank K-1 on node K), step 09 across 4, a rank killed, and the peer collectives (tests/nodes/cases.tsv).
+# node.sh: one node's job in make test-nodes (and make test-nodes8, with tests/nodes/cases8.tsv as its argument): step 07 across 2, 3 and 4 nodes (rank K-1 on node K), step 09 across 4, step 10's three ways across 4, a rank killed, and the peer collectives (tests/nodes/cases.tsv).
 #
 # Runs in each node that tests/vm/boot-nodes.sh starts (a VM, or a network namespace
 # of one VM), with RDMA_VM_NODE, RDMA_STEPS_NODES and RDMA_DEV (the node's own rxe
@@ -9,6 +9,8 @@
 # rank never meets another case's.  Kinds:
 #   ring: 07_allreduce, node 1 capturing RoCE v2 into CASE.pcap;
 #   moe:  09_moe, the same way: its full mesh, node 1 capturing;
+#   weights: 10_weight_sync the same way (ranks 0 and 1 train on nodes 1 and 2, a
+#         replica on nodes 3 and 4), its --way all: push, gather and TCP each round;
 #   kill: 07_allreduce, the last rank killed (SIGKILL) once its stage 7 has begun;
 #   gloo: tests/peers/allreduce.py under torchrun on every node, one process each;
 #   train: make train's train.py the same way, its ring's rendezvous 1000 ports up;
@@ -56,6 +58,14 @@ moe() { # CASE N PORT ARGS...
 	local name=$1 n=$2 port=$3
 	shift 3
 	timeout -k 5 120 "$bin/09_moe" -d "$dev" -p "$port" --rank $((node - 1)) --world-size "$n" "$@" 198.18.0.1 \
+		>"$out/$name.log" 2>&1
+}
+
+# Step 10, launched as step 07 is: one rank a node, rank 0's rendezvous on node 1.
+weights() { # CASE N PORT ARGS...
+	local name=$1 n=$2 port=$3
+	shift 3
+	timeout -k 5 120 "$bin/10_weight_sync" -d "$dev" -p "$port" --rank $((node - 1)) --world-size "$n" "$@" 198.18.0.1 \
 		>"$out/$name.log" 2>&1
 }
 
@@ -129,6 +139,7 @@ while IFS=$'\t' read -r name n kind opts; do
 	case $kind in
 	ring) ring "$name" "$n" "$port" "${args[@]}" ;;
 	moe) moe "$name" "$n" "$port" "${args[@]}" ;;
+	weights) weights "$name" "$n" "$port" "${args[@]}" ;;
 	kill) kill_last "$name" "$n" "$port" "${args[@]}" ;;
 	gloo) gloo "$name" "$n" "$port" "${args[@]}" ;;
 	train) train "$name" "$n" "$port" "${args[@]}" ;;

@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# nodes.bats: step 07 across 2, 3 and 4 nodes on one segment (network namespaces of one VM on Linux 7.x, else VMs on QEMU's hub): every rank's result, the capture against the ring's schedule, a rank killed, collectives we did not write, and make train's job; step 09's all-to-all across 4, the capture against its layout ('make test-nodes').
+# nodes.bats: step 07 across 2, 3 and 4 nodes on one segment (network namespaces of one VM on Linux 7.x, else VMs on QEMU's hub): every rank's result, the capture against the ring's schedule, a rank killed, collectives we did not write, and make train's job; step 09's all-to-all across 4, the capture against its layout; step 10's three ways across 4, each checked, its table ('make test-nodes').
 # tests/nodes/nodes.sh boots the four nodes once for the whole file and runs tests/nodes/cases.tsv.
 # Budget: 5 minutes on a 2-core machine (about 3 here), most of it torch starting in two VMs.
 # bats file_tags=outside-vm
@@ -123,6 +123,29 @@ setup() {
 		echo "# moe4, node ${src##*.} to node ${dst##*.}: $writes WRITEs, $bytes B as the layout said, each at node ${dst##*.}'s buffer + its post's offset (layout, dispatch, combine: $offs); FETCH_ADD +1 at + $sigs; $again packets sent again" >&3
 	done < <(grep '^pair ' <<<"$output")
 	echo "# moe4: $(sed -n 's/^naks 0 \([0-9]*\)$/\1/p' <<<"$output") NAKs other than RNR" >&3
+}
+
+@test "nodes: step 10 across 4 nodes (trainers on nodes 1 and 2, a replica of --tp 2 on nodes 3 and 4), --way all: each round every way's check passes on both serving nodes, and rank 0's table has the plan's bytes: push's and TCP's busiest sender half the version, the gather's rank 0 all of it; every object released" {
+	for k in 1 2 3 4; do
+		[ "$(status_of $k weights4)" = 0 ] || fail "node $k, weights4: $(cat "$NODES/node$k/weights4.log")"
+		run cat "$NODES/node$k/weights4.log"
+		assert_line --regexp "^launcher +: none: rank $((k - 1)) of 4, from --rank and --world-size$"
+		assert_line --regexp '^teardown +: every object released$'
+	done
+	for k in 3 4; do
+		run cat "$NODES/node$k/weights4.log"
+		for v in 1 2 3; do
+			for w in push gather tcp; do
+				assert_line --regexp "^check +: version $v by $w: all 1453312 B of our slices right, byte for byte as the plan says, in [0-9.]+ ms\$"
+			done
+		done
+	done
+	run cat "$NODES/node1/weights4.log"
+	[ "$(grep -cE '^ +push( +[0-9.]+){3} +0 +1453312 +2 +1453312 +1453312 +1\.00 +0$' <<<"$output")" = 3 ] || fail "push's rows: $output"
+	[ "$(grep -cE '^ +gather( +[0-9.]+){3} +0 +2906624 +2 +1453312 +4359296 +[0-9.]+ +0$' <<<"$output")" = 3 ] || fail "gather's rows: $output"
+	[ "$(grep -cE '^ +tcp( +[0-9.]+){3} +[01] +1453312 +2 +1453312 +1453312 +[0-9.]+ +0$' <<<"$output")" = 3 ] || fail "tcp's rows: $output"
+	# The last round's table, for the record.
+	sed -n '/^# weight sync, round 3 /,/^ *tcp /p' <<<"$output" | sed 's/^/# weights4: /' >&3
 }
 
 @test "nodes: a rank killed on node 3 mid-run is named by the ranks on nodes 1 and 2, in bounded time" {
