@@ -162,7 +162,9 @@ assert_back_to_baseline() {
 	[ "$now" = "$BASELINE" ] || fail "verbs objects leaked: before the run $BASELINE, after it $now"
 }
 
-# The device's counts of RNR NAKs sent and received, from its hardware counters in sysfs.
+# The device's counts of RNR NAKs sent and received, from its hardware counters in sysfs:
+# rxe's names.  A hardware NIC has other counters (mlx5's rnr_nak_retry_err counts only the
+# NAKs that used up rnr_retry, book/real-nic.md), so a test reads these only if on_rxe.
 rnr_naks() {
 	local dir=/sys/class/infiniband/$DEV/ports/1/hw_counters
 	[ -r "$dir/send_rnr_err" ] && [ -r "$dir/rcvd_rnr_err" ] || fail "$DEV has no RNR counters in $dir"
@@ -274,6 +276,17 @@ rdma_dev_driver() {
 # gate that assertion alone: if on_rxe; then ...; fi, with a comment that says why.
 rxe_behaviour() { # WHY
 	on_rxe || skip "rxe's behaviour, not the verbs': $(rdma_dev_driver) is not rxe: $1"
+}
+
+# The path MTU of a connection from DEV to itself: on rxe 1024, exactly (the VM's eth0 has
+# an MTU of 1500, and the largest IB MTU within it is 1024); on another device its port's
+# active MTU, which follows its netdev's MTU (4096 on a jumbo-frame fabric).
+loopback_mtu() {
+	if on_rxe; then
+		echo 1024
+		return
+	fi
+	ibv_devinfo -d "$DEV" -i 1 | awk '$1 == "active_mtu:" { print $2 }'
 }
 
 # Whether the kernel that runs the tests (the guest's, in the VM: RDMA_VM_KERNEL) is
