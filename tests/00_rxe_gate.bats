@@ -37,8 +37,10 @@ run_probe() { # DEV
 	: >"$MARKS"
 	# A clean environment: the BATS_ variables of this run would steer the inner one, and
 	# this run's PATH finds bats' libexec script, not its front, first.
+	local front=${BATS_ROOT:+$BATS_ROOT/bin/bats}
+	[ -x "${front:-}" ] || front=$(command -pv bats) || fail "no bats on the default PATH"
 	run env -i PATH="$PATH" HOME="$HOME" LC_ALL=C BATS_LIB_PATH="${BATS_LIB_PATH:-/usr/lib/bats}" \
-		MARKS="$MARKS" RDMA_DEV="$1" RDMA_STEPS_SYSFS="$sys" "$BATS_ROOT/bin/bats" --tap "$probe"
+		MARKS="$MARKS" RDMA_DEV="$1" RDMA_STEPS_SYSFS="$sys" "$front" --tap "$probe"
 	mapfile -t marks <"$MARKS"
 }
 
