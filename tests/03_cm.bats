@@ -14,6 +14,7 @@ cm_events() {
 
 @test "03_cq_qp_rts --cm: rdma_cm finds rxe0 from the address, drives both QPs to RTS, and each side prints every event and what rdma_cm chose; the client's --tclass decides both sides'" {
 	record_baseline
+	mtu=$(loopback_mtu)
 	start_cm_server 03_cq_qp_rts --tclass 64 --pause
 	start_step cli 03_cq_qp_rts -p "$CM_PORT" -t 10 --cm --tclass 106 --pause "$CM_ADDR"
 	srv=$BATS_TEST_TMPDIR/srv.out cli=$BATS_TEST_TMPDIR/cli.out
@@ -36,7 +37,7 @@ cm_events() {
 	assert_line --regexp "^rdma_cm found +: device $DEV, port 1, our GID ::ffff:$CM_ADDR \(index [0-9]+\)$"
 	# --tclass through RDMA_OPTION_ID_TOS, set before the route is resolved, and read back from the QP.
 	assert_line --regexp '^rdma_set_option +: RDMA_OPTION_ID_TOS 106 \(DSCP 26, ECN 2\): '
-	assert_line --regexp '^rdma_cm chose +: GRH to GID ::ffff:'"$CM_ADDR"' from our GID index [0-9]+, hop limit [0-9]+, traffic class 106 \(DSCP 26, ECN 2\), SL 0; path MTU 1024$'
+	assert_line --regexp '^rdma_cm chose +: GRH to GID ::ffff:'"$CM_ADDR"' from our GID index [0-9]+, hop limit [0-9]+, traffic class 106 \(DSCP 26, ECN 2\), SL 0; path MTU '"$mtu"'$'
 	assert_line --regexp '^rdma_cm chose +: timeout [0-9]+ \(4\.096 us \* 2\^[0-9]+\), retry_cnt 7, rnr_retry 7, min_rnr_timer [0-9]+$'
 	assert_line --regexp '^rdma_cm chose +: responder resources 1 .*initiator depth 1 \(max_rd_atomic\)$'
 	assert_line --regexp '^rdma_connect +: REQ sent: our QPN and PSN in the CM.s own fields, 40 bytes of private data$'
@@ -52,7 +53,7 @@ cm_events() {
 	[ "$(cm_events "$srv")" = "CONNECT_REQUEST ESTABLISHED DISCONNECTED" ] || fail "server events: $(cm_events "$srv")"
 	# The server's QP takes the traffic class of the client's REQ, not its own cm_id's ToS.
 	assert_line --regexp '^rdma_set_option +: RDMA_OPTION_ID_TOS 64 \(DSCP 16, ECN 0\): '
-	assert_line --regexp '^rdma_cm chose +: GRH to GID ::ffff:'"$CM_ADDR"' from our GID index [0-9]+, hop limit [0-9]+, traffic class 106 \(DSCP 26, ECN 2\), SL 0; path MTU 1024$'
+	assert_line --regexp '^rdma_cm chose +: GRH to GID ::ffff:'"$CM_ADDR"' from our GID index [0-9]+, hop limit [0-9]+, traffic class 106 \(DSCP 26, ECN 2\), SL 0; path MTU '"$mtu"'$'
 	assert_line "rdma_cm chose       : traffic class 106, not our --tclass 64: the server's QP answers in the class of the client's REQ, so the client's --tclass decides both directions"
 	# The PSN the kernel drew for the client is the one the server's QP expects.
 	[ "$(field_of "$srv" '^remote QP' PSN)" = "$cli_psn" ] || fail "the server expects PSN $(field_of "$srv" '^remote QP' PSN), the client sends from $cli_psn"

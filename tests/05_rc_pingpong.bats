@@ -108,6 +108,8 @@ assert_rc_pingpong_agrees() {
 	# the larger packets and the run ends normally; rxe on 7.x checks each packet against
 	# the path MTU and refuses the first 2048-byte SEND: our receive completes with remote
 	# invalid request (9), and ibv_rc_pingpong fails. Either way our side states its path MTU.
+	# What happens to the larger packets is rxe's (each kernel's) answer: a hardware NIC
+	# drops them or refuses them with a vendor error of its own, so only rxe's is asserted.
 	port=$(pick_port)
 	start_step srv 05_poll_destroy -d "$DEV" -p "$port" -t 20 --peer=rc_pingpong -n 20 -m 1024
 	wait_for_line "$BATS_TEST_TMPDIR/srv.out" '^listening '
@@ -115,18 +117,18 @@ assert_rc_pingpong_agrees() {
 	timeout -k 2 "$STEP_TIMEOUT" ibv_rc_pingpong -d "$DEV" -g "$GIDX" -p "$port" -n 20 -m 2048 127.0.0.1 \
 		>"$BATS_TEST_TMPDIR/rc.out" 2>&1 || rc_status=$?
 	finish_step srv "$srv_pid"
-	if kernel_at_least 7 0; then
+	if on_rxe && kernel_at_least 7 0; then
 		assert_failure 1
 		assert_line 'error: completion of work request 1 failed: remote invalid request error (status 9, vendor error 0x0)'
 		[ "$rc_status" -ne 0 ] || fail "ibv_rc_pingpong -m 2048 succeeded against -m 1024 on $(uname -r): $(cat "$BATS_TEST_TMPDIR/rc.out")"
-	else
+	elif on_rxe; then
 		assert_success
 	fi
 	assert_line --regexp '^path MTU +: 1024, from -m: ibv_rc_pingpong does not send its MTU, so give both sides the same -m$'
 	assert_line --regexp '^remote QP +: QPN 0x[0-9a-f]{6}, PSN 0x[0-9a-f]{6}, GID [0-9a-f:.]+, LID 0x0000, MTU not sent$'
 	assert_line --regexp '^ibv_modify_qp +: INIT -> RTR: path MTU 1024 \(ours: the peer sent none\), '
 	assert_line --regexp '^ibv_query_qp +: state RTS, path MTU 1024, '
-	kernel_at_least 7 0 || [ "$rc_status" -eq 0 ] || fail "ibv_rc_pingpong -m 2048 failed ($rc_status): $(cat "$BATS_TEST_TMPDIR/rc.out")"
+	! on_rxe || kernel_at_least 7 0 || [ "$rc_status" -eq 0 ] || fail "ibv_rc_pingpong -m 2048 failed ($rc_status): $(cat "$BATS_TEST_TMPDIR/rc.out")"
 	# A line that is not ibv_rc_pingpong's.
 	port=$(pick_port)
 	start_step srv 05_poll_destroy -d "$DEV" -p "$port" -t 10 --peer=rc_pingpong

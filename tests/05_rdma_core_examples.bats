@@ -46,6 +46,7 @@ assert_pair_ran() { # PROGRAM ITERS
 }
 
 @test "rxe lacks what the table says: ibv_rc_pingpong --odp (before 7.x), --ts and --dm each stop before listening, naming the missing capability" {
+	rxe_behaviour "book/where-next.md's table of what rxe lacks (ODP before 7.x, completion timestamps, device memory); a ConnectX has all three, so ibv_rc_pingpong --odp, --ts and --dm run on it"
 	local opt want opts=(--odp --ts --dm)
 	# rxe has on-demand paging from 7.x on (not in 6.1 or 6.12): there the ODP ping-pong runs.
 	if kernel_at_least 7 0; then
@@ -68,6 +69,7 @@ assert_pair_ran() { # PROGRAM ITERS
 }
 
 @test "tests/probe/verbs_probe.c tries each verb of the table that needs no peer: what rxe does, and refuses, is what the table says" {
+	rxe_behaviour "book/where-next.md's table of the verbs rxe's provider has and lacks (XRC, ODP, device memory, timestamps, ECE, rate limits); a hardware NIC's provider has its own set (mlx5 has most of them)"
 	cc -Wall -O1 -o "$BATS_TEST_TMPDIR/verbs_probe" "$PROJECT_ROOT/tests/probe/verbs_probe.c" -libverbs ||
 		fail "tests/probe/verbs_probe.c does not build"
 	record_baseline

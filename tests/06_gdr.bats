@@ -61,6 +61,7 @@ assert_three_paths_emulated() {
 
 @test "06_gdr with a real GPU on rxe: the gdr path falls back, says why, and counts its staging copies" {
 	[ -e /dev/nvidiactl ] || skip "no NVIDIA GPU and driver here (no /dev/nvidiactl): this check needs a real GPU"
+	rxe_behaviour "rxe cannot register GPU memory (ibv_reg_dmabuf_mr refused), so the gdr path falls back to staging; a ConnectX beside the GPU registers it and moves it with no copy"
 	record_baseline
 	run_server_client 06_gdr -s 1M --path gdr
 	assert_both_succeeded

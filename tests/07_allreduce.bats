@@ -10,12 +10,12 @@ setup() {
 
 @test "07_allreduce: 3 ranks sum 0, 1, 16 (not divisible by 3), 256 and 4096 floats over verbs: the table, the bytes, no RNR NAK, every rank right, all freed; both QPs of each at --tclass 106" {
 	record_baseline
-	rnr_before=$(rnr_naks)
+	! on_rxe || rnr_before=$(rnr_naks)
 	# Devices of 8 WRs a queue and CQs of 16 (the test aid): K = 8 slots at the boundary, and
 	# stage 3's queues sized to the device; stage 3's --tclass and --sl on every QP.
 	RDMA_STEPS_CAPS=max_qp_wr=8,max_cqe=16 run_ring 3 -t 10 -b 0 --maxbytes 16K -f 16 -n 2 -w 1 --tclass 106 --sl 3
 	assert_ring_success
-	[ "$(rnr_naks)" = "$rnr_before" ] || fail "RNR NAKs (sent, received) went from $rnr_before to $(rnr_naks)"
+	! on_rxe || [ "$(rnr_naks)" = "$rnr_before" ] || fail "RNR NAKs (sent, received) went from $rnr_before to $(rnr_naks)"
 	use_output_of r0
 	assert_line '#       size         count      type   redop    root     time   algbw   busbw #wrong'
 	for row in '0 0' '4 1' '64 16' '1024 256' '16384 4096'; do
@@ -24,8 +24,11 @@ setup() {
 	# 4096 floats in 3 chunks of 1366, 1365 and 1365: rank r posts all but chunk r in
 	# reduce-scatter and all but chunk r+1 in all-gather, so rank 2 and rank 0 skip chunk 0 once.
 	assert_line --regexp '^bytes posted +: 21844 to 21848 B per rank per all_reduce of S = 16384 B, against 2\(N-1\)/N x S = 21845.3 B: 4096 elements do not split into 3 equal chunks, so chunk 0 has one element more; all ranks together posted 65536 B = 2\(N-1\) x S, exactly$'
-	assert_line --regexp '^device counters +: rxe[0-9]*: sent_pkts \+[1-9][0-9]*, rcvd_pkts \+[1-9][0-9]* over the RDMA sweep \(per device: every rank on this node adds to them\)$'
-	assert_line --regexp '^RNR NAKs +: sent \+0, received \+0: no WRITE found its receive missing'
+	# rxe's hw_counters names (sent_pkts, send_rnr_err...): a hardware NIC has others, and the line says not readable
+	if on_rxe; then
+		assert_line --regexp '^device counters +: rxe[0-9]*: sent_pkts \+[1-9][0-9]*, rcvd_pkts \+[1-9][0-9]* over the RDMA sweep \(per device: every rank on this node adds to them\)$'
+		assert_line --regexp '^RNR NAKs +: sent \+0, received \+0: no WRITE found its receive missing'
+	fi
 	assert_line --regexp "^check +: right: every rank's result checked element by element after a run on fresh data: 0 wrong, over 3 ranks and 5 sizes$"
 	assert_line --regexp '^rendezvous +: all 3 ranks came; each was sent its neighbours. QPs$'
 	# zlib's CRC-32 of the sum of 4096 floats (element i: 6 + 3 x (i mod 13)), computed apart, in Python.
@@ -55,10 +58,10 @@ setup() {
 
 @test "07_allreduce: the halves alone on int32, and K = 1 with rank 1 slowed: right, no RNR NAK; 2 ranks still use two QPs each; over TCP too" {
 	record_baseline
-	rnr_before=$(rnr_naks)
+	! on_rxe || rnr_before=$(rnr_naks)
 	run_ring 4 -t 10 -o reduce_scatter --datatype int32 -b 40 --maxbytes 40 --slots 1 --slot-bytes 8 --slow 1:20 -n 2 -w 0
 	assert_ring_success
-	[ "$(rnr_naks)" = "$rnr_before" ] || fail "RNR NAKs (sent, received) went from $rnr_before to $(rnr_naks)"
+	! on_rxe || [ "$(rnr_naks)" = "$rnr_before" ] || fail "RNR NAKs (sent, received) went from $rnr_before to $(rnr_naks)"
 	use_output_of r0
 	assert_line --regexp '^# reduce_scatter over RDMA \(verbs\): 4 ranks, int32, K = 1 slots of C = 8 bytes$'
 	assert_line --regexp '^ +40 +10 +int32 +sum +-1 +[0-9.]+ +[0-9.]+ +[0-9.]+ +0$'

@@ -162,7 +162,9 @@ assert_back_to_baseline() {
 	[ "$now" = "$BASELINE" ] || fail "verbs objects leaked: before the run $BASELINE, after it $now"
 }
 
-# The device's counts of RNR NAKs sent and received, from its hardware counters in sysfs.
+# The device's counts of RNR NAKs sent and received, from its hardware counters in sysfs:
+# rxe's names.  A hardware NIC has other counters (mlx5's rnr_nak_retry_err counts only the
+# NAKs that used up rnr_retry, book/real-nic.md), so a test reads these only if on_rxe.
 rnr_naks() {
 	local dir=/sys/class/infiniband/$DEV/ports/1/hw_counters
 	[ -r "$dir/send_rnr_err" ] && [ -r "$dir/rcvd_rnr_err" ] || fail "$DEV has no RNR counters in $dir"
@@ -236,6 +238,55 @@ finish_step() {
 # from the header itself, as the Makefile's compile test decides whether step 04 builds -o flush.
 verbs_has_flush() {
 	grep -qw IBV_WR_FLUSH /usr/include/infiniband/verbs.h
+}
+
+# The sysfs the rxe gate below reads: /sys, or a made-up tree (tests/00_rxe_gate.bats).
+SYSFS=${RDMA_STEPS_SYSFS:-/sys}
+
+# Whether DEV is soft-RoCE (rdma_rxe), from sysfs, with no process started.  rxe registers
+# its device with no parent (Linux's rxe_register_device() passes none), so it sits under
+# /sys/devices/virtual and has no "device" link, and it adds an attribute of its own,
+# "parent", the netdev under it; its node type is a CA (1).  A hardware NIC's device links
+# to the function it drives ("device", whose "driver" names mlx5_core for a ConnectX).
+on_rxe() {
+	local dir=$SYSFS/class/infiniband/$DEV node_type=
+	[ ! -e "$dir/device" ] && [ -r "$dir/parent" ] || return 1
+	read -r node_type _ <"$dir/node_type" || return 1
+	[ "$node_type" = 1: ]
+}
+
+# DEV and its driver, in words, for a skip: "mlx5_0 (driver mlx5_core)".
+rdma_dev_driver() {
+	local dir=$SYSFS/class/infiniband/$DEV driver
+	if [ -e "$dir/device/driver" ]; then
+		driver=$(readlink -f "$dir/device/driver")
+		echo "$DEV (driver ${driver##*/})"
+	elif on_rxe; then
+		echo "$DEV (rxe, soft-RoCE)"
+	else
+		echo "$DEV (no driver in sysfs: a software device that is not rxe)"
+	fi
+}
+
+# Gates a test whose subject is what rxe does, where the verbs and the IBTA spec leave a
+# device free to do otherwise (a counter's name, a limit's figure, a vendor error, how
+# long a teardown takes): on rxe it does nothing; on any other device it skips the test,
+# naming the device, its driver and WHY, "what rxe does, and what a hardware NIC does
+# instead".  Where one assertion of a test is rxe's and the rest hold on every device,
+# gate that assertion alone: if on_rxe; then ...; fi, with a comment that says why.
+rxe_behaviour() { # WHY
+	on_rxe || skip "rxe's behaviour, not the verbs': $(rdma_dev_driver) is not rxe: $1"
+}
+
+# The path MTU of a connection from DEV to itself: on rxe 1024, exactly (the VM's eth0 has
+# an MTU of 1500, and the largest IB MTU within it is 1024); on another device its port's
+# active MTU, which follows its netdev's MTU (4096 on a jumbo-frame fabric).
+loopback_mtu() {
+	if on_rxe; then
+		echo 1024
+		return
+	fi
+	ibv_devinfo -d "$DEV" -i 1 | awk '$1 == "active_mtu:" { print $2 }'
 }
 
 # Whether the kernel that runs the tests (the guest's, in the VM: RDMA_VM_KERNEL) is

@@ -35,7 +35,7 @@ assert_three_ranks_from() { # LAUNCHER VARIABLES FILE...
 
 @test "allreduce: 8 MiB, 1 MiB and sizes not divisible by 4, on 4 ranks, float and int32, K = 8 and K = 1: every rank right, no RNR NAK" {
 	record_baseline
-	rnr_before=$(rnr_naks)
+	! on_rxe || rnr_before=$(rnr_naks)
 	STEP_TIMEOUT=240
 	run_ring 4 -t 30 -b 8M --maxbytes 8M -n 1 -w 0
 	assert_ring_success
@@ -48,7 +48,7 @@ assert_three_ranks_from() { # LAUNCHER VARIABLES FILE...
 	# 4 x 7^k bytes: 1, 7, 49 ... 117649 elements, none of them divisible by 4.
 	assert_line --regexp '^ +470596 +117649 +int32 +sum +-1 .* 0$'
 	assert_line --regexp "^check +: right: .* 0 wrong, over 4 ranks and 7 sizes$"
-	[ "$(rnr_naks)" = "$rnr_before" ] || fail "RNR NAKs (sent, received) went from $rnr_before to $(rnr_naks)"
+	! on_rxe || [ "$(rnr_naks)" = "$rnr_before" ] || fail "RNR NAKs (sent, received) went from $rnr_before to $(rnr_naks)"
 	assert_back_to_baseline
 }
 

@@ -69,12 +69,17 @@ setup() {
 	# write() that is rxe's doorbell.  Polling makes none, and neither does the clock.  Any
 	# other call in the loop comes a few times in the whole run: step 05 reads
 	# /proc/self/status once, at message 1000, for its memory line.
-	assert_line --regexp '^  busy / loop \(999 messages\) +[0-9]+: write 999 \(1\.00 per message\)(, [a-z0-9_]+ [1-9])*$'
+	# That write() is rxe's: a hardware NIC's doorbell is a store to a mapped page, no system call.
+	if on_rxe; then
+		assert_line --regexp '^  busy / loop \(999 messages\) +[0-9]+: write 999 \(1\.00 per message\)(, [a-z0-9_]+ [1-9])*$'
+	fi
 	assert_line --regexp '^  busy / set-up +[0-9]+: .*ioctl [0-9]+'
 	assert_line --regexp '^  busy / teardown +[0-9]+: .*ioctl [0-9]+'
 	# ib_send_lat makes the same single call per message.  Its loop also holds one handshake
 	# on its socket, and the work for its result line (reading /proc/cpuinfo), a few calls.
-	assert_line --regexp '^  ib_send_lat / loop \(1000 messages\) +[0-9]+: write 100[0-9] \(1\.00 per message\)(, [a-z0-9_]+ [1-9][0-9]?)*$'
+	if on_rxe; then
+		assert_line --regexp '^  ib_send_lat / loop \(1000 messages\) +[0-9]+: write 100[0-9] \(1\.00 per message\)(, [a-z0-9_]+ [1-9][0-9]?)*$'
+	fi
 	# The GID table is read in one call: set-up makes tens of ioctls, not one per table slot (1024 on rxe).
 	ioctls=$(grep '^  busy / set-up' <<<"$output" | grep -oE ' ioctl [0-9]+' | awk '{ print $2 }')
 	[ "$ioctls" -lt 64 ] || fail "set-up made $ioctls ioctls: is the GID table read entry by entry again?"
@@ -85,13 +90,16 @@ setup() {
 	# used up one arming (an ioctl on rxe), give or take one at the loop's two ends.  The
 	# post is one write per message, as when busy-polled.
 	events=$(grep '^  events / loop' <<<"$output") || fail "no events line"
-	grep -qE ': write 999 \(1\.00 per message\)(,|$)' <<<"$events" || fail "event mode: not one write per message: $events"
+	! on_rxe || grep -qE ': write 999 \(1\.00 per message\)(,|$)' <<<"$events" || fail "event mode: not one write per message: $events"
 	count() { grep -oE " $1 [0-9]+" <<<"$events" | awk '{ n += $2 } END { print n + 0 }'; }
 	reads=$(count read) polls=$(count poll) ioctls=$(count ioctl)
 	[ "$polls" -ge 100 ] || fail "event mode: $polls sleeps in poll() in 999 messages, fewer than one in ten: $events"
 	[ "$polls" -ge $((reads - 1)) ] || fail "event mode: $reads reads but only $polls poll calls: $events"
-	[ "$ioctls" -ge $((reads - 2)) ] && [ "$ioctls" -le "$reads" ] ||
-		fail "event mode: $ioctls armings (ioctl) for $((reads - 1)) events: $events"
+	# The arming is a command to the kernel on rxe (ibv_cmd_req_notify_cq); mlx5 rings its CQ's doorbell.
+	if on_rxe; then
+		[ "$ioctls" -ge $((reads - 2)) ] && [ "$ioctls" -le "$reads" ] ||
+			fail "event mode: $ioctls armings (ioctl) for $((reads - 1)) events: $events"
+	fi
 	for size in 4096 65536; do
 		for side in sender receiver; do
 			assert_line --regexp "^  $size +tcp +$side +[0-9]+ +[0-9]+ +[0-9]+ +2$"

@@ -21,7 +21,10 @@ setup() {
 			assert_line "signal              : our 7 $phase words (one per sender) each read 1: every peer's data is here"
 		done
 		assert_line "signals             : 7 FETCH_ADDs came in each of our 3 exchanges (layout, dispatch, combine): 21 words, one per sender and phase, each read 1; we sent 21"
-		assert_line --regexp "^system calls +: dispatch: 7 write\\(\\) by its 7 ibv_post_send calls \\(syscw of /proc/self/io, read around each post: rxe.s doorbell\\), none by ibv_poll_cq; [0-9]+ $(wait_call 8)\\(\\) in its waits "
+		# rxe's doorbell is a write(); a hardware NIC's is a store to a mapped page: no system call
+		if on_rxe; then
+			assert_line --regexp "^system calls +: dispatch: 7 write\\(\\) by its 7 ibv_post_send calls \\(syscw of /proc/self/io, read around each post: rxe.s doorbell\\), none by ibv_poll_cq; [0-9]+ $(wait_call 8)\\(\\) in its waits "
+		fi
 		assert_line "check               : right: all 16 of our tokens, every word the weighted sum of its 4 experts' outputs (CPU reference)"
 	done
 	assert_back_to_baseline
@@ -37,7 +40,10 @@ setup() {
 			assert_line "signal              : 7 WRITEs with immediate of our $phase came = N - 1: every peer's data is here"
 		done
 		assert_line "signals             : 7 WRITEs with immediate came in each of our 3 exchanges (layout, dispatch, combine): 21 receive completions, each naming its sender, phase and exchange; we sent 21"
-		assert_line --regexp '^RNR NAKs +: sent \+0, received \+0: every WRITE with immediate found its receive posted$'
+		# rxe's hw_counters names (sent_pkts, send_rnr_err...): a hardware NIC has others, and the line says not readable
+		if on_rxe; then
+			assert_line --regexp '^RNR NAKs +: sent \+0, received \+0: every WRITE with immediate found its receive posted$'
+		fi
 		assert_line "check               : right: all 16 of our tokens, every word the weighted sum of its 4 experts' outputs (CPU reference)"
 	done
 	assert_back_to_baseline
