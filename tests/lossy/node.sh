@@ -14,7 +14,7 @@
 # options stands for the node's second device (RDMA_DEV2); a case with a fifth column cuts
 # plane 2 that many seconds after node 1's program posted its first WRITE: each node has
 # netem at 0% on its eth1 from the case's start, and node 1 changes its own to 100% loss,
-# writes the clock then to CASE.cut, does the same on node 2's eth1 (from node 2's
+# writes the clock then to CASE.cut, and does the same on node 2's eth1 (in node 2's
 # namespace); 'rdma resource show qp' is read as the first WRITE is seen (CASE.qps).
 # Writes, in
 # RDMA_STEPS_RESULTS: CASE.log (the program's output), CASE.counters (each counter's
@@ -49,17 +49,26 @@ read_counters() {
 }
 
 # Plane 2 cut, once node 1's first WRITE is posted and AFTER seconds more: each node's eth1
-# has had netem at 0% since the case began (cut_prepare), and a cut changes it to 100%, one
-# tc each.  Every command run here starts from the 9p root under emulation, which may take
-# longer than the transfer: the wait runs no command at all (bash's read, with a timeout, on
-# a pipe no one writes), and at real-time priority, for both programs spin on the VM's two
-# vCPUs and at theirs it would run only once they were done.
+# has had netem at 0% since the case began, and a cut changes it to 100%.  Every command
+# started here would start from the 9p root under emulation, which on a loaded machine took
+# longer than the transfer: cut_prepare starts, on node 1, one 'tc -batch' a node (node 2's in
+# its namespace) at real-time priority, each reading its commands from a FIFO; the wait runs
+# no command (bash's read on the log, and read's timeout on a pipe no one writes, for a nap)
+# and the cut is one line written to each FIFO.  Real-time, for both programs spin on the
+# VM's two vCPUs, and at their priority this would run only once they were done.
 cut_prepare() { # CASE
 	tests/vm/netem.sh eth1 loss 0% >"$out/$1.eth1.netem" 2>&1 || { cat "$out/$1.eth1.netem"; exit 1; }
+	[ "$node" = 1 ] || return 0
+	rm -f "$TMPDIR/cut1" "$TMPDIR/cut2"
+	mkfifo "$TMPDIR/cut1" "$TMPDIR/cut2" || exit 1
+	chrt -f 10 tc -batch "$TMPDIR/cut1" >"$out/$1.cut.netem" 2>&1 &
+	cut_tc1=$!
+	chrt -f 10 nsenter --net=/run/netns/node2 tc -batch "$TMPDIR/cut2" >>"$out/$1.cut.netem" 2>&1 &
+	cut_tc2=$!
 }
 cut_plane2() { # CASE AFTER
-	local nap line qps
-	exec {nap}<> <(:)
+	local nap line qps cut1 cut2
+	exec {cut1}>"$TMPDIR/cut1" {cut2}>"$TMPDIR/cut2" {nap}<> <(:)
 	for _ in {1..3000}; do
 		while IFS= read -r line; do
 			[[ $line == 'ibv_post_send '*'round 1, path'* ]] && break 2
@@ -70,15 +79,12 @@ cut_plane2() { # CASE AFTER
 	rdma resource show qp >"$out/$1.qps" 2>&1 &
 	qps=$!
 	read -rt "$2" -u "$nap" _
-	exec {nap}<&-
-	# Node 1's first: from then on no WRITE of plane 2 leaves; the clock when it holds is the cut's.
-	if tc qdisc change dev eth1 parent 1:3 handle 30: netem loss 100% >"$out/$1.cut.netem" 2>&1; then
-		echo "$EPOCHREALTIME" >"$out/$1.cut"
-		nsenter --net=/run/netns/node2 tc qdisc change dev eth1 parent 1:3 handle 30: netem loss 100% \
-			>>"$out/$1.cut.netem" 2>&1 || say "$1: could not cut node 2's side of plane 2: $(cat "$out/$1.cut.netem")"
-	else
-		say "$1: could not cut plane 2: $(cat "$out/$1.cut.netem")"
-	fi
+	# Node 1's first: from then on no WRITE of plane 2 leaves.
+	echo "qdisc change dev eth1 parent 1:3 handle 30: netem loss 100%" >&"$cut1"
+	echo "$EPOCHREALTIME" >"$out/$1.cut"
+	echo "qdisc change dev eth1 parent 1:3 handle 30: netem loss 100%" >&"$cut2"
+	exec {cut1}>&- {cut2}>&- {nap}<&-
+	wait "$cut_tc1" && wait "$cut_tc2" || say "$1: could not cut plane 2: $(cat "$out/$1.cut.netem")"
 	wait "$qps"
 }
 
