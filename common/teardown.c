@@ -53,7 +53,7 @@ int release_comp_channel(struct ibv_comp_channel *channel)
 	return 0;
 }
 
-int release_mr(struct ibv_mr *mr)
+int release_mr(struct ibv_mr *mr, const char *pages)
 {
 	uint32_t lkey;
 	int rc;
@@ -67,7 +67,8 @@ int release_mr(struct ibv_mr *mr)
 		report_verb_error("ibv_dereg_mr", rc);
 		return 1;
 	}
-	show("ibv_dereg_mr", "memory region (lkey 0x%x) deregistered, its pages unpinned", lkey);
+	show("ibv_dereg_mr", "memory region (lkey 0x%x) deregistered, %s", lkey,
+	     pages ? pages : "its pages unpinned");
 	return 0;
 }
 

@@ -14,7 +14,11 @@
 int release_qp(struct ibv_qp *qp);
 int release_cq(struct ibv_cq *cq);
 int release_comp_channel(struct ibv_comp_channel *channel);
-int release_mr(struct ibv_mr *mr);
+/*
+ * PAGES says what deregistering did to the memory, in the book's words; NULL for
+ * the usual case, an MR that alone pinned its pages ("its pages unpinned").
+ */
+int release_mr(struct ibv_mr *mr, const char *pages);
 int release_pd(struct ibv_pd *pd);
 int release_context(struct ibv_context *ctx);
 

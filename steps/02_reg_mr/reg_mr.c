@@ -270,7 +270,7 @@ int register_buffer(struct rdma_dev *dev, const struct reg_mr_opts *opts, struct
 	double t0;
 	int rc;
 
-	*buf = (struct rdma_buf){ .len = opts->size, .access = opts->access };
+	*buf = (struct rdma_buf){ .len = opts->size, .access = opts->access, .on_demand = opts->odp };
 	rc = posix_memalign(&buf->addr, (size_t)page, buf->len);
 	if (rc) {
 		report_verb_error("posix_memalign", rc);
@@ -403,7 +403,8 @@ int fork_and_touch(const struct rdma_buf *buf)
 
 int release_buffer(struct rdma_buf *buf)
 {
-	int failures = release_mr(buf->mr);
+	int failures = release_mr(buf->mr, buf->on_demand ? "the NIC's translations of its pages "
+				  "dropped (registered on demand: nothing was pinned)" : NULL);
 
 	buf->mr = NULL;
 	/* Still registered, the pages may still be written by the NIC: leak them rather than reuse them. */

@@ -66,6 +66,7 @@ struct rdma_buf {
 	size_t len;
 	int access;		/* what the MR allows: IBV_ACCESS_* */
 	struct ibv_mr *mr;	/* its registration: lkey for us, rkey for the peer */
+	bool on_demand;		/* registered with IBV_ACCESS_ON_DEMAND: no page pinned */
 };
 
 /*

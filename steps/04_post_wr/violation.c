@@ -212,7 +212,7 @@ static int post_from_other_pd(struct rdma_dev *dev, struct rdma_conn *conn,
 	/* The NIC checks the lkey when it reads the buffer, after the post: wait, then release. */
 	if (rc == 0)
 		rc = expect_failed_completion(conn, op_name(post->op));
-	if (release_mr(other.mr))
+	if (release_mr(other.mr, "its pages still pinned by the buffer's own MR"))
 		rc = -1;
 	if (release_pd(pd))
 		rc = -1;

@@ -126,7 +126,7 @@ void register_gpu_memory(struct rdma_dev *dev, struct gpu *g, void *dev_ptr, siz
 
 int release_gpu_memory(struct gpu_mr *gmr)
 {
-	int failures = release_mr(gmr->buf.mr);
+	int failures = release_mr(gmr->buf.mr, NULL);
 
 	gmr->buf.mr = NULL;
 	if (gmr->dmabuf_fd >= 0)

@@ -305,7 +305,7 @@ int lossy_paths_destroy(struct lossy_link *l)
 	l->n = 0;
 	/* Each later plane: its MR of the session's buffer (the pages stay the session's), its PD and device. */
 	for (int p = l->planes - 1; p >= 1; p--) {
-		failures += release_mr(l->plane[p].own_buf.mr);
+		failures += release_mr(l->plane[p].own_buf.mr, "its pages still pinned by plane 0's MR");
 		failures += close_device_pd(&l->plane[p].own_dev);
 	}
 	l->planes = 0;
