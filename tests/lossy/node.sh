@@ -84,7 +84,12 @@ cut_plane2() { # CASE AFTER
 	echo "$EPOCHREALTIME" >"$out/$1.cut"
 	echo "qdisc change dev eth1 parent 1:3 handle 30: netem loss 100%" >&"$cut2"
 	exec {cut1}>&- {cut2}>&- {nap}<&-
-	wait "$cut_tc1" && wait "$cut_tc2" || say "$1: could not cut plane 2: $(cat "$out/$1.cut.netem")"
+	wait "$cut_tc1"
+	cut_ok=$?
+	wait "$cut_tc2" || cut_ok=1
+	if [ "$cut_ok" != 0 ]; then
+		say "$1: could not cut plane 2: $(cat "$out/$1.cut.netem")"
+	fi
 	wait "$qps"
 }
 
