@@ -20,7 +20,9 @@
 #   2. as root: make demo, then make test on steps 01 and 02's test files, each the first time;
 #      then the same tests from a second clone under /tmp, which the VM's guest keeps
 #      read-only (its own /tmp is then the host's);
-#   3. as root: make sanitize, make lint and make test-wire, which need packages of their own.
+#   3. as root: make sanitize, make lint and make test-wire, which need packages of their own;
+#   4. as root, the targets FRESH_EXTRA names (none unless given: e.g. FRESH_EXTRA=train,
+#      which installs python3-torch and runs the training job, too long for .ci/run).
 # The test VM boots the kernel that the root's own apt names as linux-image-amd64,
 # as it would for a user there: Debian 12's Linux 6.1, Debian 13's 6.12.
 # The TAP lines go to build/test-results/fresh-machine/tap (FRESH_NAME for another
@@ -42,6 +44,7 @@ log=$results/log
 test_files="tests/01_open_pd.bats tests/02_reg_mr.bats"
 learner_uid=1000
 read -ra releases <<<"${FRESH_RELEASES:-bookworm trixie}"
+read -ra extra_targets <<<"${FRESH_EXTRA:-}"
 
 die() { echo "fresh-machine: $*" >&2; exit 1; }
 say() { echo "fresh-machine: $*"; }
@@ -262,6 +265,9 @@ check_release() { # RELEASE
 	run_as_root "as root, then make sanitize" make sanitize
 	run_as_root "as root, then make lint" make lint
 	run_as_root "as root, then make test-wire (two VMs, tcpdump and tshark), first time" make test-wire
+	for t in "${extra_targets[@]}"; do
+		run_as_root "as root, then make $t, first time" make "$t"
+	done
 	say "$label: finished in $((SECONDS - start)) s: $((failed - failed_before)) of $((n - n_before)) checks failed"
 	remove_root
 }
@@ -278,7 +284,7 @@ command -v gpg >/dev/null || die "gpg not found (it reads the root's keyring): a
 mapfile -t slow_checks < <(make -s --no-print-directory -C "$project" slow-checks)
 learner_targets=(all demo test "${slow_checks[@]}" bench bench-nodes train fuzz-replay shell 'shell NODES=2' 'shell NODES=4'
 	sanitize test-sanitize nocuda vm lint)
-echo "1..$(((${#learner_targets[@]} + 8) * ${#releases[@]}))" >"$tap"
+echo "1..$(((${#learner_targets[@]} + 8 + ${#extra_targets[@]}) * ${#releases[@]}))" >"$tap"
 for release in "${releases[@]}"; do
 	check_release "$release"
 done
