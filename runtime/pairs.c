@@ -1,10 +1,13 @@
 /* pairs.c: the job runtime: every rank's QP for every other rank, handed on through rank 0's control channel (a full mesh's rendezvous). */
 #include "pairs.h"
+#include "byteorder.h"
 #include "report.h"
 #include "sock.h"
 
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/socket.h>
 
 /* One message from FD, from rank FROM (any rank, when FROM is -1), while WHAT is handed on; 0 or -1 once said. */
 static int take_msg(struct ring_ctl *c, int fd, int from, const char *what, struct ctl_msg *m)
@@ -189,4 +192,35 @@ int ctl_exchange_ports(struct ring_ctl *c, const char *host, int port, struct en
 	if (c->world == 1)
 		return 0;
 	return c->rank == 0 ? route_ports(c, port, all) : trade_ports(c, host, port, all);
+}
+
+int mesh_dial(const struct endpoint *e, int rank, int timeout_s)
+{
+	uint8_t me[4];
+	int gai_err, fd;
+
+	put_be32(me, (uint32_t)rank);
+	fd = sock_dial(e->addr, e->port, timeout_s, &gai_err);
+	if (fd >= 0 && send(fd, me, sizeof(me), MSG_NOSIGNAL) != sizeof(me)) {
+		sock_close(fd);
+		fd = -1;
+	}
+	return fd;
+}
+
+int mesh_accept(int listen_fd, const struct timespec *deadline, const char *what, int32_t *who)
+{
+	uint8_t hello[4];
+	int fd = -1;
+
+	if (wait_fd(listen_fd, POLLIN, deadline, what) == WAIT_READY)
+		fd = accept(listen_fd, NULL, NULL);
+	if (fd >= 0 && (wait_fd(fd, POLLIN, deadline, what) != WAIT_READY ||
+			recv(fd, hello, sizeof(hello), MSG_WAITALL) != sizeof(hello))) {
+		sock_close(fd);
+		fd = -1;
+	}
+	if (fd >= 0)
+		*who = (int32_t)get_be32(hello);
+	return fd;
 }

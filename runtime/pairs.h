@@ -2,6 +2,9 @@
 #ifndef RDMA_STEPS_PAIRS_H
 #define RDMA_STEPS_PAIRS_H
 
+#include <stdint.h>
+#include <time.h>
+
 #include "control.h"
 #include "exchange.h"
 #include "rendezvous.h"
@@ -30,5 +33,17 @@ struct endpoint {
  * every rank that can be told was told who failed.
  */
 int ctl_exchange_ports(struct ring_ctl *c, const char *host, int port, struct endpoint *all);
+
+/*
+ * One socket of such a mesh: the rank that dials sends its RANK as the
+ * connection's first 4 bytes (big-endian), and the rank that listens reads
+ * them to know who came.  mesh_dial: the socket connected to E, or -1.
+ * mesh_accept: one connection on LISTEN_FD by DEADLINE (WHAT names the port
+ * in a wait's words) and the rank it says in *WHO, unchecked: only the
+ * caller knows which ranks may come; the socket, or -1.  Neither tells the
+ * other ranks: the caller names the peer.
+ */
+int mesh_dial(const struct endpoint *e, int rank, int timeout_s);
+int mesh_accept(int listen_fd, const struct timespec *deadline, const char *what, int32_t *who);
 
 #endif

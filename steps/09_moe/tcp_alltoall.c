@@ -1,10 +1,8 @@
 /* tcp_alltoall.c: step 09's same all-to-all over TCP: a socket per pair of ranks, each block sent and received whole, non-blocking. */
 #include "tcp_alltoall.h"
-#include "byteorder.h"
 #include "clock.h"
 #include "report.h"
 #include "sock.h"
-#include "wait.h"
 
 #include <errno.h>
 #include <poll.h>
@@ -50,12 +48,8 @@ int tcp_a2a_port(const struct tcp_a2a *t)
 static int dial_lower(struct tcp_a2a *t, const struct endpoint *all)
 {
 	for (int p = 0; p < t->rank; p++) {
-		uint8_t me[4];
-		int gai_err;
-
-		put_be32(me, (uint32_t)t->rank);
-		t->fd[p] = sock_dial(all[p].addr, all[p].port, t->timeout_s, &gai_err);
-		if (t->fd[p] < 0 || send(t->fd[p], me, sizeof(me), MSG_NOSIGNAL) != sizeof(me)) {
+		t->fd[p] = mesh_dial(&all[p], t->rank, t->timeout_s);
+		if (t->fd[p] < 0) {
 			ctl_fail(t->ctl, p, "its TCP port %s:%d took no connection within %d s",
 				 all[p].addr, all[p].port, t->timeout_s);
 			return -1;
@@ -79,15 +73,9 @@ static int accept_higher(struct tcp_a2a *t)
 	struct timespec deadline = deadline_in(t->timeout_s);
 
 	for (int i = t->rank + 1; i < t->world; i++) {
-		uint8_t hello[4];
 		int32_t who = -1;
-		int fd = -1;
+		int fd = mesh_accept(t->listen_fd, &deadline, "TCP mesh port", &who);
 
-		if (wait_fd(t->listen_fd, POLLIN, &deadline, "TCP mesh port") == WAIT_READY)
-			fd = accept(t->listen_fd, NULL, NULL);
-		if (fd >= 0 && wait_fd(fd, POLLIN, &deadline, "TCP mesh port") == WAIT_READY &&
-		    recv(fd, hello, sizeof(hello), MSG_WAITALL) == sizeof(hello))
-			who = (int32_t)get_be32(hello);
 		if (fd >= 0 && (who <= t->rank || who >= t->world || t->fd[who] >= 0)) {
 			sock_close(fd);
 			fd = -1;

@@ -1,10 +1,8 @@
 /* tcp_sync.c: step 10's TCP twin (--way tcp): the same plan's runs, over a socket per trainer and serving pair, each run sent and received in plan order, non-blocking. */
 #include "tcp_sync.h"
-#include "byteorder.h"
 #include "clock.h"
 #include "report.h"
 #include "sock.h"
-#include "wait.h"
 
 #include <errno.h>
 #include <poll.h>
@@ -65,14 +63,10 @@ int tcp_sync_port(const struct tcp_sync *t)
 static int dial_trainers(struct tcp_sync *t, const struct endpoint *all)
 {
 	for (int k = 0; k < t->trainers; k++) {
-		uint8_t me[4];
-		int gai_err;
-
 		if (!joined(t, k))
 			continue;
-		put_be32(me, (uint32_t)t->rank);
-		t->fd[k] = sock_dial(all[k].addr, all[k].port, t->timeout_s, &gai_err);
-		if (t->fd[k] < 0 || send(t->fd[k], me, sizeof(me), MSG_NOSIGNAL) != sizeof(me)) {
+		t->fd[k] = mesh_dial(&all[k], t->rank, t->timeout_s);
+		if (t->fd[k] < 0) {
 			ctl_fail(t->ctl, k, "its TCP port %s:%d took no connection within %d s",
 				 all[k].addr, all[k].port, t->timeout_s);
 			return -1;
@@ -96,15 +90,9 @@ static int accept_serving(struct tcp_sync *t)
 	struct timespec deadline = deadline_in(t->timeout_s);
 
 	while (first_unconnected(t) >= 0) {
-		uint8_t hello[4];
 		int32_t who = -1;
-		int fd = -1;
+		int fd = mesh_accept(t->listen_fd, &deadline, "TCP weight sync port", &who);
 
-		if (wait_fd(t->listen_fd, POLLIN, &deadline, "TCP weight sync port") == WAIT_READY)
-			fd = accept(t->listen_fd, NULL, NULL);
-		if (fd >= 0 && wait_fd(fd, POLLIN, &deadline, "TCP weight sync port") == WAIT_READY &&
-		    recv(fd, hello, sizeof(hello), MSG_WAITALL) == sizeof(hello))
-			who = (int32_t)get_be32(hello);
 		if (fd >= 0 && (who < t->trainers || who >= t->world || !joined(t, who) ||
 				t->fd[who] >= 0)) {
 			sock_close(fd);
