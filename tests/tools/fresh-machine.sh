@@ -264,7 +264,7 @@ check_release() { # RELEASE
 	CLONE=/tmp/rdma-steps run_as_root "as root, from a clone under /tmp, make test TESTS='$test_files'" make test "TESTS='$test_files'"
 	run_as_root "as root, then make sanitize" make sanitize
 	run_as_root "as root, then make lint" make lint
-	run_as_root "as root, then make test-wire (two VMs, tcpdump and tshark), first time" make test-wire
+	run_as_root "as root, then make test-wire (two nodes, tcpdump and tshark), first time" make test-wire
 	for t in "${extra_targets[@]}"; do
 		run_as_root "as root, then make $t, first time" make "$t"
 	done
