@@ -2,6 +2,7 @@
 #include "ctl_msg.h"
 #include "byteorder.h"
 #include "clock.h"
+#include "job_options.h"
 #include "report.h"
 #include "sock.h"
 
@@ -54,9 +55,30 @@ static bool known_type(uint8_t t)
 	       t == CTL_GO || t == CTL_PAIR || t == CTL_PORT || t == CTL_STALL;
 }
 
+/*
+ * The name of the first number that no job can hold, or NULL: every rank a
+ * message names is checked here, before any rank uses it as an index (rank 0
+ * then checks a hello's against the job's own world size).  A world size or
+ * a failed rank or peer not set travels as 0 or -1.
+ */
+static const char *bad_number(const struct ctl_msg *m)
+{
+	if (m->rank < 0 || m->rank >= JOB_MAX_RANKS)
+		return "rank";
+	if (m->world < 0 || m->world > JOB_MAX_RANKS)
+		return "world size";
+	if (m->failed < -1 || m->failed >= JOB_MAX_RANKS)
+		return "failed rank";
+	if (m->peer < -1 || m->peer >= JOB_MAX_RANKS)
+		return "peer rank";
+	return NULL;
+}
+
 /* Checks and decodes a message; returns 0, or -1 after saying which field is bad. */
 static int decode(const uint8_t in[CTL_MSG_LEN], struct ctl_msg *m)
 {
+	const char *bad;
+
 	if (memcmp(in, CTL_MAGIC, 4) || in[4] != CTL_VERSION || !known_type(in[5]) || in[6] || in[7] ||
 	    in[48 + CTL_TEXT_LEN - 1]) {
 		report_error("a rendezvous message with a bad %s: is every rank this program, of this "
@@ -71,6 +93,13 @@ static int decode(const uint8_t in[CTL_MSG_LEN], struct ctl_msg *m)
 		.result = { get_be64(in + 24), get_be64(in + 32), get_be64(in + 40) },
 		.peer = (int)get_be32(in + CTL_PEER_AT),
 	};
+	bad = bad_number(m);
+	if (bad) {
+		report_error("a rendezvous message with a bad %s (rank %d, world size %d, failed rank %d, "
+			     "peer %d): a job holds ranks 0 to %d", bad, m->rank, m->world, m->failed,
+			     m->peer, JOB_MAX_RANKS - 1);
+		return -1;
+	}
 	memcpy(m->text, in + 48, CTL_TEXT_LEN);
 	for (int i = 0; i < qps_carried(m->type); i++)
 		if (exchange_decode(in + CTL_QPS_AT + i * EXCHANGE_MSG_LEN, &m->qp[i]))

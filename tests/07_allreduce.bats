@@ -107,6 +107,37 @@ setup() {
 	kill_rank_and_assert_named 1 11
 }
 
+# A stranger on rank 0's port: a hello built by hand, naming rank -1 (0xffffffff on the wire)
+# and then rank 128, which no job holds (JOB_MAX_RANKS).  Rank 0 refuses each as it decodes
+# it, before any array is indexed by it, and goes on: rank 1 never comes, and it says so.
+@test "07_allreduce: a hello naming rank -1 or 128, which no job holds, is refused as rank 0 decodes it; rank 0 goes on, names the rank that never came and frees everything" {
+	record_baseline
+	SKIP_RANK=1
+	start_ring 2 -t 3
+	wait_for_line "$BATS_TEST_TMPDIR/r0.out" '^rendezvous +: rank 0 listens on TCP port' 30
+	for rank in 4294967295 128; do
+		python3 - "$RING_PORT" "$rank" <<'PY' || fail "could not send rank $rank's hello"
+import socket, struct, sys
+port, rank = int(sys.argv[1]), int(sys.argv[2])
+# runtime/ctl_msg.c: magic, version 2, type 'H', two zero bytes, then rank, world, port,
+# failed rank (big-endian); 48 + 448 bytes of text + 2 exchange messages of 96 + 8: 696.
+msg = bytearray(696)
+msg[0:8] = b"RDAR" + bytes([2, ord("H"), 0, 0])
+msg[8:24] = struct.pack(">IIII", rank, 2, 0, 0)
+with socket.create_connection(("127.0.0.1", port), timeout=5) as s:
+    s.sendall(msg)
+PY
+	done
+	finish_ring
+	use_output_of r0
+	[ "${ring_status[0]}" -eq 1 ] || fail "rank 0 exited with ${ring_status[0]}, not 1: $output"
+	assert_line 'error: a rendezvous message with a bad rank (rank -1, world size 2, failed rank 0, peer 0): a job holds ranks 0 to 127'
+	assert_line 'error: a rendezvous message with a bad rank (rank 128, world size 2, failed rank 0, peer 0): a job holds ranks 0 to 127'
+	assert_line --regexp "^error: rank 1: it never came to the rendezvous within $((3 * TIME_SCALE)) s"
+	assert_line --regexp '^teardown +: every object released$'
+	assert_back_to_baseline
+}
+
 # bats test_tags=outside-vm
 @test "07_allreduce --schedule: the ring's plan, run on the CPU, equals the plain sum for 1 to 8 ranks, odd counts, every collective and type" {
 	for n in 1 2 3 4 5 6 7 8; do
