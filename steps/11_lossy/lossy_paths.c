@@ -100,6 +100,12 @@ static bool plane_device_present(const char *name)
 	return found;
 }
 
+/* The points of this stage's own verbs; the rest are stages 1 to 4's. */
+const struct fault_point lossy_plane_faults[] = {
+	{ "plane_reg_mr", "ibv_reg_mr (the same buffer, for this plane's PD)", ENOMEM },
+	{ 0 },
+};
+
 static int open_plane(struct lossy_link *l, struct session *s, const struct lossy_opts *o,
 		      const struct cli_common *opts, int p)
 {
@@ -114,7 +120,7 @@ static int open_plane(struct lossy_link *l, struct session *s, const struct loss
 		return -1;
 	pl->own_buf = (struct rdma_buf){ .addr = s->buf.addr, .len = s->buf.len,
 					 .access = s->buf.access };
-	pl->own_buf.mr = fault_at("reg_mr") ? NULL :
+	pl->own_buf.mr = fault_at("plane_reg_mr") ? NULL :
 			 ibv_reg_mr(pl->own_dev.pd, s->buf.addr, s->buf.len, s->buf.access);
 	if (!pl->own_buf.mr) {
 		report_verb_error("ibv_reg_mr (the same buffer, for this plane's PD)", errno);

@@ -5,8 +5,12 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "fault.h"
 #include "lossy_options.h"
 #include "session.h"
+
+/* A later plane's registration of the buffer (--plane): plane_reg_mr. */
+extern const struct fault_point lossy_plane_faults[];
 
 /* The sender's send queue on each path, and how many WRITEs it chains behind one doorbell. */
 #define LOSSY_SQ_DEPTH 256

@@ -101,7 +101,7 @@ static int agree_plan(struct session *s, struct lossy_link *l, const struct chun
 
 /* The fault points of the stages this program runs: RDMA_STEPS_FAIL_AT names one of them. */
 static const struct fault_point *const faults[] = { open_pd_faults, reg_mr_faults, cq_qp_faults,
-						    post_wr_faults, NULL };
+						    post_wr_faults, lossy_plane_faults, NULL };
 
 int main(int argc, char **argv)
 {

@@ -244,6 +244,29 @@ assert_faults_ring() {
 	assert_back_to_baseline
 }
 
+# A later plane's registration (--plane): a second rxe device, on a dummy netdev of its own,
+# made for this test alone and removed after it; the program fails before it waits for a peer.
+@test "fault point of 11_lossy's later plane (plane_reg_mr): the plane's device, opened for it, closed on the way out, nothing left on either device" {
+	local plane=rxefault net=rsfault0 plane_before plane_after
+	ip link add "$net" type dummy && ip addr add 198.18.250.1/24 dev "$net" && ip link set "$net" up ||
+		fail "could not add the dummy netdev $net for a second plane"
+	rdma link add "$plane" type rxe netdev "$net" || fail "could not add the rxe device $plane on $net"
+	record_baseline
+	plane_before=$(DEV=$plane rdma_counts)
+	count_for_point plane_reg_mr
+	RDMA_STEPS_FAIL_AT=plane_reg_mr start_step solo 11_lossy -d "$DEV" --plane "$plane" -s 64K
+	finish_step solo "$solo_pid"
+	plane_after=$(DEV=$plane rdma_counts)
+	rdma link delete "$plane"
+	ip link delete "$net"
+	[ "$status" -eq 1 ] || fail "11_lossy with the fault at plane_reg_mr exited with $status, not 1: $output"
+	assert_fault_named solo plane_reg_mr
+	assert_line --regexp "^ibv_close_device +: $plane closed"
+	assert_line --regexp '^teardown +: every object released$'
+	[ "$plane_after" = "$plane_before" ] || fail "objects left on $plane: before the run $plane_before, after it $plane_after"
+	assert_back_to_baseline
+}
+
 @test "fault points of 11_lossy (UC over 2 paths, a chunk taken as lost: the receives posted ahead, the asks and SACKs, the sender's chains), and a --drop-chunks past the last chunk" {
 	assert_faults_paired 11_lossy "-s 64K --paths 2 --drop-chunks 5" "${OPEN_PD[@]}" "${REG_MR[@]}" \
 		"${CREATE_QP[@]}" "${POST_WR[@]}" "${DESTROY_QP[@]}" "${DEREG_MR[@]}" "${CLOSE_PD[@]}"
