@@ -15,15 +15,6 @@
 #define NAP_FIRST_NS 1000L
 #define NAP_MOST_NS 1000000L
 
-/* Whether DEV is a device of software: a hardware NIC is a PCI device, with a device link in sysfs. */
-static bool software_device(const struct rdma_dev *dev)
-{
-	char path[PATH_MAX];
-
-	snprintf(path, sizeof(path), "/sys/class/infiniband/%s/device",
-		 ibv_get_device_name(dev->ctx->device));
-	return access(path, F_OK) != 0;
-}
 
 enum progress_rule progress_rule_for(const struct rdma_dev *dev, int ranks_here)
 {
@@ -36,7 +27,7 @@ enum progress_rule progress_rule_for(const struct rdma_dev *dev, int ranks_here)
 		     "waiting rank and leave rxe's kernel work behind them", ranks_here, cpus);
 		return PROGRESS_NAP;
 	}
-	if (software_device(dev)) {
+	if (rdma_dev_is_software(dev)) {
 		show("waits", "%d ranks on %ld online CPUs: a waiting rank yields between looks "
 		     "(sched_yield), as a proxy thread on a core of its own would spin", ranks_here,
 		     cpus);

@@ -7,7 +7,9 @@
 #include "teardown.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
+#include <unistd.h>
 
 const struct fault_point open_pd_faults[] = {
 	{ "open_device", "ibv_open_device", ENOMEM },
@@ -153,4 +155,13 @@ int close_device_pd(struct rdma_dev *dev)
 		failures += release_context(dev->ctx);
 	dev->ctx = NULL;
 	return failures;
+}
+
+bool rdma_dev_is_software(const struct rdma_dev *dev)
+{
+	char path[PATH_MAX];
+
+	snprintf(path, sizeof(path), "/sys/class/infiniband/%s/device",
+		 ibv_get_device_name(dev->ctx->device));
+	return access(path, F_OK) != 0;
 }

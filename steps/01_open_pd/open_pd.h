@@ -41,6 +41,14 @@ int adopt_device_pd(struct ibv_context *ctx, uint8_t port, int gid_idx, struct r
 /* Frees what open_device_pd created, in reverse order; returns how many releases failed. */
 int close_device_pd(struct rdma_dev *dev);
 
+/*
+ * Whether DEV is a device of software (rxe, siw): a hardware NIC is a PCI
+ * device, with a device link under /sys/class/infiniband/NAME.  A program
+ * that waits on it decides from this whether to give its CPU away between
+ * looks: a software device's "NIC" is kernel work on the same CPUs.
+ */
+bool rdma_dev_is_software(const struct rdma_dev *dev);
+
 /* Stage 1's fault points: opening the device and allocating the PD, and freeing both (release_pd, release_context). */
 extern const struct fault_point open_pd_faults[];
 

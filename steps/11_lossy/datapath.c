@@ -20,8 +20,7 @@
 #define CTL_SEND_ID LOSSY_CTL_RECVS
 /* Empty looks between two looks at the side channel and the clock. */
 #define LOOK_EVERY 256
-/* Empty looks in a row before a wait starts to nap, and its longest nap. */
-#define SPIN_LOOKS 1024
+/* A wait's longest nap. */
 #define NAP_MAX_NS 1000000L
 
 /* ---- Both sides ---- */
@@ -35,16 +34,18 @@ static void moved(struct lossy_xfer *x)
 
 /*
  * A look that found nothing.  rxe's "NIC" is kernel work on these same
- * CPUs, so a waiting side gives its CPU away: a yield, and after SPIN_LOOKS
- * empty looks in a row (the timer, an answer not yet asked for) a nap,
- * 1 us doubling to 1 ms, so that a long wait leaves the CPUs to others.
+ * CPUs, so a waiting side gives its CPU away: a yield (on a hardware NIC,
+ * X->spin, none: a system call costs microseconds a look there), and after
+ * LOSSY_SPIN_LOOKS empty looks in a row (the timer, an answer not yet asked for)
+ * a nap, 1 us doubling to 1 ms, so that a long wait leaves the CPUs to others.
  * Every LOOK_EVERY looks it also looks at the side channel (a peer that has
  * stopped closes it) and at -t.
  */
 static int idle_look(struct lossy_xfer *x, bool sender)
 {
-	if (++x->idle < SPIN_LOOKS) {
-		sched_yield();
+	if (++x->idle < LOSSY_SPIN_LOOKS) {
+		if (!x->spin)
+			sched_yield();
 	} else {
 		x->nap_ns = x->nap_ns ? x->nap_ns * 2 : 1000;
 		x->nap_ns = x->nap_ns < NAP_MAX_NS ? x->nap_ns : NAP_MAX_NS;

@@ -13,6 +13,9 @@
 #include "session.h"
 
 /* One transfer's state, on either side. */
+/* Empty looks in a row before a wait starts to nap. */
+#define LOSSY_SPIN_LOOKS 1024
+
 struct lossy_xfer {
 	struct session *s;		/* the control QP (s->conn), the buffer, the side channel */
 	struct lossy_link *l;		/* the data QPs and the control buffer */
@@ -22,6 +25,7 @@ struct lossy_xfer {
 	uint32_t round;			/* the round under way, from 1 */
 	struct timespec moved;		/* the last progress: -t counts from here */
 	unsigned idle;			/* empty looks in a row */
+	bool spin;			/* a hardware NIC: no system call between looks */
 	long nap_ns;			/* the last nap of this wait, 0 when none yet */
 	double start_us, end_us;	/* the transfer, from the go-ahead to the last chunk in */
 	/* The sender's. */

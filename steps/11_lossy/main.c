@@ -158,7 +158,11 @@ int main(int argc, char **argv)
 	    agree_plan(&sess, &link, &map, sender, opts.timeout_s))
 		goto out_free_map;
 	x = (struct lossy_xfer){ .s = &sess, .l = &link, .m = &map, .o = &step.lossy,
-				 .timeout_s = opts.timeout_s };
+				 .timeout_s = opts.timeout_s, .spin = !rdma_dev_is_software(&sess.dev) };
+	show("waits", x.spin ? "a hardware NIC: a waiting side looks again at once, no system call, "
+	     "and naps only once %d looks in a row found nothing (the timer's wait)" :
+	     "a software device: a waiting side yields between looks (its \"NIC\" is kernel work "
+	     "on these CPUs), and naps once %d looks in a row found nothing", LOSSY_SPIN_LOOKS);
 	if (sender) {
 		x.bits = calloc(1, chunk_map_bytes(map.n));
 		if (!x.bits) {
