@@ -140,6 +140,7 @@ struct gathering {
 	bool came[JOB_MAX_RANKS];
 	int accepted[2 * JOB_MAX_RANKS];	/* every connection taken, to tell of a failure */
 	int n_accepted;
+	int strangers;			/* of those, the ones that sent no message of ours */
 	int n_told;			/* of those, the ones already told of the failure and closed */
 	int failed;			/* the rank named in the failure, or -1 */
 	char why[CTL_TEXT_LEN];
@@ -155,8 +156,11 @@ static void take_hello(struct ring_ctl *c, int lfd, struct gathering *g)
 	if (fd < 0)
 		return;
 	g->accepted[g->n_accepted++] = fd;
-	if (ctl_msg_recv(fd, &m, c->timeout_s * 1000L))
+	/* Not one of our ranks (the line above says what was wrong): a rank may still come. */
+	if (ctl_msg_recv(fd, &m, c->timeout_s * 1000L)) {
+		g->strangers++;
 		return;
+	}
 	if (m.type == CTL_ABORT && g->failed < 0) {
 		g->failed = m.failed;
 		snprintf(g->why, sizeof(g->why), "%s", m.text);
@@ -264,9 +268,12 @@ static int serve_rendezvous(struct ring_ctl *c, int lfd, const struct hello *min
 	 * on to the same deadline, so that every rank started within -t learns
 	 * whom to blame: a rank still on its way (a Python process importing
 	 * ctypes on a loaded machine took over a second) would otherwise find no
-	 * listener, and blame rank 0.
+	 * listener, and blame rank 0.  A connection that sends no message of ours
+	 * takes no rank's place: the wait goes on for the ranks, up to the
+	 * connections rank 0 can keep.
 	 */
-	while (g->n_accepted < c->world - 1 &&
+	while (g->n_accepted - g->strangers < c->world - 1 &&
+	       g->n_accepted < (int)(sizeof(g->accepted) / sizeof(g->accepted[0])) &&
 	       wait_fd(lfd, POLLIN, &deadline, "rendezvous port") == WAIT_READY) {
 		take_hello(c, lfd, g);
 		if (g->failed >= 0)
