@@ -11,6 +11,16 @@ setup() {
 # A model of 2.9 MB: Llama-3 8B's shapes at D = 128, 2 layers, as tests/10_weight_sync.bats.
 SMALL=(--trainers 2 --tp 2 --model-dim 128 --layers 2)
 
+# Rank 0's rounds in a --late-replica run of 3 updates, ONE the bytes of one replica's version:
+# round 1 checked on the live replica alone, rounds 2 and 3 on both.
+assert_late_rounds() { # ONE
+	use_output_of r0
+	assert_line --regexp "^round +: 1: version 1 whole in 1 replica \\(the late replica joins after this round\\): $1 B checked on 2 serving ranks, 0 wrong; "
+	for v in 2 3; do
+		assert_line --regexp "^round +: $v: version $v whole in 2 replicas: $((2 * $1)) B checked on 4 serving ranks, 0 wrong; "
+	done
+}
+
 @test "weights: serving rank 3 killed mid-update (trainer 1 holds after its first chain of version 2), 2 trainers and 2 replicas of --tp 2: every rank names rank 3 within the bound; rank 2 (its replica) and ranks 4 and 5 (the other) still serve version 1, whole, checked byte for byte; all freed" {
 	record_baseline
 	# Trainer 1 stops after its first chain of version 2, looking at the control channel:
@@ -57,11 +67,7 @@ SMALL=(--trainers 2 --tp 2 --model-dim 128 --layers 2)
 	record_baseline
 	RING_STEP=10_weight_sync run_ring 6 -t 20 --trainers 2 --tp 2 --model-dim 128 --layers 2 --updates 3 --late-replica
 	assert_ring_success
-	use_output_of r0
-	assert_line --regexp "^round +: 1: version 1 whole in 1 replica \\(the late replica joins after this round\\): 2906624 B checked on 2 serving ranks, 0 wrong; "
-	for v in 2 3; do
-		assert_line --regexp "^round +: $v: version $v whole in 2 replicas: 5813248 B checked on 4 serving ranks, 0 wrong; "
-	done
+	assert_late_rounds 2906624
 	for k in 0 1; do
 		use_output_of "r$k"
 		assert_line "QPs                 : 4 here, 20 in the job: one per trainer and serving rank, T x S = 2 x 4, and one per rank of the late replica to the rank of replica 0 it pulls from, 2"
@@ -99,11 +105,7 @@ SMALL=(--trainers 2 --tp 2 --model-dim 128 --layers 2)
 	record_baseline
 	RING_STEP=10_weight_sync run_ring 6 -t 20 "${SMALL[@]}" --updates 3 --late-replica --serve-dtype fp8
 	assert_ring_success
-	use_output_of r0
-	assert_line --regexp "^round +: 1: version 1 whole in 1 replica \\(the late replica joins after this round\\): 1453312 B checked on 2 serving ranks, 0 wrong; "
-	for v in 2 3; do
-		assert_line --regexp "^round +: $v: version $v whole in 2 replicas: 2906624 B checked on 4 serving ranks, 0 wrong; "
-	done
+	assert_late_rounds 1453312
 	for k in 0 1; do
 		use_output_of "r$k"
 		assert_line --regexp "^push +: version 1: 726656 B in 530 WRITEs, 41 posts \\(each a chain, its last WR signalled\\), 2 FETCH_ADDs, 41 completions, in "
