@@ -161,8 +161,11 @@ static int post_chain(struct sync_push *s, int d, int v)
 		return -1;
 	}
 	/* The slot is the chain's until its signalled completion: the oldest of D's in flight then. */
-	if (stage)
+	if (stage) {
 		s->slot_q[d][(s->slot_head[d] + s->in_flight[d]) % SYNC_CHAINS] = slot;
+		if (SYNC_SLOTS - s->free_slots > s->slots_peak)
+			s->slots_peak = SYNC_SLOTS - s->free_slots;
+	}
 	s->in_flight[d]++;
 	s->st.posts++;
 	s->st.writes += (uint64_t)(n - last);
@@ -214,6 +217,7 @@ int sync_push(struct sync_push *s, int v)
 		s->next[d] = s->off[d] = 0;
 		s->slot_wait[d] = false;
 	}
+	s->slots_peak = 0;
 	for (;;) {
 		bool moved = false, busy = false;
 

@@ -62,13 +62,15 @@ struct sync_push {
 	 * MR).  Per serving rank, the bytes of run next[d] already WRITEn (a
 	 * run longer than a slot's room is cut), the slots of its chains in
 	 * flight, oldest first (RC completes a QP's WRs in order), and whether
-	 * its next chain is waiting for a slot; the free slots, a stack.
+	 * its next chain is waiting for a slot; the free slots, a stack, and
+	 * how deep the pipeline went this version.
 	 */
 	bool convert;
 	uint64_t off[SYNC_MAX_RANKS];
 	int slot_q[SYNC_MAX_RANKS][SYNC_CHAINS], slot_head[SYNC_MAX_RANKS];
 	bool slot_wait[SYNC_MAX_RANKS];
 	int free_slot[SYNC_SLOTS], free_slots;
+	int slots_peak;			/* this version's most slots in flight at once */
 	int missed;			/* a serving rank: versions never pushed to it (a late rank: 1) */
 	/*
 	 * --way gather.  A trainer: whether it is rank 0's turn, WRITEing

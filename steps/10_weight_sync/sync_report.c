@@ -61,11 +61,13 @@ void sync_show_convert(const struct sync_push *s, int v, const struct sync_stats
 	if (!s->convert)
 		return;
 	show("convert", "version %d: %llu B of BF16 to %llu B of FP8 E4M3, in %llu chains through %d "
-	     "staging slots of %llu B: %.2f ms of CPU converting, %.1f%% of the push's %.1f ms; "
-	     "%llu chains waited for a free slot", v, (unsigned long long)read,
-	     (unsigned long long)(read / MODEL_SRC_ELEM), (unsigned long long)(s->st.posts - before->posts),
-	     SYNC_SLOTS, (unsigned long long)SYNC_SLOT_BYTES, ms, push_ms > 0 ? 100 * ms / push_ms : 0,
-	     push_ms, (unsigned long long)(s->st.slot_waits - before->slot_waits));
+	     "staging slots of %llu B: %.2f ms of CPU converting, %.1f%% of the push's %.1f ms; at "
+	     "most %d slot%s in flight at once, %llu chains waited for a free one", v,
+	     (unsigned long long)read, (unsigned long long)(read / MODEL_SRC_ELEM),
+	     (unsigned long long)(s->st.posts - before->posts), SYNC_SLOTS,
+	     (unsigned long long)SYNC_SLOT_BYTES, ms, push_ms > 0 ? 100 * ms / push_ms : 0, push_ms,
+	     s->slots_peak, s->slots_peak == 1 ? "" : "s",
+	     (unsigned long long)(s->st.slot_waits - before->slot_waits));
 }
 
 /* A late rank's chain of READs, each shown: a pull of one slice is a few. */
