@@ -9,7 +9,7 @@ setup() {
 
 # The options STEP's --help prints, one a line: the letter where it has one (-d), else the long name (--pause).
 help_options() { # STEP
-	"$BIN/$1" --help | sed -nE 's/^ +(-[a-zA-Z]), --[a-z_-]+.*/\1/p; s/^ +(--[a-z_-]+).*/\1/p'
+	"$BIN/$1" --help | sed -nE 's/^ +(-[a-zA-Z]), --[a-z0-9_-]+.*/\1/p; s/^ +(--[a-z0-9_-]+).*/\1/p'
 }
 
 @test "each step's README names every .c file of the step and every option of its --help" {

@@ -1,11 +1,13 @@
-/* datapath.c: step 10's data path: a trainer's chains of WRITEs into every serving rank's version buffer, selectively signalled, each rank's last chain ending with a FETCH_ADD on its signal word; a serving rank's wait on those words. */
+/* datapath.c: step 10's data path: a trainer's chains of WRITEs into every serving rank's version buffer, selectively signalled, each rank's last chain ending with a FETCH_ADD on its signal word (under --serve-dtype fp8 each chain converted into a staging slot first); a serving rank's wait on those words. */
 #include "sync_datapath.h"
 #include "completion.h"
 #include "fault.h"
+#include "fp8.h"
 #include "post_wr.h"
 #include "report.h"
 
 #include <errno.h>
+#include <time.h>
 
 /*
  * The FETCH_ADD after our last run to D, on the same QP: RC executes one
@@ -56,12 +58,42 @@ static const struct run *run_to(const struct sync_push *s, int d, uint64_t i, ui
 	return &s->p->runs[s->p->first[k][d] + i];
 }
 
+/* This thread's CPU time, in ns: what converting costs, apart from the time the WRITEs take. */
+static uint64_t cpu_ns(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+	return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
+/*
+ * --serve-dtype fp8: the chain's N pieces, each SGE already aimed at its
+ * place in the staging slot, converted there from their BF16 at FROM[i]
+ * (an element a byte: the SGE's length in elements), timed.
+ */
+static void convert_chain(struct sync_push *s, const struct ibv_sge *sge, const uint8_t *const *from,
+			  int n)
+{
+	uint64_t t0 = cpu_ns();
+
+	for (int i = 0; i < n; i++) {
+		fp8_convert((const uint16_t *)from[i], (uint8_t *)(uintptr_t)sge[i].addr, sge[i].length);
+		s->st.converted += (uint64_t)sge[i].length * MODEL_SRC_ELEM;
+	}
+	s->st.convert_ns += cpu_ns() - t0;
+}
+
 /*
  * One chain to serving rank D: up to SYNC_CHAIN of our runs to it, from
  * s->next[d], each one WRITE from our shard into its version buffer V % 2;
  * only the chain's last WR signalled (selective signalling: one completion
  * says the WRs before it on this QP are done too).  The chain that takes the
- * last run ends with the FETCH_ADD.  One ibv_post_send.  0 or -1.
+ * last run ends with the FETCH_ADD.  One ibv_post_send.  Under
+ * --serve-dtype fp8 the chain takes a free staging slot (the caller saw
+ * one) and holds at most a slot of FP8: a run that does not fit is cut,
+ * the rest of it the next chain's first piece (s->off[d]); every piece is
+ * converted into the slot, and WRITEn from there.  0 or -1.
  */
 static int post_chain(struct sync_push *s, int d, int v)
 {
@@ -70,26 +102,49 @@ static int post_chain(struct sync_push *s, int d, int v)
 	uint64_t count = runs_to(s, d), at;
 	uint64_t from = s->next[d], dst_base = c->remote.addr + FLEET_DATA +
 			(uint64_t)(v % 2) * s->m->tp_bytes[plan_tp_rank(s->p, d)], bytes = 0;
+	uint64_t room = SYNC_SLOT_BYTES, to = from;
 	struct ibv_send_wr wr[SYNC_CHAIN + 1], *bad;
 	struct ibv_sge sge[SYNC_CHAIN + 1];
-	int n = 0, rc;
-	bool last;
+	const uint8_t *src[SYNC_CHAIN];
+	int n = 0, rc, slot = s->convert ? s->free_slot[--s->free_slots] : -1;
+	uint8_t *stage = slot < 0 ? NULL : (uint8_t *)f->stage.addr + (uint64_t)slot * SYNC_SLOT_BYTES;
+	bool first = !from && !s->off[d], last;
 
-	for (; n < SYNC_CHAIN && s->next[d] < count; n++, s->next[d]++) {
+	for (; n < SYNC_CHAIN && s->next[d] < count && room; n++) {
 		const struct run *r = run_to(s, d, s->next[d], &at);
+		uint64_t len = r->dst_len - s->off[d];
 
-		sge[n] = (struct ibv_sge){ .addr = (uintptr_t)f->buf.addr + FLEET_DATA + at + r->src_off,
-					   .length = (uint32_t)r->len, .lkey = f->buf.mr->lkey };
+		if (stage && len > room)
+			len = room;
+		/* Where the piece's elements start in our data: BF16, 2 B each, whatever lands. */
+		src[n] = (const uint8_t *)f->buf.addr + FLEET_DATA + at + r->src_off +
+			 s->off[d] / s->m->dst_elem * MODEL_SRC_ELEM;
+		sge[n] = stage ? (struct ibv_sge){ .addr = (uintptr_t)stage + SYNC_SLOT_BYTES - room,
+						   .length = (uint32_t)len, .lkey = f->stage.mr->lkey } :
+				 (struct ibv_sge){ .addr = (uintptr_t)src[n], .length = (uint32_t)len,
+						   .lkey = f->buf.mr->lkey };
 		wr[n] = (struct ibv_send_wr){
 			.wr_id = WR_ID_SEND,
 			.sg_list = &sge[n],
 			.num_sge = 1,
 			.opcode = IBV_WR_RDMA_WRITE,
 			.next = &wr[n + 1],
-			.wr.rdma = { .remote_addr = dst_base + r->dst_off, .rkey = c->remote.rkey },
+			.wr.rdma = { .remote_addr = dst_base + r->dst_off + s->off[d],
+				     .rkey = c->remote.rkey },
 		};
-		bytes += r->len;
+		bytes += len;
+		if (stage)
+			room -= len;
+		to = s->next[d];
+		s->off[d] += len;
+		if (s->off[d] == r->dst_len) {
+			s->next[d]++;
+			s->off[d] = 0;
+		}
 	}
+	/* Every piece into the slot before the post: the NIC reads it from there. */
+	if (stage)
+		convert_chain(s, sge, src, n);
 	last = s->next[d] == count;
 	if (last) {
 		signal_fadd(s, c, d, &wr[n], &sge[n]);
@@ -105,13 +160,19 @@ static int post_chain(struct sync_push *s, int d, int v)
 		ctl_fail(s->ctl, f->rank, "it could not post its version %d to rank %d", v, d);
 		return -1;
 	}
+	/* The slot is the chain's until its signalled completion: the oldest of D's in flight then. */
+	if (stage) {
+		s->slot_q[d][(s->slot_head[d] + s->in_flight[d]) % SYNC_CHAINS] = slot;
+		if (SYNC_SLOTS - s->free_slots > s->slots_peak)
+			s->slots_peak = SYNC_SLOTS - s->free_slots;
+	}
 	s->in_flight[d]++;
 	s->st.posts++;
 	s->st.writes += (uint64_t)(n - last);
 	s->st.atomics += last;
 	s->st.signalled++;
 	s->st.bytes += bytes;
-	sync_show_chain(s, d, from, n - last, bytes, last);
+	sync_show_chain(s, d, from, to, n - last, bytes, first, last, slot);
 	return 0;
 }
 
@@ -135,6 +196,10 @@ static int reap(struct sync_push *s, int d, const char *what, bool *moved)
 					   "its QP is gone or unreachable", what);
 			return -1;
 		}
+		if (s->convert && d >= s->f->trainers) {
+			s->free_slot[s->free_slots++] = s->slot_q[d][s->slot_head[d]];
+			s->slot_head[d] = (s->slot_head[d] + 1) % SYNC_CHAINS;
+		}
 		s->in_flight[d]--;
 		*moved = true;
 	}
@@ -148,8 +213,11 @@ int sync_push(struct sync_push *s, int v)
 	bool held = false;
 
 	progress_start(&pr, s->ctl, s->rule, s->timeout_s);
-	for (int d = f->trainers; d < f->world; d++)
-		s->next[d] = 0;
+	for (int d = f->trainers; d < f->world; d++) {
+		s->next[d] = s->off[d] = 0;
+		s->slot_wait[d] = false;
+	}
+	s->slots_peak = 0;
 	for (;;) {
 		bool moved = false, busy = false;
 
@@ -161,7 +229,13 @@ int sync_push(struct sync_push *s, int v)
 			/* The late replica joins after round 1: nothing of version 1 goes to it. */
 			if (!count || (v == 1 && fleet_late(f, d)))
 				continue;
-			if (s->next[d] < count && s->in_flight[d] < SYNC_CHAINS) {
+			/* Converting: every slot in flight holds the next chain back, counted once. */
+			if (s->next[d] < count && s->in_flight[d] < SYNC_CHAINS && s->convert &&
+			    !s->free_slots) {
+				s->st.slot_waits += !s->slot_wait[d];
+				s->slot_wait[d] = true;
+			} else if (s->next[d] < count && s->in_flight[d] < SYNC_CHAINS) {
+				s->slot_wait[d] = false;
 				if (post_chain(s, d, v))
 					return -1;
 				moved = true;

@@ -44,7 +44,9 @@ static int check_limits(const struct fleet *f, const struct sync_opts *opts, con
 	uint64_t largest = 0;
 
 	snprintf(request, sizeof(request), "--model-dim %d --layers %d", opts->dim, opts->layers);
-	if (limit_check_pin(&f->dev, bytes, bytes, request, "give a smaller --model-dim or fewer --layers"))
+	if (limit_check_pin(&f->dev, bytes + (fleet_converts(f, opts) ? SYNC_SLOTS * SYNC_SLOT_BYTES : 0),
+			    bytes, request,
+			    "give a smaller --model-dim or fewer --layers"))
 		return -1;
 	if (!fleet_trains(f) && fleet_pull_peer(f, f->rank) >= 0 &&
 	    (fleet_late(f, f->rank) ?
@@ -62,8 +64,11 @@ static int check_limits(const struct fleet *f, const struct sync_opts *opts, con
 	/* Under --way gather, rank 0 WRITEs every trainer's runs, and each trainer its shard whole. */
 	for (uint64_t i = 0; i < p->n; i++)
 		if ((p->runs[i].src == f->rank || (f->gathers && f->rank == 0)) &&
-		    p->runs[i].len > largest)
-			largest = p->runs[i].len;
+		    p->runs[i].dst_len > largest)
+			largest = p->runs[i].dst_len;
+	/* Converted on the way, a run goes in WRITEs of at most a staging slot. */
+	if (opts->serve_dtype == DTYPE_FP8 && largest > SYNC_SLOT_BYTES)
+		largest = SYNC_SLOT_BYTES;
 	if (f->gathers && f->rank != 0 && m->tr_bytes[f->rank] > largest)
 		largest = m->tr_bytes[f->rank];
 	return limit_check(&f->dev, LIMIT_QP_WR, SYNC_CHAINS * SYNC_CHAIN + 1, "send WRs a QP (the "
@@ -123,6 +128,16 @@ int fleet_open(struct fleet *f, const struct cli_common *common, const struct sy
 			     "buffer being filled, and FETCH_ADD their signal words");
 	if (register_buffer(&f->dev, &mr, &f->buf))
 		return -1;
+	if (fleet_converts(f, opts)) {
+		struct reg_mr_opts st = { .size = SYNC_SLOTS * SYNC_SLOT_BYTES };
+
+		/* Least privilege again: a WRITE's source needs no access flag, local read is always on. */
+		reg_mr_grant(&st, 0, "--serve-dtype fp8: the staging slots, registered once here, not "
+			     "per update: we convert each chain's runs into one and our NIC reads its "
+			     "WRITEs from there; no peer touches it");
+		if (register_buffer(&f->dev, &st, &f->stage))
+			return -1;
+	}
 	show_heading("stage 3: one RC QP to every rank of the other side");
 	for (int q = 0; q < f->world; q++) {
 		bool pull = q == fleet_pull_peer(f, f->rank);
@@ -260,6 +275,7 @@ int fleet_close(struct fleet *f)
 	for (int q = f->world - 1; q >= 0; q--)
 		if (q != f->rank)
 			failures += destroy_cq_qp(&f->conn[q]);
+	failures += release_buffer(&f->stage);
 	failures += release_buffer(&f->buf);
 	failures += close_device_pd(&f->dev);
 	return failures;

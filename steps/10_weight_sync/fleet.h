@@ -34,6 +34,8 @@
 struct fleet {
 	struct rdma_dev dev;			/* stage 1 */
 	struct rdma_buf buf;			/* stage 2: words and data, registered once */
+	struct rdma_buf stage;			/* a trainer under --serve-dtype fp8: the staging
+						 * slots, registered once (sync_datapath.h) */
 	struct rdma_conn conn[SYNC_MAX_RANKS];	/* stage 3: conn[p], our QP to rank p, where
 						 * the plan pairs us (a trainer and a serving rank) */
 	bool paired[SYNC_MAX_RANKS];
@@ -45,6 +47,13 @@ struct fleet {
 };
 
 static inline bool fleet_trains(const struct fleet *f) { return f->rank < f->trainers; }
+
+/* Whether we convert on the way (--serve-dtype fp8): a trainer that WRITEs runs, by push or as the gather's rank 0. */
+static inline bool fleet_converts(const struct fleet *f, const struct sync_opts *opts)
+{
+	return fleet_trains(f) && opts->serve_dtype == DTYPE_FP8 &&
+	       (sync_runs_way(opts, WAY_PUSH) || f->rank == 0);
+}
 static inline bool fleet_late(const struct fleet *f, int r) { return r >= f->late_from; }
 
 /*

@@ -6,6 +6,7 @@
 #include "dev_limits.h"
 #include "device.h"
 #include "fault.h"
+#include "fp8.h"
 #include "launch.h"
 #include "model.h"
 #include "open_pd.h"
@@ -102,16 +103,19 @@ static int train_push(struct sync_run *r, int v, uint64_t *sent)
 	struct sync_stats before = r->push.st;
 	double start = now_us();
 
+	double ms;
+
 	if (sync_push(&r->push, v))
 		return -1;
+	ms = (now_us() - start) / 1000;
 	*sent = r->push.st.bytes - before.bytes;
 	show("push", "version %d: %llu B in %llu WRITEs, %llu posts (each a chain, its last WR "
 	     "signalled), %llu FETCH_ADDs, %llu completions, in %.1f ms", v,
 	     (unsigned long long)*sent, (unsigned long long)(r->push.st.writes - before.writes),
 	     (unsigned long long)(r->push.st.posts - before.posts),
 	     (unsigned long long)(r->push.st.atomics - before.atomics),
-	     (unsigned long long)(r->push.st.signalled - before.signalled),
-	     (now_us() - start) / 1000);
+	     (unsigned long long)(r->push.st.signalled - before.signalled), ms);
+	sync_show_convert(&r->push, v, &before, ms);
 	return 0;
 }
 
@@ -123,7 +127,7 @@ static int train_push(struct sync_run *r, int v, uint64_t *sent)
 static int train_gather(struct sync_run *r, int v, uint64_t *sent)
 {
 	struct sync_stats before = r->push.st;
-	double start = now_us();
+	double start = now_us(), pushed = start;
 	int rc;
 
 	if (r->f->rank != 0) {
@@ -143,6 +147,7 @@ static int train_gather(struct sync_run *r, int v, uint64_t *sent)
 		     "model is here, %llu B, in %.1f ms", v, r->f->trainers - 1, v,
 		     (unsigned long long)(r->f->stage_off[r->f->trainers - 1] +
 		     r->m->tr_bytes[r->f->trainers - 1]), (now_us() - start) / 1000);
+		pushed = now_us();
 		rc = sync_push(&r->push, v);
 	}
 	r->push.gathered = false;
@@ -154,6 +159,7 @@ static int train_gather(struct sync_run *r, int v, uint64_t *sent)
 	     (unsigned long long)*sent, (unsigned long long)(r->push.st.writes - before.writes),
 	     (unsigned long long)(r->push.st.posts - before.posts),
 	     (unsigned long long)(r->push.st.atomics - before.atomics), (now_us() - start) / 1000);
+	sync_show_convert(&r->push, v, &before, (now_us() - pushed) / 1000);
 	return 0;
 }
 
@@ -467,12 +473,12 @@ static void show_roles(const struct sync_run *r)
 	if (fleet_trains(r->f))
 		show("role", "rank %d trains: its shard is %llu B of the model's %llu B", me,
 		     (unsigned long long)r->m->tr_bytes[me],
-		     (unsigned long long)(r->m->elems * MODEL_ELEM));
+		     (unsigned long long)model_src_bytes(r->m));
 	else
 		show("role", "rank %d serves: replica %d, TP rank %d of %d; its slice is %llu B of the "
 		     "model's %llu B, in two version buffers%s", me, plan_replica(r->p, me),
 		     plan_tp_rank(r->p, me), r->opts->tp, (unsigned long long)r->f->slice,
-		     (unsigned long long)(r->m->elems * MODEL_ELEM), fleet_late(r->f, me) ?
+		     (unsigned long long)model_dst_bytes(r->m), fleet_late(r->f, me) ?
 		     "; it joins after round 1 (--late-replica)" : "");
 }
 
@@ -552,6 +558,8 @@ int main(int argc, char **argv)
 	usage = cli_parse(argc, argv, &spec, &common);
 	if (usage != CLI_RUN)
 		return usage;
+	if (opts.fp8_of)
+		return fp8_show_list(opts.fp8_of);
 	if (launch_resolve(&opts.job, &common, &l) || sync_opts_check(&opts, l.world))
 		return 2;
 	ctl_init(&ctl, &l, common.timeout_s);

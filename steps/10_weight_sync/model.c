@@ -1,5 +1,6 @@
 /* model.c: step 10's model: Llama-3 8B's named tensors scaled by --model-dim, the trainers' fully sharded layout and the replicas' tensor-parallel one, and what every element holds at each version. */
 #include "model.h"
+#include "fp8.h"
 #include "report.h"
 
 #include <stdio.h>
@@ -40,6 +41,8 @@ void model_init(struct model *m, const struct sync_opts *opts)
 	memset(m, 0, sizeof(*m));
 	m->trainers = opts->trainers;
 	m->tp = opts->tp;
+	m->dtype = opts->serve_dtype;
+	m->dst_elem = opts->serve_dtype == DTYPE_FP8 ? 1 : MODEL_SRC_ELEM;
 	/* Megatron's choice: a column split before a row split, so that a pair needs one all-reduce. */
 	add(m, "embed_tokens", vocab_rows(d), d, SPLIT_COLUMN);
 	for (int l = 0; l < opts->layers; l++) {
@@ -69,11 +72,11 @@ void model_init(struct model *m, const struct sync_opts *opts)
 
 			model_shard(m, i, k, &first, &count);
 			m->tr_base[i][k] = m->tr_bytes[k];
-			m->tr_bytes[k] += count * MODEL_ELEM;
+			m->tr_bytes[k] += count * MODEL_SRC_ELEM;
 		}
 		for (int r = 0; r < m->tp; r++) {
 			m->tp_base[i][r] = m->tp_bytes[r];
-			m->tp_bytes[r] += slice_elems(m, &m->t[i]) * MODEL_ELEM;
+			m->tp_bytes[r] += slice_elems(m, &m->t[i]) * m->dst_elem;
 		}
 	}
 }
@@ -124,7 +127,7 @@ int model_ranges(const struct model *m, int t, int r, model_range_fn *each, void
 		for (uint64_t row = 0; row < x->rows; row++) {
 			g = (struct model_range){ .first = row * x->cols + (uint64_t)r * (x->cols / p),
 						  .count = x->cols / p,
-						  .dst = dst + row * (x->cols / p) * MODEL_ELEM };
+						  .dst = dst + row * (x->cols / p) * m->dst_elem };
 			if (each(m, t, &g, arg))
 				return -1;
 		}
@@ -170,20 +173,29 @@ struct slice_check {
 	uint64_t first_i;
 };
 
+/* Element J of range G as it must be: the BF16 value, or its E4M3 byte under --serve-dtype fp8. */
+static bool element_right(const struct model *m, const struct slice_check *c, int t,
+			  const struct model_range *g, uint64_t j)
+{
+	uint16_t want = model_value(c->seed, c->v, t, g->first + j);
+
+	if (m->dtype == DTYPE_FP8)
+		return c->buf[g->dst + j] == fp8_from_bf16(want, NULL);
+	return ((const uint16_t *)(c->buf + g->dst))[j] == want;
+}
+
 static int check_range(const struct model *m, int t, const struct model_range *g, void *arg)
 {
 	struct slice_check *c = arg;
-	const uint16_t *e = (const uint16_t *)(c->buf + g->dst);
 
-	(void)m;
 	for (uint64_t j = 0; j < g->count; j++) {
-		if (e[j] == model_value(c->seed, c->v, t, g->first + j))
+		if (element_right(m, c, t, g, j))
 			continue;
 		if (!c->wrong) {
 			c->first_t = t;
 			c->first_i = g->first + j;
 		}
-		c->wrong += MODEL_ELEM;
+		c->wrong += m->dst_elem;
 	}
 	return 0;
 }
@@ -205,7 +217,7 @@ static const char *const split_names[] = { [SPLIT_COLUMN] = "column", [SPLIT_ROW
 
 void model_show(const struct model *m, const struct sync_opts *opts)
 {
-	uint64_t d = (uint64_t)opts->dim, bytes = m->elems * MODEL_ELEM;
+	uint64_t d = (uint64_t)opts->dim, bytes = model_src_bytes(m);
 
 	show("model", "Llama-3 8B's shapes (config.json: hidden 4096, intermediate 14336, 8 KV heads "
 	     "of 128, vocabulary 128256, 32 layers) scaled by D / 4096 = %llu / 4096: hidden %llu, "
@@ -217,6 +229,13 @@ void model_show(const struct model *m, const struct sync_opts *opts)
 	     "(2 x %d + 1) x D, BF16: %llu B (the full model: 8,030,261,248 elements, 16.06 GB)",
 	     m->tensors, (unsigned long long)m->elems, opts->layers,
 	     (unsigned long long)vocab_rows(d), opts->layers, (unsigned long long)bytes);
+	if (m->dtype == DTYPE_FP8)
+		show("serve dtype", "FP8 E4M3 (--serve-dtype fp8): every replica holds each weight in 1 B, "
+		     "%llu B the model, as the OCP 8-bit floating point spec (OFP8) defines it; the "
+		     "trainers keep BF16, %llu B, and convert each run on the way: round to nearest even, "
+		     "a value past 448 (or an infinity) saturated to +-448, one of at most 2^-10 to a "
+		     "zero of its sign, NaN kept NaN", (unsigned long long)model_dst_bytes(m),
+		     (unsigned long long)bytes);
 	show("trainer layout", "fully sharded, as FSDP: every tensor flattened and split evenly over "
 	     "the %d trainers, ceil(n / %d) elements each; trainer 0 holds %llu B, 1 / %d of the "
 	     "model (DDP would keep all %llu B on every trainer)", m->trainers, m->trainers,

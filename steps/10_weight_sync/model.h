@@ -10,8 +10,8 @@
 /* Llama-3 8B (its config.json, book/sources.md): what --model-dim and --layers scale. */
 #define MODEL_DIM_FULL 4096
 #define MODEL_LAYERS_FULL 32
-/* Every element is BF16 on both sides: no conversion on the way in this slice. */
-#define MODEL_ELEM 2
+/* The trainers keep every element in BF16, 2 bytes (--serve-dtype: what the replicas hold). */
+#define MODEL_SRC_ELEM 2
 
 /* How a serving replica splits a tensor over its P ranks, as Megatron-LM does. */
 enum model_split {
@@ -32,6 +32,8 @@ struct model {
 	struct tensor t[MODEL_MAX_TENSORS];
 	int tensors;
 	int trainers, tp;
+	int dtype;				/* --serve-dtype: DTYPE_BF16 or DTYPE_FP8 */
+	uint64_t dst_elem;			/* a serving rank's bytes an element: 2, or 1 in FP8 */
 	uint64_t elems;				/* the whole model's elements */
 	uint64_t shard[MODEL_MAX_TENSORS];	/* elements of a tensor per trainer: ceil(n / T) */
 	/* Byte offsets: tensor i's shard in trainer k's buffer, its slice in TP rank r's. */
@@ -43,6 +45,10 @@ struct model {
 
 /* The named tensors of OPTS's model and both layouts. */
 void model_init(struct model *m, const struct sync_opts *opts);
+
+/* The whole model's bytes as the trainers keep it (BF16), and as a replica holds it. */
+static inline uint64_t model_src_bytes(const struct model *m) { return m->elems * MODEL_SRC_ELEM; }
+static inline uint64_t model_dst_bytes(const struct model *m) { return m->elems * m->dst_elem; }
 
 /* Refuses a --tp that does not divide every split dimension of D's model; 0 or -1, said. */
 int model_check_tp(int dim, int tp);
@@ -74,8 +80,10 @@ void model_shard(const struct model *m, int t, int k, uint64_t *first, uint64_t 
 void model_fill_shard(const struct model *m, uint32_t seed, int k, int v, uint8_t *buf);
 
 /*
- * Checks TP rank R's slice BUF against version V, byte for byte: the bytes
- * wrong; *FIRST_T and *FIRST_I name the first wrong element (tensor, flat index).
+ * Checks TP rank R's slice BUF against version V, byte for byte: each
+ * element the BF16 value, or under --serve-dtype fp8 its E4M3 conversion
+ * (fp8_from_bf16); the bytes wrong; *FIRST_T and *FIRST_I name the first
+ * wrong element (tensor, flat index).
  */
 uint64_t model_check_slice(const struct model *m, uint32_t seed, int r, int v, const uint8_t *buf,
 			   int *first_t, uint64_t *first_i);

@@ -12,15 +12,18 @@ struct building {
 	uint64_t last[SYNC_MAX_RANKS];	/* per source, its last run to DST, + 1 (0: none yet) */
 };
 
-static int append(struct building *b, int src, uint64_t src_off, uint64_t dst_off, uint64_t len)
+static int append(struct building *b, int src, uint64_t src_off, uint64_t dst_off,
+		  uint64_t src_len, uint64_t dst_len)
 {
 	struct plan *p = b->p;
 	struct run *last = b->last[src] ? &p->runs[b->last[src] - 1] : NULL;
 
 	p->pieces++;
 	/* Contiguous at both ends: one WRITE carries both. */
-	if (last && last->src_off + last->len == src_off && last->dst_off + last->len == dst_off) {
-		last->len += len;
+	if (last && last->src_off + last->src_len == src_off &&
+	    last->dst_off + last->dst_len == dst_off) {
+		last->src_len += src_len;
+		last->dst_len += dst_len;
 		return 0;
 	}
 	if (p->n == p->cap) {
@@ -35,7 +38,7 @@ static int append(struct building *b, int src, uint64_t src_off, uint64_t dst_of
 		p->cap = cap;
 	}
 	p->runs[p->n++] = (struct run){ .src = src, .dst = b->dst, .src_off = src_off,
-					.dst_off = dst_off, .len = len };
+					.dst_off = dst_off, .src_len = src_len, .dst_len = dst_len };
 	b->last[src] = p->n;
 	return 0;
 }
@@ -50,8 +53,9 @@ static int cut_range(const struct model *m, int t, const struct model_range *g, 
 		uint64_t lo = g->first > k * c ? g->first : k * c;
 		uint64_t hi = end < (k + 1) * c ? end : (k + 1) * c;
 
-		if (append(b, (int)k, m->tr_base[t][k] + (lo - k * c) * MODEL_ELEM,
-			   g->dst + (lo - g->first) * MODEL_ELEM, (hi - lo) * MODEL_ELEM))
+		if (append(b, (int)k, m->tr_base[t][k] + (lo - k * c) * MODEL_SRC_ELEM,
+			   g->dst + (lo - g->first) * m->dst_elem, (hi - lo) * MODEL_SRC_ELEM,
+			   (hi - lo) * m->dst_elem))
 			return -1;
 	}
 	return 0;
@@ -86,7 +90,8 @@ int plan_build(struct plan *p, const struct model *m, int world)
 			p->first[r->src][r->dst] = i;
 			p->sources[r->dst]++;
 		}
-		p->bytes[r->src][r->dst] += r->len;
+		p->bytes[r->src][r->dst] += r->dst_len;
+		p->read[r->src][r->dst] += r->src_len;
 	}
 	return 0;
 }
@@ -117,7 +122,7 @@ int plan_check(const struct plan *p, const struct model *m)
 				free(mine);
 				return -1;
 			}
-			at += mine[i].len;
+			at += mine[i].dst_len;
 		}
 		free(mine);
 		if (at != want) {
@@ -129,9 +134,15 @@ int plan_check(const struct plan *p, const struct model *m)
 	for (uint64_t i = 0; i < p->n; i++) {
 		const struct run *r = &p->runs[i];
 
-		if (r->src_off + r->len > m->tr_bytes[r->src]) {
+		if (r->src_off + r->src_len > m->tr_bytes[r->src]) {
 			report_error("plan: a run from rank %d reads past its %llu B shard", r->src,
 				     (unsigned long long)m->tr_bytes[r->src]);
+			return -1;
+		}
+		if (r->src_len / MODEL_SRC_ELEM != r->dst_len / m->dst_elem) {
+			report_error("plan: a run from rank %d to rank %d reads %llu B and writes %llu B: "
+				     "not the same elements", r->src, r->dst,
+				     (unsigned long long)r->src_len, (unsigned long long)r->dst_len);
 			return -1;
 		}
 	}
@@ -140,7 +151,8 @@ int plan_check(const struct plan *p, const struct model *m)
 
 void plan_show(const struct plan *p, const struct model *m)
 {
-	uint64_t out[SYNC_MAX_RANKS] = { 0 }, in[SYNC_MAX_RANKS] = { 0 }, version = 0;
+	uint64_t out[SYNC_MAX_RANKS] = { 0 }, in[SYNC_MAX_RANKS] = { 0 }, version = 0, read = 0;
+	uint64_t reads[SYNC_MAX_RANKS] = { 0 };
 	int sender = 0, receiver = p->trainers, slowest = 0, pairs = 0;
 	char line[1024];
 	size_t at = 0;
@@ -152,6 +164,8 @@ void plan_show(const struct plan *p, const struct model *m)
 			out[s] += p->bytes[s][d];
 			in[d] += p->bytes[s][d];
 			version += p->bytes[s][d];
+			reads[s] += p->read[s][d];
+			read += p->read[s][d];
 			pairs++;
 			if (at < sizeof(line))
 				at += (size_t)snprintf(line + at, sizeof(line) - at, "%s%d>%d %llu B "
@@ -170,17 +184,23 @@ void plan_show(const struct plan *p, const struct model *m)
 			slowest = r;
 	}
 	show("plan", "computed once from both layouts: %llu pieces (a serving range cut where two "
-	     "shards meet) merged into %llu runs (contiguous at both ends: one WRITE each)",
-	     (unsigned long long)p->pieces, (unsigned long long)p->n);
+	     "shards meet) merged into %llu runs (contiguous at both ends: one WRITE each%s)",
+	     (unsigned long long)p->pieces, (unsigned long long)p->n, m->dtype == DTYPE_FP8 ?
+	     ", or one for each staging slot it reaches into, converted to FP8" : "");
 	show("plan pairs", "B from rank s to rank d (s>d): %s", line);
 	show("plan summary", "%d pairs, %llu runs, %llu B a version (%d replica%s, each the model's "
 	     "%llu B and its norms again on each of its %d ranks); busiest sender rank %d %llu B, "
 	     "busiest receiver rank %d %llu B; the slowest rank moves %llu B",
 	     pairs, (unsigned long long)p->n, (unsigned long long)version,
 	     (p->world - p->trainers) / p->tp, (p->world - p->trainers) / p->tp == 1 ? "" : "s",
-	     (unsigned long long)(m->elems * MODEL_ELEM), p->tp,
+	     (unsigned long long)model_dst_bytes(m), p->tp,
 	     sender, (unsigned long long)out[sender], receiver, (unsigned long long)in[receiver],
 	     (unsigned long long)(out[slowest] > in[slowest] ? out[slowest] : in[slowest]));
+	if (m->dtype == DTYPE_FP8)
+		show("plan sides", "each run read as BF16 from its trainer's shard, 2 B an element, and "
+		     "written as FP8 E4M3, 1 B: %llu B read a version (busiest sender rank %d %llu B) "
+		     "for the %llu B that land, the bytes above", (unsigned long long)read, sender,
+		     (unsigned long long)reads[sender], (unsigned long long)version);
 }
 
 void plan_free(struct plan *p)

@@ -6,10 +6,14 @@
 
 #include "model.h"
 
-/* LEN bytes from SRC's shard at SRC_OFF to DST's slice at DST_OFF (both from their data's start). */
+/*
+ * Elements from SRC's shard at SRC_OFF, SRC_LEN bytes of BF16, to DST's
+ * slice at DST_OFF, DST_LEN bytes (offsets from their data's start): the
+ * same length, or half of it under --serve-dtype fp8, one byte an element.
+ */
 struct run {
 	int src, dst;
-	uint64_t src_off, dst_off, len;
+	uint64_t src_off, dst_off, src_len, dst_len;
 };
 
 struct plan {
@@ -19,7 +23,8 @@ struct plan {
 	int world, trainers, tp;
 	/* Per ordered pair: its runs are runs[first[s][d] .. first[s][d] + count[s][d]). */
 	uint64_t first[SYNC_MAX_RANKS][SYNC_MAX_RANKS], count[SYNC_MAX_RANKS][SYNC_MAX_RANKS];
-	uint64_t bytes[SYNC_MAX_RANKS][SYNC_MAX_RANKS];
+	uint64_t bytes[SYNC_MAX_RANKS][SYNC_MAX_RANKS];	/* what lands: the runs' DST_LEN */
+	uint64_t read[SYNC_MAX_RANKS][SYNC_MAX_RANKS];	/* what the source reads: their SRC_LEN */
 	int sources[SYNC_MAX_RANKS];	/* trainers with runs to each serving rank */
 };
 
@@ -31,9 +36,10 @@ static inline int plan_tp_rank(const struct plan *p, int d) { return (d - p->tra
 int plan_build(struct plan *p, const struct model *m, int world);
 
 /*
- * Every byte of every serving rank's slice covered by exactly one run, and
- * every run inside its trainer's shard; 0, or -1 after naming the first
- * gap, overlap or overrun.
+ * Every byte of every serving rank's slice covered by exactly one run,
+ * every run inside its trainer's shard, and the same elements at both of
+ * its ends; 0, or -1 after naming the first gap, overlap, overrun or
+ * mismatch.
  */
 int plan_check(const struct plan *p, const struct model *m);
 

@@ -24,10 +24,26 @@
 #define SYNC_READS 4
 #define SYNC_READ_MAX ((uint64_t)256 * 1024)
 
+/*
+ * --serve-dtype fp8: a trainer converts each chain's runs into one staging
+ * slot of SYNC_SLOT_BYTES (E4M3, a byte an element), cutting a run where a
+ * slot ends, and WRITEs the chain from there.  SYNC_SLOTS slots, one MR
+ * registered once at start, bound the chains in flight over all of the
+ * trainer's QPs: while the WRITEs of some are on the wire, the next chain
+ * is converted into a free one.  A slot is free again when its chain's
+ * signalled completion comes.
+ */
+#define SYNC_SLOTS 4
+#define SYNC_SLOT_BYTES ((uint64_t)64 * 1024)
+
 /* What a push or a wait did, for the output. */
 struct sync_stats {
 	uint64_t posts, writes, signalled, atomics, bytes;
 	uint64_t yields, naps;
+	/* --serve-dtype fp8: what the conversion cost. */
+	uint64_t converted;	/* bytes of BF16 read from our data and converted */
+	uint64_t convert_ns;	/* this thread's CPU time in fp8_convert */
+	uint64_t slot_waits;	/* chains that found every slot in flight, and waited */
 };
 
 struct sync_push {
@@ -41,6 +57,20 @@ struct sync_push {
 	uint64_t next[SYNC_MAX_RANKS];	/* per serving rank: our next run to it, from 0 */
 	int in_flight[SYNC_MAX_RANKS];	/* per serving rank: our chains not yet completed */
 	int hold_ms;			/* --hold: stop this long after the first chain */
+	/*
+	 * --serve-dtype fp8, a trainer: the staging slots (the fleet's stage
+	 * MR).  Per serving rank, the bytes of run next[d] already WRITEn (a
+	 * run longer than a slot's room is cut), the slots of its chains in
+	 * flight, oldest first (RC completes a QP's WRs in order), and whether
+	 * its next chain is waiting for a slot; the free slots, a stack, and
+	 * how deep the pipeline went this version.
+	 */
+	bool convert;
+	uint64_t off[SYNC_MAX_RANKS];
+	int slot_q[SYNC_MAX_RANKS][SYNC_CHAINS], slot_head[SYNC_MAX_RANKS];
+	bool slot_wait[SYNC_MAX_RANKS];
+	int free_slot[SYNC_SLOTS], free_slots;
+	int slots_peak;			/* this version's most slots in flight at once */
 	int missed;			/* a serving rank: versions never pushed to it (a late rank: 1) */
 	/*
 	 * --way gather.  A trainer: whether it is rank 0's turn, WRITEing
@@ -61,8 +91,9 @@ void sync_push_init(struct sync_push *s, struct fleet *f, struct ring_ctl *ctl,
  * late replica's in round 1), WRITEn from
  * our shard into the rank's version buffer V % 2, in chains, the serving
  * ranks taken in turn; after a rank's last run, on the same QP, a FETCH_ADD
- * +1 on its signal word for us.  Returns once every chain has completed: 0,
- * or -1 after ctl_fail.
+ * +1 on its signal word for us.  Under --serve-dtype fp8 each chain is
+ * converted into a free staging slot first and WRITEn from there.  Returns
+ * once every chain has completed: 0, or -1 after ctl_fail.
  */
 int sync_push(struct sync_push *s, int v);
 
@@ -97,8 +128,11 @@ int sync_pull(struct sync_push *s, int src, uint64_t from, uint64_t to, uint64_t
 	      uint64_t *reads);
 
 /* datapath.c's lines: in sync_report.c. */
-void sync_show_chain(const struct sync_push *s, int d, uint64_t from, int writes, uint64_t bytes,
-		     bool last);
+void sync_show_chain(const struct sync_push *s, int d, uint64_t from, uint64_t to, int writes,
+		     uint64_t bytes, bool first, bool last, int slot);
+/* --serve-dtype fp8: version V's conversion, from BEFORE's counts on, against the push's PUSH_MS. */
+void sync_show_convert(const struct sync_push *s, int v, const struct sync_stats *before,
+		       double push_ms);
 void sync_show_reads(const struct sync_push *s, int src, uint64_t from, int reads, uint64_t bytes,
 		     int depth);
 /* --hold: 0, or -1 once another rank's failure, seen while holding, is printed. */

@@ -13,6 +13,8 @@
 const char *const sync_way_names[SYNC_WAYS + 1] = { [WAY_PUSH] = "push", [WAY_GATHER] = "gather",
 						     [WAY_TCP] = "tcp", [WAY_ALL] = "all" };
 
+const char *const sync_dtype_names[SYNC_DTYPES] = { [DTYPE_BF16] = "bf16", [DTYPE_FP8] = "fp8" };
+
 void sync_opts_default(struct sync_opts *opts)
 {
 	/*
@@ -36,6 +38,8 @@ const struct cli_option sync_cli_options[] = {
 	{ "late-replica", CLI_KEY_LATE_REPLICA, NULL, "the last replica joins after round 1: it pulls the version then served by RDMA READ from replica 0, then takes the next updates (needs 2 replicas and 2 updates)" },
 	{ "way", CLI_KEY_WAY, "W", "how the weights travel: push (each trainer WRITEs its runs straight to every replica), gather (to trainer rank 0, which WRITEs the whole model to every replica), tcp (push's runs over a socket per pair) or all three each round, in that order, with a table (default: push)" },
 	{ "link-rate", CLI_KEY_LINK_RATE, "MB/s", "the model's link rate, beside each way's time (default: measured each round on its push)" },
+	{ "serve-dtype", CLI_KEY_SERVE_DTYPE, "T", "what every replica holds: bf16, as the trainers, or fp8 (E4M3, OFP8's saturating mode): each trainer converts its runs into registered staging slots on the way, pipelined with its WRITEs (default: bf16)" },
+	{ "fp8-of", CLI_KEY_FP8_OF, "HEX,...", "print the FP8 E4M3 byte of each BF16 bit pattern, and what the conversion did to it, then exit; no device" },
 	{ "plant-len", CLI_KEY_PLANT_LEN, "RANK:N", "for tests: rank RANK says its buffer is N B; every trainer must refuse it" },
 	{ 0 },
 };
@@ -71,6 +75,17 @@ int sync_parse_option(int key, const char *arg, void *ctx)
 		opts->way = v;
 		return 0;
 	}
+	case CLI_KEY_SERVE_DTYPE: {
+		int v = cli_pick_named("--serve-dtype", "type", arg, sync_dtype_names, 0, SYNC_DTYPES);
+
+		if (v < 0)
+			return -1;
+		opts->serve_dtype = v;
+		return 0;
+	}
+	case CLI_KEY_FP8_OF:
+		opts->fp8_of = arg;
+		return 0;
 	case CLI_KEY_LINK_RATE:
 		return cli_parse_int("--link-rate", arg, 1, MAX_LINK_MBS, &opts->link_mbs);
 	case CLI_KEY_PLANT_LEN:
@@ -121,6 +136,14 @@ int sync_opts_check(const struct sync_opts *opts, int world)
 			     opts->late_replica ? "--late-replica" : "--hold");
 		return -1;
 	}
+	/* The TCP twin sends each run straight from the shard: there is no staging to convert in. */
+	if (opts->serve_dtype == DTYPE_FP8 && sync_runs_way(opts, WAY_TCP)) {
+		report_error("--serve-dtype fp8 with --way %s: the TCP twin sends each run straight from "
+			     "the trainer's BF16 shard, and only the WRITEs convert on the way, through "
+			     "their staging slots: give --way push or gather, or leave --serve-dtype out",
+			     sync_way_names[opts->way]);
+		return -1;
+	}
 	if (opts->dim % 64) {
 		report_error("--model-dim %d is not a multiple of 64: Llama-3 8B's shapes scaled by "
 			     "D / 4096 (the KV projections D / 4, the vocabulary 501 x D / 16) must "
@@ -132,8 +155,9 @@ int sync_opts_check(const struct sync_opts *opts, int world)
 
 void sync_opts_format(const struct sync_opts *opts, char *buf, size_t len)
 {
-	snprintf(buf, len, "--trainers %d --tp %d --model-dim %d --layers %d --updates %d --seed %u%s%s%s",
+	snprintf(buf, len, "--trainers %d --tp %d --model-dim %d --layers %d --updates %d --seed %u%s%s%s%s%s",
 		 opts->trainers, opts->tp, opts->dim, opts->layers, opts->updates, opts->seed,
 		 opts->late_replica ? " --late-replica" : "", opts->way ? " --way " : "",
-		 opts->way ? sync_way_names[opts->way] : "");
+		 opts->way ? sync_way_names[opts->way] : "", opts->serve_dtype ? " --serve-dtype " : "",
+		 opts->serve_dtype ? sync_dtype_names[opts->serve_dtype] : "");
 }

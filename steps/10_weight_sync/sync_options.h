@@ -22,6 +22,8 @@ enum sync_key {
 	CLI_KEY_LATE_REPLICA,
 	CLI_KEY_WAY,
 	CLI_KEY_LINK_RATE,
+	CLI_KEY_SERVE_DTYPE,
+	CLI_KEY_FP8_OF,
 };
 
 /* --way: how the new weights travel (SYNC_WAYS: all three in one run, each round). */
@@ -30,6 +32,10 @@ enum sync_way { WAY_PUSH, WAY_GATHER, WAY_TCP, SYNC_WAYS };
 
 /* --way's words, push, gather, tcp, then all. */
 extern const char *const sync_way_names[SYNC_WAYS + 1];
+
+/* --serve-dtype: what every replica holds; the trainers keep BF16 whatever it is. */
+enum sync_dtype { DTYPE_BF16, DTYPE_FP8, SYNC_DTYPES };
+extern const char *const sync_dtype_names[SYNC_DTYPES];
 
 /* One rxe device holds the tests' ranks; every rank keeps a word per trainer and a QP per peer. */
 #define SYNC_MAX_RANKS 16
@@ -48,6 +54,8 @@ struct sync_opts {
 	bool late_replica;	/* --late-replica: the last replica joins after round 1 */
 	int way;		/* --way: WAY_PUSH, WAY_GATHER, WAY_TCP or WAY_ALL */
 	int link_mbs;		/* --link-rate: the model's rate in MB/s; 0: measured in round 1 */
+	int serve_dtype;	/* --serve-dtype: DTYPE_BF16, or DTYPE_FP8, converted on the way */
+	const char *fp8_of;	/* --fp8-of: BF16 bit patterns to show as E4M3, then exit */
 };
 
 /* Whether --way runs way W this run. */

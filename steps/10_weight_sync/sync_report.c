@@ -9,32 +9,65 @@ void sync_push_init(struct sync_push *s, struct fleet *f, struct ring_ctl *ctl,
 		    const struct plan *p, const struct model *m, int timeout_s)
 {
 	*s = (struct sync_push){ .f = f, .ctl = ctl, .p = p, .m = m, .timeout_s = timeout_s,
-				 .rule = progress_rule_for(&f->dev, f->world) };
+				 .rule = progress_rule_for(&f->dev, f->world),
+				 .convert = f->stage.mr != NULL };
+	if (s->convert)
+		for (s->free_slots = 0; s->free_slots < SYNC_SLOTS; s->free_slots++)
+			s->free_slot[s->free_slots] = SYNC_SLOTS - 1 - s->free_slots;
 }
 
 /* The first and the last chain to each serving rank are shown; the ones between are counted. */
-void sync_show_chain(const struct sync_push *s, int d, uint64_t from, int writes, uint64_t bytes,
-		     bool last)
+void sync_show_chain(const struct sync_push *s, int d, uint64_t from, uint64_t to, int writes,
+		     uint64_t bytes, bool first, bool last, int slot)
 {
-	if (from && !last)
+	char staged[96] = "";
+
+	if (!first && !last)
 		return;
+	if (slot >= 0)
+		snprintf(staged, sizeof(staged), ", converted to FP8 in staging slot %d and WRITEn "
+			 "from there,", slot);
 	if (last && s->gathered)
 		show("ibv_post_send", "version %d to rank %d, gathered: runs %llu to %llu, %d WRITE%s "
-		     "of %llu B into its buffer %d, unsignalled, then FETCH_ADD +1 on its gathered "
+		     "of %llu B into its buffer %d%s unsignalled, then FETCH_ADD +1 on its gathered "
 		     "word, signalled: its last chain", s->version, d, (unsigned long long)from,
-		     (unsigned long long)(from + (uint64_t)writes - 1), writes, writes == 1 ? "" : "s",
-		     (unsigned long long)bytes, s->version % 2);
+		     (unsigned long long)to, writes, writes == 1 ? "" : "s", (unsigned long long)bytes,
+		     s->version % 2, slot >= 0 ? staged : ",");
 	else if (last)
 		show("ibv_post_send", "version %d to rank %d: runs %llu to %llu, %d WRITE%s of %llu B "
-		     "into its buffer %d, unsignalled, then FETCH_ADD +1 on its word for rank %d, "
+		     "into its buffer %d%s unsignalled, then FETCH_ADD +1 on its word for rank %d, "
 		     "signalled: its last chain", s->version, d, (unsigned long long)from,
-		     (unsigned long long)(from + (uint64_t)writes - 1), writes, writes == 1 ? "" : "s",
-		     (unsigned long long)bytes, s->version % 2, s->f->rank);
+		     (unsigned long long)to, writes, writes == 1 ? "" : "s", (unsigned long long)bytes,
+		     s->version % 2, slot >= 0 ? staged : ",", s->f->rank);
+	else if (slot >= 0)
+		show("ibv_post_send", "version %d to rank %d%s: runs 0 to %llu, %d WRITE%s of %llu B "
+		     "into its buffer %d%s the last signalled: its first chain (at most %d slots in "
+		     "flight, over all our QPs)", s->version, d, s->gathered ? ", gathered" : "",
+		     (unsigned long long)to, writes, writes == 1 ? "" : "s", (unsigned long long)bytes,
+		     s->version % 2, staged, SYNC_SLOTS);
 	else
-		show("ibv_post_send", "version %d to rank %d%s: runs 0 to %d, %d WRITEs of %llu B into "
+		show("ibv_post_send", "version %d to rank %d%s: runs 0 to %llu, %d WRITEs of %llu B into "
 		     "its buffer %d, the last signalled: its first chain (at most %d in flight a QP)",
-		     s->version, d, s->gathered ? ", gathered" : "", writes - 1, writes,
+		     s->version, d, s->gathered ? ", gathered" : "", (unsigned long long)to, writes,
 		     (unsigned long long)bytes, s->version % 2, SYNC_CHAINS);
+}
+
+void sync_show_convert(const struct sync_push *s, int v, const struct sync_stats *before,
+		       double push_ms)
+{
+	double ms = (double)(s->st.convert_ns - before->convert_ns) / 1e6;
+	uint64_t read = s->st.converted - before->converted;
+
+	if (!s->convert)
+		return;
+	show("convert", "version %d: %llu B of BF16 to %llu B of FP8 E4M3, in %llu chains through %d "
+	     "staging slots of %llu B: %.2f ms of CPU converting, %.1f%% of the push's %.1f ms; at "
+	     "most %d slot%s in flight at once, %llu chains waited for a free one", v,
+	     (unsigned long long)read, (unsigned long long)(read / MODEL_SRC_ELEM),
+	     (unsigned long long)(s->st.posts - before->posts), SYNC_SLOTS,
+	     (unsigned long long)SYNC_SLOT_BYTES, ms, push_ms > 0 ? 100 * ms / push_ms : 0, push_ms,
+	     s->slots_peak, s->slots_peak == 1 ? "" : "s",
+	     (unsigned long long)(s->st.slot_waits - before->slot_waits));
 }
 
 /* A late rank's chain of READs, each shown: a pull of one slice is a few. */

@@ -135,7 +135,11 @@ struct cursor {
 	uint64_t i, off;
 };
 
-/* Up to TCP_SYNC_IOV iovecs from C on: each run's place at BASE (its source or destination offset). */
+/*
+ * Up to TCP_SYNC_IOV iovecs from C on: each run's place at BASE (its source
+ * or destination offset).  Its two lengths are one here: --serve-dtype fp8,
+ * whose runs are shorter where they land, is refused with --way tcp.
+ */
 static int fill_iov(const struct tcp_sync *t, const struct cursor *c, uint8_t *base, bool out,
 		    struct iovec *iov)
 {
@@ -146,7 +150,7 @@ static int fill_iov(const struct tcp_sync *t, const struct cursor *c, uint8_t *b
 		uint64_t skip = i == c->i ? c->off : 0;
 
 		iov[n] = (struct iovec){ .iov_base = base + (out ? r->src_off : r->dst_off) + skip,
-					 .iov_len = r->len - skip };
+					 .iov_len = r->dst_len - skip };
 	}
 	return n;
 }
@@ -155,11 +159,11 @@ static int fill_iov(const struct tcp_sync *t, const struct cursor *c, uint8_t *b
 static void advance(const struct tcp_sync *t, struct cursor *c, uint64_t n)
 {
 	while (n) {
-		uint64_t left = t->p->runs[c->first + c->i].len - c->off, step = n < left ? n : left;
+		uint64_t left = t->p->runs[c->first + c->i].dst_len - c->off, step = n < left ? n : left;
 
 		c->off += step;
 		n -= step;
-		if (c->off == t->p->runs[c->first + c->i].len) {
+		if (c->off == t->p->runs[c->first + c->i].dst_len) {
 			c->i++;
 			c->off = 0;
 		}

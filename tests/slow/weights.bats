@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# weights.bats: step 10 beyond make test: a serving rank killed mid-update with two replicas (a trainer held after its first chain of version 2), named by every rank within the bound, every surviving serving rank (its replica's other rank, the other replica's two) still on version 1, checked byte for byte; layouts that disagree in --model-dim, --tp or --layers refused at the start, naming the rank and the option; --late-replica, a replica that joins after round 1 and READs the served version from a live one, checked byte for byte, and its refusals ('make test-weights').
+# weights.bats: step 10 beyond make test: a serving rank killed mid-update with two replicas (a trainer held after its first chain of version 2), named by every rank within the bound, every surviving serving rank (its replica's other rank, the other replica's two) still on version 1, checked byte for byte; layouts that disagree in --model-dim, --tp or --layers refused at the start, naming the rank and the option; --late-replica, a replica that joins after round 1 and READs the served version from a live one, checked byte for byte, and its refusals; --serve-dtype fp8 beside the late replica and beside --way gather ('make test-weights').
 
 bats_require_minimum_version 1.5.0
 
@@ -10,6 +10,16 @@ setup() {
 
 # A model of 2.9 MB: Llama-3 8B's shapes at D = 128, 2 layers, as tests/10_weight_sync.bats.
 SMALL=(--trainers 2 --tp 2 --model-dim 128 --layers 2)
+
+# Rank 0's rounds in a --late-replica run of 3 updates, ONE the bytes of one replica's version:
+# round 1 checked on the live replica alone, rounds 2 and 3 on both.
+assert_late_rounds() { # ONE
+	use_output_of r0
+	assert_line --regexp "^round +: 1: version 1 whole in 1 replica \\(the late replica joins after this round\\): $1 B checked on 2 serving ranks, 0 wrong; "
+	for v in 2 3; do
+		assert_line --regexp "^round +: $v: version $v whole in 2 replicas: $((2 * $1)) B checked on 4 serving ranks, 0 wrong; "
+	done
+}
 
 @test "weights: serving rank 3 killed mid-update (trainer 1 holds after its first chain of version 2), 2 trainers and 2 replicas of --tp 2: every rank names rank 3 within the bound; rank 2 (its replica) and ranks 4 and 5 (the other) still serve version 1, whole, checked byte for byte; all freed" {
 	record_baseline
@@ -57,11 +67,7 @@ SMALL=(--trainers 2 --tp 2 --model-dim 128 --layers 2)
 	record_baseline
 	RING_STEP=10_weight_sync run_ring 6 -t 20 --trainers 2 --tp 2 --model-dim 128 --layers 2 --updates 3 --late-replica
 	assert_ring_success
-	use_output_of r0
-	assert_line --regexp "^round +: 1: version 1 whole in 1 replica \\(the late replica joins after this round\\): 2906624 B checked on 2 serving ranks, 0 wrong; "
-	for v in 2 3; do
-		assert_line --regexp "^round +: $v: version $v whole in 2 replicas: 5813248 B checked on 4 serving ranks, 0 wrong; "
-	done
+	assert_late_rounds 2906624
 	for k in 0 1; do
 		use_output_of "r$k"
 		assert_line "QPs                 : 4 here, 20 in the job: one per trainer and serving rank, T x S = 2 x 4, and one per rank of the late replica to the rank of replica 0 it pulls from, 2"
@@ -91,6 +97,57 @@ SMALL=(--trainers 2 --tp 2 --model-dim 128 --layers 2)
 		assert_line "check               : round 2: version 2 in buffer 0: all 1453312 B of our slices right, byte for byte as the plan says; version v - 1 served whole while it landed"
 		assert_line "check               : round 3: version 3 in buffer 1: all 1453312 B of our slices right, byte for byte as the plan says; version v - 1 served whole while it landed"
 		assert_line --regexp '^teardown +: every object released$'
+	done
+	assert_back_to_baseline
+}
+
+@test "weights: --serve-dtype fp8 with --late-replica: replica 1 READs version 1 in FP8 from its twin (the serving layout's bytes, nothing to convert), checks every byte against the E4M3 conversion, then takes versions 2 and 3 converted on the way; the trainers' pushes through their staging slots; all freed" {
+	record_baseline
+	RING_STEP=10_weight_sync run_ring 6 -t 20 "${SMALL[@]}" --updates 3 --late-replica --serve-dtype fp8
+	assert_ring_success
+	assert_late_rounds 1453312
+	for k in 0 1; do
+		use_output_of "r$k"
+		assert_line --regexp "^push +: version 1: 726656 B in 530 WRITEs, 41 posts \\(each a chain, its last WR signalled\\), 2 FETCH_ADDs, 41 completions, in "
+		for v in 2 3; do
+			assert_line --regexp "^push +: version $v: 1453312 B in 1060 WRITEs, 82 posts \\(each a chain, its last WR signalled\\), 4 FETCH_ADDs, 82 completions, in "
+			assert_line --regexp "^convert +: version $v: 2906624 B of BF16 to 1453312 B of FP8 E4M3, in 82 chains through 4 staging slots of 65536 B: "
+		done
+		refute_line --regexp "^ibv_post_send +: version 1 to rank [45]: "
+	done
+	for k in 4 5; do
+		use_output_of "r$k"
+		assert_line "ibv_post_send       : pull from rank $((k - 2)): 3 READs, 726656 B in all, from its byte 727168, the last signalled (at most 4 in flight: the rd_atomic agreed with it)"
+		assert_line --regexp "^pull +: version 1 from rank $((k - 2))'s buffer 1 by RDMA READ, not from the trainers: its version word \\(8 B\\) read first, then 726656 B, in 4 READs of at most 262144 B "
+		assert_line "check               : pulled: version 1 in buffer 1: all 726656 B of our slices right, byte for byte as the plan says; we serve it from now"
+		assert_line "check               : round 3: version 3 in buffer 1: all 726656 B of our slices right, byte for byte as the plan says; version v - 1 served whole while it landed"
+		assert_line --regexp '^teardown +: every object released$'
+	done
+	assert_back_to_baseline
+}
+
+@test "weights: --serve-dtype fp8 with --way gather: the other trainer WRITEs its BF16 shard to rank 0, which alone converts, through its staging slots, every trainer's runs into the replica; every FP8 byte checked; all freed" {
+	record_baseline
+	RING_STEP=10_weight_sync run_ring 4 -t 20 "${SMALL[@]}" --updates 2 --way gather --serve-dtype fp8
+	assert_ring_success
+	use_output_of r0
+	assert_line --regexp "^access +: none: --serve-dtype fp8: the staging slots, registered once here"
+	for v in 1 2; do
+		assert_line --regexp "^gather +: version $v: the words of the 1 other trainers read $v: the whole model is here, 2905344 B, in "
+		assert_line --regexp "^gather +: version $v: every trainer's runs from here, 1453312 B in 1060 WRITEs, 80 posts, 2 FETCH_ADDs \\(one a serving rank, on its gathered word\\), in "
+		assert_line --regexp "^convert +: version $v: 2906624 B of BF16 to 1453312 B of FP8 E4M3, in 80 chains through 4 staging slots of 65536 B: "
+		assert_line --regexp "^round +: $v: version $v whole in 1 replica: 1453312 B checked on 2 serving ranks, 0 wrong; "
+	done
+	use_output_of r1
+	assert_line --regexp "^gather +: version 1: our shard, 1452672 B, one WRITE into rank 0's buffer at its byte 1453184, "
+	# It converts nothing: no staging slots registered.
+	refute_line --regexp "^access +: none: "
+	for k in 2 3; do
+		use_output_of "r$k"
+		for v in 1 2; do
+			assert_line --regexp "^check +: version $v by gather: all 726656 B of our slices right, byte for byte as the plan says, in [0-9.]+ ms\$"
+		done
+		assert_line "check               : round 2: version 2 in buffer 0: all 726656 B of our slices right, byte for byte as the plan says; version v - 1 served whole while it landed"
 	done
 	assert_back_to_baseline
 }
