@@ -194,17 +194,20 @@ int ctl_exchange_ports(struct ring_ctl *c, const char *host, int port, struct en
 	return c->rank == 0 ? route_ports(c, port, all) : trade_ports(c, host, port, all);
 }
 
-int mesh_dial(const struct endpoint *e, int rank, int timeout_s)
+int mesh_dial(struct ring_ctl *c, int peer, const struct endpoint *e, int timeout_s)
 {
 	uint8_t me[4];
 	int gai_err, fd;
 
-	put_be32(me, (uint32_t)rank);
+	put_be32(me, (uint32_t)c->rank);
 	fd = sock_dial(e->addr, e->port, timeout_s, &gai_err);
 	if (fd >= 0 && send(fd, me, sizeof(me), MSG_NOSIGNAL) != sizeof(me)) {
 		sock_close(fd);
 		fd = -1;
 	}
+	if (fd < 0)
+		ctl_fail(c, peer, "its TCP port %s:%d took no connection within %d s", e->addr,
+			 e->port, timeout_s);
 	return fd;
 }
 

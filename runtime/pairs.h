@@ -37,13 +37,15 @@ int ctl_exchange_ports(struct ring_ctl *c, const char *host, int port, struct en
 /*
  * One socket of such a mesh: the rank that dials sends its RANK as the
  * connection's first 4 bytes (big-endian), and the rank that listens reads
- * them to know who came.  mesh_dial: the socket connected to E, or -1.
+ * them to know who came.  mesh_dial: the socket connected to PEER's
+ * endpoint E, or -1 after every rank that can be told was told PEER's port
+ * took no connection.
  * mesh_accept: one connection on LISTEN_FD by DEADLINE (WHAT names the port
  * in a wait's words) and the rank it says in *WHO, unchecked: only the
- * caller knows which ranks may come; the socket, or -1.  Neither tells the
- * other ranks: the caller names the peer.
+ * caller knows which ranks may come; the socket, or -1, telling no one: the
+ * caller names the rank it still lacks.
  */
-int mesh_dial(const struct endpoint *e, int rank, int timeout_s);
+int mesh_dial(struct ring_ctl *c, int peer, const struct endpoint *e, int timeout_s);
 int mesh_accept(int listen_fd, const struct timespec *deadline, const char *what, int32_t *who);
 
 #endif

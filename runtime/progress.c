@@ -3,7 +3,6 @@
 #include "clock.h"
 #include "report.h"
 
-#include <limits.h>
 #include <sched.h>
 #include <stdio.h>
 #include <unistd.h>

@@ -120,7 +120,8 @@ static void name_difference(const char *options, const char *zero, char *why, si
 static const char *check_hello(const struct hello *h, const struct hello *zero, const bool *came,
 			       char *why, size_t len)
 {
-	if (h->rank < 0 || h->rank >= zero->world)
+	/* A negative rank never gets here: ctl_msg.c's decode refused it. */
+	if (h->rank >= zero->world)
 		snprintf(why, len, "rank %d is past the world size %d (ranks are 0 to %d)", h->rank,
 			 zero->world, zero->world - 1);
 	else if (h->world != zero->world)

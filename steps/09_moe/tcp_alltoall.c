@@ -48,12 +48,9 @@ int tcp_a2a_port(const struct tcp_a2a *t)
 static int dial_lower(struct tcp_a2a *t, const struct endpoint *all)
 {
 	for (int p = 0; p < t->rank; p++) {
-		t->fd[p] = mesh_dial(&all[p], t->rank, t->timeout_s);
-		if (t->fd[p] < 0) {
-			ctl_fail(t->ctl, p, "its TCP port %s:%d took no connection within %d s",
-				 all[p].addr, all[p].port, t->timeout_s);
+		t->fd[p] = mesh_dial(t->ctl, p, &all[p], t->timeout_s);
+		if (t->fd[p] < 0)
 			return -1;
-		}
 	}
 	return 0;
 }

@@ -65,12 +65,9 @@ static int dial_trainers(struct tcp_sync *t, const struct endpoint *all)
 	for (int k = 0; k < t->trainers; k++) {
 		if (!joined(t, k))
 			continue;
-		t->fd[k] = mesh_dial(&all[k], t->rank, t->timeout_s);
-		if (t->fd[k] < 0) {
-			ctl_fail(t->ctl, k, "its TCP port %s:%d took no connection within %d s",
-				 all[k].addr, all[k].port, t->timeout_s);
+		t->fd[k] = mesh_dial(t->ctl, k, &all[k], t->timeout_s);
+		if (t->fd[k] < 0)
 			return -1;
-		}
 	}
 	return 0;
 }
