@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# lossy.bats: step 11 over UC against RC between two nodes under netem's loss on the wire (0, 0.1, 1 and 5%, a reordering, and 100%): goodput, what was sent again, rxe's counters and node 1's capture, checked against each other; and over two planes, one cut mid-transfer ('make test-lossy').
+# lossy.bats: step 11 over UC against RC between two nodes under netem's loss on the wire (0, 0.1, 1 and 5%, a reordering, and 100%): goodput, what was sent again, rxe's counters and node 1's capture, checked against each other; each of 4 paths' UDP source port; and over two planes, one cut mid-transfer ('make test-lossy').
 # tests/lossy/lossy.sh boots the two nodes (namespaces of one VM on Linux 7.x) once for the whole file and runs tests/lossy/cases.tsv;
 # node 1 is the sender and captures, node 2 the receiver; netem on each node's eth0 drops RoCE v2 packets only.
 # The harness gives each node a second plane (RDMA_VM_PLANES=2: eth1, rxeKb); the planes cases cut it with netem on eth1.
@@ -205,6 +205,64 @@ row() { # CASE
 	[ "${BASH_REMATCH[1]}" = "${BASH_REMATCH[2]}" ] || fail "the run did not start at the NAK's PSN: $output"
 	# Go-back-N: the run sent again packets that had crossed already.
 	[ "${BASH_REMATCH[3]}" -ge 1 ] || fail "nothing sent again had crossed before: $output"
+}
+
+# The UDP source port rxe gives a connected QP at RTR (rxe_verbs.c, rxe_modify_qp): rdma_get_udp_sport
+# of the GRH's flow label, 0 here, and its two QP numbers (include/rdma/ib_verbs.h): the 20-bit fold of
+# LOCAL x REMOTE, its top 6 bits XORed into its low 14, in 0xc000 to 0xffff.
+udp_sport() { # LOCAL_QPN REMOTE_QPN
+	local v=$(($1 * $2)) fl
+	v=$((v ^ (v >> 20)))
+	v=$((v ^ (v >> 40)))
+	fl=$((v & 0xfffff))
+	echo $((((fl & 0x3fff) ^ ((fl & 0xfc000) >> 14)) | 0xc000))
+}
+
+@test "lossy: --paths 4 on one wire: each data QP's WRITEs carry a UDP source port of their own, rdma_get_udp_sport of its two QP numbers; 4 flows for ECMP to hash, not 4 paths" {
+	for k in 1 2; do
+		[ "$(status_of $k uc_paths4)" = 0 ] || fail "node $k, uc_paths4: exit status $(status_of $k uc_paths4): $(cat "$LOSSY/node$k/uc_paths4.log")"
+		run cat "$LOSSY/node$k/uc_paths4.log"
+		refute_output --partial 'error:'
+		assert_line --regexp '^summary +: uc over 4 paths, 64 chunks of 1024 bytes: sent again 0 chunks \(0 bytes\), rounds [0-9]+, check right$'
+		assert_line --regexp '^teardown +: every object released$'
+	done
+	# Node 1's QPs, from its log: the control QP's exchange first ("0"), then each path's, each
+	# line "PATH LOCAL_QPN REMOTE_QPN".
+	run awk '/^path +: [0-9]+ of [0-9]+: exchanging/ { k = $3 }
+		/^local QP / { l = $5; sub(/,$/, "", l) }
+		/^remote QP / { r = $5; sub(/,$/, "", r); print k + 0, l, r }' "$LOSSY/node1/uc_paths4.log"
+	assert_success
+	[ "${#lines[@]}" = 5 ] || fail "not the control QP and 4 paths in node 1's log: $output"
+	read -r _ ctl_local ctl_remote <<<"${lines[0]}"
+	ctl_port=$(udp_sport "$ctl_local" "$ctl_remote")
+	# What node 1 put on the wire, by destination QP and UDP source port: "DESTQP PORT OPCODE PACKETS".
+	flows=$(awk -F'\t' 'NR > 1 && $3 == "198.18.0.1" { n[$7 " " $5 " " $6]++ } END { for (f in n) print f, n[f] }' "$LOSSY/uc_paths4.tsv" | sort)
+	declare -A seen
+	writes=0
+	for i in 1 2 3 4; do
+		read -r path local remote <<<"${lines[i]}"
+		[ "$path" = "$i" ] || fail "node 1's log: path $path where path $i was due: $output"
+		want=$(udp_sport "$local" "$remote")
+		# Every packet to this path's QP: UC WRITE Only with Immediate (43), all from one port.
+		got=$(awk -v q="$remote" '$1 == q' <<<"$flows")
+		[ -n "$got" ] || fail "path $i: no packet to QP $remote on the wire: $flows"
+		[ "$(wc -l <<<"$got")" = 1 ] || fail "path $i: its packets to QP $remote from more than one port, or not all UC WRITEs: $got"
+		read -r _ port opcode packets <<<"$got"
+		[ "$opcode" = 43 ] || fail "path $i: opcode $opcode to QP $remote, not UC's WRITE Only with Immediate: $got"
+		[ "$port" = "$want" ] || fail "path $i: QP $local to QP $remote from port $port, not rdma_get_udp_sport's $want"
+		[ -z "${seen[$port]:-}" ] || fail "paths ${seen[$port]} and $i share UDP source port $port: the hash of their QP numbers collided"
+		[ "$port" != "$ctl_port" ] || fail "path $i shares the control QP's UDP source port $port: the hash collided"
+		seen[$port]=$i
+		writes=$((writes + packets))
+		echo "# uc_paths4: path $i: QP $local to QP $remote: $packets UC WRITEs, every one from UDP source port $port (rdma_get_udp_sport(0, $((local)), $((remote))))" >&3
+	done
+	[ "$writes" = 64 ] || fail "$writes UC WRITEs to the 4 paths' QPs on the wire, not the 64 chunks: $flows"
+	# Nothing else left node 1 but the control QP's packets, from its own port.
+	others=$(awk -v a="${lines[1]}" -v b="${lines[2]}" -v c="${lines[3]}" -v d="${lines[4]}" 'BEGIN { split(a " " b " " c " " d, w, " "); for (i = 3; i <= 12; i += 3) data[w[i]] = 1 }
+		!($1 in data)' <<<"$flows")
+	run awk -v q="$ctl_remote" -v p="$ctl_port" '$1 != q || $2 != p' <<<"$others"
+	[ -z "$output" ] || fail "packets from node 1 neither to a path's QP nor the control QP's flow (QP $ctl_remote, port $ctl_port): $output"
+	echo "# uc_paths4: the control QP $ctl_local to QP $ctl_remote from port $ctl_port: 5 flows on one wire (one bridge, no ECMP): 4 flows, not 4 paths" >&3
 }
 
 @test "lossy: RC at 100% loss ends with status 12 (retry exceeded) within its --qp-timeout's retries; UC at 100% finds every path silent in three timers; one error line each side" {
