@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# lossy.bats: step 11 over UC against RC between two nodes under netem's loss on the wire (0, 0.1, 1 and 5%, a reordering, and 100%): goodput, what was sent again, rxe's counters and node 1's capture, checked against each other; each of 4 paths' UDP source port; and over two planes, one cut mid-transfer ('make test-lossy').
+# lossy.bats: step 11 over UC against RC between two nodes under netem's loss on the wire (0, 0.1, 1 and 5%, a reordering, and 100%): goodput, what was sent again, rxe's counters and node 1's capture, checked against each other; step 05's pipelined WRITEs and ib_write_bw under the same loss, RC from node 2; each of 4 paths' UDP source port; and over two planes, one cut mid-transfer ('make test-lossy').
 # tests/lossy/lossy.sh boots the two nodes (namespaces of one VM on Linux 7.x) once for the whole file and runs tests/lossy/cases.tsv;
 # node 1 is the sender and captures, node 2 the receiver; netem on each node's eth0 drops RoCE v2 packets only.
 # The harness gives each node a second plane (RDMA_VM_PLANES=2: eth1, rxeKb); the planes cases cut it with netem on eth1.
@@ -62,6 +62,16 @@ row() { # CASE
 		"$((writes - chunks))" "$(again_of "$c")" "$(rounds_of "$c")" "$(counter 1 "$c" rcvd_seq_err)" \
 		"$(counter 1 "$c" completer_retry_err)" "$(counter 2 "$c" out_of_seq_request)" \
 		"$(counter 2 "$c" duplicate_request)" "$(netem_of 1 "$c" dropped)" "$(netem_of 2 "$c" dropped)"
+}
+
+# One row of the table for step 05 or ib_write_bw: node 2 sent (rxe's sent_pkts: WRITEs only), node 1 received.
+row_client() { # CASE
+	local c=$1 sent
+	sent=$(counter 2 "$c" sent_pkts)
+	printf '%-10s %9s %8s %9s %6s %7s %7s %7s %7s %7s %5s/%s\n' "$c" "$(client_goodput_of "$c")" "$sent" \
+		"$((sent - $(client_packets_of "$c")))" - - "$(counter 2 "$c" rcvd_seq_err)" \
+		"$(counter 2 "$c" completer_retry_err)" "$(counter 1 "$c" out_of_seq_request)" \
+		"$(counter 1 "$c" duplicate_request)" "$(netem_of 1 "$c" dropped)" "$(netem_of 2 "$c" dropped)"
 }
 
 @test "lossy: every transfer under 0 to 5% loss and reordering ended with every chunk in and every byte right, on both sides; 100% ended in failure on both" {
@@ -265,6 +275,83 @@ udp_sport() { # LOCAL_QPN REMOTE_QPN
 	echo "# uc_paths4: the control QP $ctl_local to QP $ctl_remote from port $ctl_port: 5 flows on one wire (one bridge, no ECMP): 4 flows, not 4 paths" >&3
 }
 
+# Step 05's pipelined run and perftest's ib_write_bw (cases s05_* and bw_*): each one's client,
+# node 2, sends its WRITEs to node 1 over RC.  "MESSAGES SIZE MTU" from node 2's own report.
+client_run_of() { # CASE
+	case $1 in
+	s05_*)
+		echo "$(sed -n 's/^results *: \([0-9]*\) x write of \([0-9]*\) bytes, .*/\1 \2/p' "$LOSSY/node2/$1.log")" \
+			"$(sed -n 's/^ibv_modify_qp *: INIT -> RTR: path MTU \([0-9]*\) .*/\1/p' "$LOSSY/node2/$1.log")"
+		;;
+	bw_*)
+		echo "$(awk '$1 ~ /^[0-9]+$/ && NF == 5 { print $2, $1 }' "$LOSSY/node2/$1.log")" \
+			"$(sed -n 's/^ *Mtu *: \([0-9]*\)\[B\]$/\1/p' "$LOSSY/node2/$1.log")"
+		;;
+	esac
+}
+
+# The packets the data needs: each message in packets of the path MTU.
+client_packets_of() { # CASE
+	read -r messages size mtu <<<"$(client_run_of "$1")"
+	echo $((messages * ((size + mtu - 1) / mtu)))
+}
+
+# The client's goodput, MB/s (10^6 bytes a second): step 05's bandwidth line, or perftest's BW
+# average (MiB/s).
+client_goodput_of() { # CASE
+	case $1 in
+	s05_*) sed -n 's/^bandwidth *: \([0-9.]*\) MB\/s, .*/\1/p' "$LOSSY/node2/$1.log" ;;
+	bw_*) awk '$1 ~ /^[0-9]+$/ && NF == 5 { printf "%.2f\n", $4 * 1.048576 }' "$LOSSY/node2/$1.log" ;;
+	esac
+}
+
+@test "lossy: step 05's pipelined WRITEs and ib_write_bw under the same loss: every run ends, its bytes checked; the sender's rxe sends the data's packets and every one netem dropped again, exactly the data's at 0%, more at 1% and 5%; what crossed is node 1's capture" {
+	for c in s05_0 s05_0.1 s05_1 s05_5 bw_0 bw_0.1 bw_1 bw_5; do
+		for k in 1 2; do
+			[ "$(status_of $k $c)" = 0 ] || fail "node $k, $c: exit status $(status_of $k $c): $(cat "$LOSSY/node$k/$c.log")"
+		done
+		if [[ $c == s05_* ]]; then
+			run cat "$LOSSY/node2/$c.log"
+			refute_output --partial 'error:'
+			assert_line --regexp '^results +: 16 x write of 65536 bytes, up to 16 in flight$'
+			assert_line --regexp '^completions +: [0-9]+, every one success'
+			run cat "$LOSSY/node1/$c.log"
+			refute_output --partial 'error:'
+			assert_line --regexp '^data check +: the last of 16 writes left 65536 intact bytes$'
+		else
+			# perftest's result line: #bytes, #iterations, BW peak, BW average, MsgRate.
+			run cat "$LOSSY/node2/$c.log"
+			assert_line --regexp '^[[:space:]]*65536[[:space:]]+16[[:space:]]+[0-9.]+[[:space:]]+[0-9.]+[[:space:]]+[0-9.]+[[:space:]]*$'
+		fi
+		[ -n "$(client_goodput_of $c)" ] || fail "$c: no goodput in node 2's report: $(cat "$LOSSY/node2/$c.log")"
+		data=$(client_packets_of $c)
+		[ "$data" = 1024 ] || fail "$c: the data needs $data packets, not 16 x 64 of 1024 bytes: $(client_run_of $c)"
+		grep -qx '0 packets dropped by kernel' "$LOSSY/node1/$c.counters" || fail "$c: tcpdump dropped packets: $(cat "$LOSSY/node1/$c.counters")"
+		sent=$(counter 2 $c sent_pkts)
+		dropped=$(netem_of 2 $c dropped)
+		# Node 2 sends WRITEs only (First, Middle, Last: opcodes 6 to 8), and what its netem passed
+		# is what node 1's capture holds from it.
+		run awk -F'\t' 'NR > 1 && $3 == "198.18.0.2" && ($6 < 6 || $6 > 8)' "$LOSSY/$c.tsv"
+		[ -z "$output" ] || fail "$c: node 2 sent packets other than WRITEs: $output"
+		[ "$(captured $c 2)" = $((sent - dropped)) ] || fail "$c: node 2's rxe sent $sent, its netem dropped $dropped, node 1 captured $(captured $c 2)"
+		# Every packet of the data crossed, and every one netem dropped was sent again.
+		[ "$sent" -ge $((data + dropped)) ] || fail "$c: $sent sent for $data packets of data, $dropped dropped"
+		case $c in
+		*_0)
+			# Nothing lost, nothing sent again: a retry here would be rxe's ACK timer (about 67 ms) firing
+			# while the receiver's ACK was late, which completer_retry_err would count.
+			[ "$sent" = "$data" ] || fail "$c: at 0% node 2's rxe sent $sent packets for $data, with $(counter 2 $c completer_retry_err) retries: $(cat "$LOSSY/node2/$c.counters")"
+			;;
+		*_1 | *_5)
+			[ "$dropped" -gt 0 ] || fail "$c: netem on node 2 dropped nothing of $sent: $(cat "$LOSSY/node2/$c.counters")"
+			[ "$sent" -gt "$data" ] || fail "$c: $sent packets sent for $data"
+			[ "$(counter 1 $c out_of_seq_request)" -gt 0 ] || [ "$(counter 2 $c completer_retry_err)" -gt 0 ] ||
+				fail "$c: packets lost, yet no gap at the receiver and no retry at the sender: $(cat "$LOSSY/node1/$c.counters" "$LOSSY/node2/$c.counters")"
+			;;
+		esac
+	done
+}
+
 @test "lossy: RC at 100% loss ends with status 12 (retry exceeded) within its --qp-timeout's retries; UC at 100% finds every path silent in three timers; one error line each side" {
 	# --qp-timeout 15: 4.096 us x 2^15, about 134 ms a try; stage 3's retry_cnt 7: 8 tries.
 	run cat "$LOSSY/node1/rc_100.log"
@@ -303,18 +390,22 @@ udp_sport() { # LOCAL_QPN REMOTE_QPN
 	[ "$(counter 1 rc_100 retry_exceeded_err)" -ge 1 ] || fail "rc_100: $(cat "$LOSSY/node1/rc_100.counters")"
 }
 
-@test "lossy: the table: goodput and what was sent again, UC against RC, at each loss" {
+@test "lossy: the table: goodput and what was sent again, UC against RC, and step 05 and ib_write_bw over RC, at each loss" {
 	{
 		echo "case       goodput   WRITEs   beyond  again rounds seq_err retries  oo_seq    dups  netem"
 		echo "           MB/s      sent     data    (UC)         (sender) (sender) (rcvr)  (rcvr)  dropped 1/2"
 		for c in uc_0 rc_0 uc_0.1 rc_0.1 uc_1 rc_1 uc_5 rc_5 uc_reorder rc_reorder; do
 			row $c
 		done
+		echo "step 05 (s05: -o write -s 64K -n 16 -D 16) and ib_write_bw (bw: -s 65536 -n 16), over RC; the sender is node 2"
+		for c in s05_0 s05_0.1 s05_1 s05_5 bw_0 bw_0.1 bw_1 bw_5; do
+			row_client $c
+		done
 	} >"$RDMA_STEPS_RESULTS/lossy/table.txt"
 	sed 's/^/# /' "$RDMA_STEPS_RESULTS/lossy/table.txt" >&3
-	[ "$(wc -l <"$RDMA_STEPS_RESULTS/lossy/table.txt")" = 12 ]
-	run grep -cE '^[a-z]+_[0-9a-z.]+ +[0-9.]+ +[0-9]+ ' "$RDMA_STEPS_RESULTS/lossy/table.txt"
-	assert_output 10
+	[ "$(wc -l <"$RDMA_STEPS_RESULTS/lossy/table.txt")" = 21 ]
+	run grep -cE '^[a-z0-9]+_[0-9a-z.]+ +[0-9.]+ +[0-9]+ ' "$RDMA_STEPS_RESULTS/lossy/table.txt"
+	assert_output 18
 }
 
 # What node K's program said of plane P at the end: the sender's "POSTED CONSUMED", the receiver's "TAKEN".
