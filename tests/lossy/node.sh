@@ -42,6 +42,8 @@ say() { echo "node $node: $*"; }
 . tests/lib/capture.bash
 # shellcheck source=tests/lib/nap.bash
 . tests/lib/nap.bash
+# shellcheck source=tests/lib/perftest.bash
+. tests/lib/perftest.bash
 NAP_DIR=$TMPDIR
 
 # Each counter of this node's device, and of its second plane's (prefixed "plane2_") when it has
@@ -144,19 +146,6 @@ perftest_ready() { # CASE PORT
 	say "$1: ib_write_bw's server did not listen on port $2 within 60 s"
 }
 
-# ib_write_bw's client, refused before its server listens, tries again for up to a minute.
-perftest_client() { # LOG COMMAND...
-	local log=$1 status
-	shift
-	for _ in $(seq 1 300); do
-		timeout -k 5 120 "$@" >"$log" 2>&1
-		status=$?
-		[ "$status" = 0 ] && return 0
-		grep -qE "Couldn't connect|Connection refused|Unable to init the socket connection" "$log" || return "$status"
-		sleep 0.2
-	done
-	return "$status"
-}
 
 # The last packets may still be on their way to the file: stop once it stops growing.
 stop_capture() { # PCAP

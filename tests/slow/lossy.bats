@@ -51,6 +51,49 @@ ends_together() { # CASE
 		fail "$1: node 1 ended at $(status_of 1 "$1" 4), node 2 at $(status_of 2 "$1" 4)"
 }
 
+# The model's packets sent beyond the data of PACKETS at CASE's loss p (its name's last part, in
+# percent; "-" under reordering): p x PACKETS losses, each costing UC the one chunk lost and RC
+# about a window, the 128 PSNs rxe lets a QP have unacknowledged (RXE_MAX_UNACKED_PSNS, rxe_param.h;
+# rxe_req.c stops there), all sent again from the gap on (req_retry).  First order: losses among
+# the packets sent again, and several losses in one window, are left out.
+model_of() { # CASE PACKETS
+	local p=${1##*_} w=128
+	[[ $p =~ ^[0-9.]+$ ]] || { echo -; return; }
+	[[ $1 == uc_* ]] && w=1
+	awk -v p="$p" -v n="$2" -v w="$w" 'BEGIN { printf "%.0f\n", p / 100 * n * w }'
+}
+
+# The plot beside the table: for each loss and program, its goodput (linear) beside the packets
+# it sent beyond the data and the model's (both on a log scale, 0 as no bar).
+plot_of() { # TABLE
+	awk '
+		function bar(n, c,  s) { s = ""; while (n-- > 0) s = s c; return s }
+		function lg(x) { return log(1 + x) }
+		$1 ~ /^[a-z0-9]+_[0-9a-z.]+$/ && $2 ~ /^[0-9.]+$/ {
+			g[$1] = $2; b[$1] = $4; m[$1] = $5
+			if ($2 > gmax) gmax = $2
+			if ($4 > bmax) bmax = $4
+			if ($5 ~ /^[0-9]+$/ && $5 > bmax) bmax = $5
+		}
+		END {
+			print "goodput against loss, beside the packets sent beyond the data: measured (=) and the model (~), UC p x N, RC p x N x 128"
+			printf "%-8s %-4s %-27s | %-22s | %s\n", "loss", "run", "goodput, MB/s", "beyond the data (log)", "the model (log)"
+			n = split("0 0.1 1 5 reorder", loss, " ")
+			split("uc rc s05 bw", run, " ")
+			for (i = 1; i <= n; i++) {
+				label = loss[i] == "reorder" ? "reorder" : loss[i] "%"
+				for (j = 1; j <= 4; j++) {
+					c = run[j] "_" loss[i]
+					if (!(c in g)) continue
+					printf "%-8s %-4s %-20s %6.2f | %-16s %5d | %-16s %5s\n", label, run[j],
+						bar(int(g[c] / gmax * 20 + 0.5), "#"), g[c], bar(int(lg(b[c]) / lg(bmax) * 16 + 0.5), "="), b[c],
+						m[c] == "-" ? "" : bar(int(lg(m[c]) / lg(bmax) * 16 + 0.5), "~"), m[c]
+					label = ""
+				}
+			}
+		}' "$1"
+}
+
 # One row of the table: what CASE cost.
 row() { # CASE
 	local c=$1 chunks writes
@@ -58,8 +101,8 @@ row() { # CASE
 	# The WRITEs node 1's rxe sent: its sent_pkts less the other packets it sent (ACKs,
 	# asks) as the capture shows them; a control packet netem dropped would count here.
 	writes=$(($(counter 1 "$c" sent_pkts) - $(awk -F'\t' 'NR > 1 && $3 == "198.18.0.1" && $6 != 11 && $6 != 43' "$LOSSY/$c.tsv" | wc -l)))
-	printf '%-10s %9s %8s %9s %6s %7s %7s %7s %7s %7s %5s/%s\n' "$c" "$(goodput_of "$c")" "$writes" \
-		"$((writes - chunks))" "$(again_of "$c")" "$(rounds_of "$c")" "$(counter 1 "$c" rcvd_seq_err)" \
+	printf '%-10s %9s %8s %9s %6s %6s %7s %7s %7s %7s %7s %5s/%s\n' "$c" "$(goodput_of "$c")" "$writes" \
+		"$((writes - chunks))" "$(model_of "$c" "$chunks")" "$(again_of "$c")" "$(rounds_of "$c")" "$(counter 1 "$c" rcvd_seq_err)" \
 		"$(counter 1 "$c" completer_retry_err)" "$(counter 2 "$c" out_of_seq_request)" \
 		"$(counter 2 "$c" duplicate_request)" "$(netem_of 1 "$c" dropped)" "$(netem_of 2 "$c" dropped)"
 }
@@ -68,8 +111,8 @@ row() { # CASE
 row_client() { # CASE
 	local c=$1 sent
 	sent=$(counter 2 "$c" sent_pkts)
-	printf '%-10s %9s %8s %9s %6s %7s %7s %7s %7s %7s %5s/%s\n' "$c" "$(client_goodput_of "$c")" "$sent" \
-		"$((sent - $(client_packets_of "$c")))" - - "$(counter 2 "$c" rcvd_seq_err)" \
+	printf '%-10s %9s %8s %9s %6s %6s %7s %7s %7s %7s %7s %5s/%s\n' "$c" "$(client_goodput_of "$c")" "$sent" \
+		"$((sent - $(client_packets_of "$c")))" "$(model_of "$c" "$(client_packets_of "$c")")" - - "$(counter 2 "$c" rcvd_seq_err)" \
 		"$(counter 2 "$c" completer_retry_err)" "$(counter 1 "$c" out_of_seq_request)" \
 		"$(counter 1 "$c" duplicate_request)" "$(netem_of 1 "$c" dropped)" "$(netem_of 2 "$c" dropped)"
 }
@@ -390,10 +433,10 @@ client_goodput_of() { # CASE
 	[ "$(counter 1 rc_100 retry_exceeded_err)" -ge 1 ] || fail "rc_100: $(cat "$LOSSY/node1/rc_100.counters")"
 }
 
-@test "lossy: the table: goodput and what was sent again, UC against RC, and step 05 and ib_write_bw over RC, at each loss" {
+@test "lossy: the table and its plot: goodput and what was sent again, UC against RC, and step 05 and ib_write_bw over RC, at each loss, beside the model (UC a chunk a loss, RC a window of 128)" {
 	{
-		echo "case       goodput   WRITEs   beyond  again rounds seq_err retries  oo_seq    dups  netem"
-		echo "           MB/s      sent     data    (UC)         (sender) (sender) (rcvr)  (rcvr)  dropped 1/2"
+		echo "case       goodput   WRITEs   beyond  model  again rounds seq_err retries  oo_seq    dups  netem"
+		echo "           MB/s      sent     data           (UC)         (sender) (sender) (rcvr)  (rcvr)  dropped 1/2"
 		for c in uc_0 rc_0 uc_0.1 rc_0.1 uc_1 rc_1 uc_5 rc_5 uc_reorder rc_reorder; do
 			row $c
 		done
@@ -404,7 +447,20 @@ client_goodput_of() { # CASE
 	} >"$RDMA_STEPS_RESULTS/lossy/table.txt"
 	sed 's/^/# /' "$RDMA_STEPS_RESULTS/lossy/table.txt" >&3
 	[ "$(wc -l <"$RDMA_STEPS_RESULTS/lossy/table.txt")" = 21 ]
-	run grep -cE '^[a-z0-9]+_[0-9a-z.]+ +[0-9.]+ +[0-9]+ ' "$RDMA_STEPS_RESULTS/lossy/table.txt"
+	run grep -cE '^[a-z0-9]+_[0-9a-z.]+ +[0-9.]+ +[0-9]+ +-?[0-9]+ +([0-9]+|-) ' "$RDMA_STEPS_RESULTS/lossy/table.txt"
+	assert_output 18
+	# The model's column: UC's p x 1024, RC's p x 1024 x 128, none under reordering.
+	run awk '{ print $1, $5 }' "$RDMA_STEPS_RESULTS/lossy/table.txt"
+	assert_line 'uc_5 51'
+	assert_line 'rc_1 1311'
+	assert_line 'bw_0.1 131'
+	assert_line 's05_0 0'
+	assert_line 'rc_reorder -'
+	plot_of "$RDMA_STEPS_RESULTS/lossy/table.txt" >"$RDMA_STEPS_RESULTS/lossy/plot.txt"
+	sed 's/^/# /' "$RDMA_STEPS_RESULTS/lossy/plot.txt" >&3
+	# A title, a heading, and a line for each of the 18 rows.
+	[ "$(wc -l <"$RDMA_STEPS_RESULTS/lossy/plot.txt")" = 20 ]
+	run grep -cE '^[a-z0-9.%]* +(uc|rc|s05|bw) +#* +[0-9.]+ \| =* +[0-9]+ \| ~* +([0-9]+|-)$' "$RDMA_STEPS_RESULTS/lossy/plot.txt"
 	assert_output 18
 }
 
