@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# lossy.sh: start two nodes on one wire (tests/vm/boot-nodes.sh: namespaces of one VM on Linux 7.x), run step 11 over UC and RC under netem's loss on both (node.sh, cases.tsv), and decode node 1's captures (make test-lossy).
+# lossy.sh: start two nodes on one wire (tests/vm/boot-nodes.sh: namespaces of one VM on Linux 7.x), run step 11 over UC and RC, step 05 and ib_write_bw under netem's loss on both (node.sh, cases.tsv), and decode node 1's captures (make test-lossy).
 #
 # Usage: tests/lossy/lossy.sh OUT_DIR
 # OUT_DIR receives node1/ and node2/ (each node's CASE.log, CASE.counters and

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# node.sh: one node's job in make test-lossy: step 11 over UC and over RC under each case's netem, node 1 the sender with a capture a case, node 2 the receiver.
+# node.sh: one node's job in make test-lossy: step 11 over UC and over RC under each case's netem, node 1 the sender with a capture a case, node 2 the receiver; and step 05 and ib_write_bw, node 2 their sender.
 #
 # Runs in each of two nodes (tests/lossy/lossy.sh starts them), with RDMA_VM_NODE,
 # RDMA_DEV (the node's own rxe device), RDMA_STEPS_NETDEV and RDMA_STEPS_PEER_ADDR set.
@@ -16,6 +16,11 @@
 # netem at 0% on its eth1 from the case's start, and node 1 changes its own to 100% loss,
 # writes the clock then to CASE.cut, and does the same on node 2's eth1 (in node 2's
 # namespace); 'rdma resource show qp' is read as the first WRITE is seen (CASE.qps).
+# A case with a sixth column runs that program instead of 11_lossy, with the case's options
+# and no -s: 05_poll_destroy (-d, -t 60), or perftest's ib_write_bw (-d, -x the device's
+# RoCE v2 IPv4 GID, -F); node 1 the server and node 2 the client, which is their initiator:
+# the data goes from node 2 to node 1.  ib_write_bw's client does not retry its connection,
+# so node 2 starts it again while the server is not yet listening.
 # Writes, in
 # RDMA_STEPS_RESULTS: CASE.log (the program's output), CASE.counters (each counter's
 # change over the case, and the netem qdisc's packets sent and dropped), status.tsv (CASE,
@@ -35,16 +40,24 @@ say() { echo "node $node: $*"; }
 
 # shellcheck source=tests/lib/capture.bash
 . tests/lib/capture.bash
+# shellcheck source=tests/lib/nap.bash
+. tests/lib/nap.bash
+# shellcheck source=tests/lib/perftest.bash
+. tests/lib/perftest.bash
+NAP_DIR=$TMPDIR
 
-# Each counter of this node's device, and of its second plane's (prefixed "plane2_") when it has one.
+# Each counter of this node's device, and of its second plane's (prefixed "plane2_") when it has
+# one; read by bash itself: a cat each, twice a case, cost seconds a case under emulation.
 read_counters() {
-	local c
+	local c v
 	for c in "${counters[@]}"; do
-		printf '%s %s\n' "$c" "$(cat "/sys/class/infiniband/$dev/ports/1/hw_counters/$c")"
+		read -r v <"/sys/class/infiniband/$dev/ports/1/hw_counters/$c"
+		printf '%s %s\n' "$c" "$v"
 	done
 	[ -z "${RDMA_DEV2:-}" ] && return
 	for c in "${counters[@]}"; do
-		printf 'plane2_%s %s\n' "$c" "$(cat "/sys/class/infiniband/$RDMA_DEV2/ports/1/hw_counters/$c")"
+		read -r v <"/sys/class/infiniband/$RDMA_DEV2/ports/1/hw_counters/$c"
+		printf 'plane2_%s %s\n' "$c" "$v"
 	done
 }
 
@@ -93,6 +106,47 @@ cut_plane2() { # CASE AFTER
 	wait "$qps"
 }
 
+# The index of this node's RoCE v2 GID of an IPv4 address (::ffff:a.b.c.d), for perftest's -x.
+ipv4_gid_index() {
+	local f gid type
+	for f in /sys/class/infiniband/"$dev"/ports/1/gids/*; do
+		read -r gid <"$f" 2>/dev/null || continue
+		read -r type <"/sys/class/infiniband/$dev/ports/1/gid_attrs/types/${f##*/}" 2>/dev/null || continue
+		[[ $gid == 0000:0000:0000:0000:0000:ffff:* && $type == 'RoCE v2' ]] && { echo "${f##*/}"; return 0; }
+	done
+	say "$dev has no RoCE v2 GID of an IPv4 address" >&2
+	return 1
+}
+
+# Whether a socket of this node's namespace listens on TCP port PORT (/proc/net/tcp and tcp6, read by bash).
+listening() { # PORT
+	local hex f addr state
+	printf -v hex ':%04X' "$1"
+	for f in /proc/net/tcp /proc/net/tcp6; do
+		while read -r _ addr _ state _; do
+			[[ $addr == *"$hex" && $state == 0A ]] && return 0
+		done <"$f"
+	done
+	return 1
+}
+
+# ib_write_bw's server has its port: node 1 says so in CASE.listening, which node 2 waits for
+# in node 1's results (RESULTS/node1, as tests/vm/netns-nodes.sh lays them out) before it
+# starts its client, rather than start one client after another while node 1 is busy.
+perftest_ready() { # CASE PORT
+	local i
+	for ((i = 0; i < 1200; i++)); do
+		if [ "$node" = 1 ]; then
+			listening "$2" && { : >"$out/$1.listening"; return 0; }
+		else
+			[ -e "${out%/*}/node1/$1.listening" ] && return 0
+		fi
+		nap 0.05
+	done
+	say "$1: ib_write_bw's server did not listen on port $2 within 60 s"
+}
+
+
 # The last packets may still be on their way to the file: stop once it stops growing.
 stop_capture() { # PCAP
 	local bytes=-1
@@ -109,28 +163,55 @@ stop_capture() { # PCAP
 tests/vm/netem.sh eth0 stats >"$out/harness.netem" 2>&1
 tc qdisc show dev eth0 >>"$out/harness.netem"
 : >"$out/status.tsv"
-while IFS=$'\t' read -r name netem opts stop cut; do
+while IFS=$'\t' read -r name netem opts stop cut program; do
 	[ "$name" = case ] && continue
 	[[ $name =~ $only ]] || continue
 	# read takes a run of tabs as one: an empty column is "-".
 	[ "$stop" = - ] && stop=
+	[ "$cut" = - ] && cut=
+	program=${program:-11_lossy}
 	read -ra netem_args <<<"$netem"
 	tests/vm/netem.sh eth0 "${netem_args[@]}" >"$out/$name.netem" 2>&1 || { cat "$out/$name.netem"; exit 1; }
 	[ -z "$cut" ] || cut_prepare "$name"
 	# "A | B": node 1 takes A, node 2 B; PLANE2 is the node's second device, DEV its first.
 	[[ $opts == *' | '* ]] && { [ "$node" = 1 ] && opts=${opts%% | *} || opts=${opts#* | }; }
 	opts=${opts//PLANE2/${RDMA_DEV2:-}}
-	read -ra args <<<"-d $dev -t 60 -s $size ${opts//DEV/$dev}"
+	case $program in
+	11_lossy) read -ra args <<<"-d $dev -t 60 -s $size ${opts//DEV/$dev}" ;;
+	05_poll_destroy) read -ra args <<<"-d $dev -t 60 $opts" ;;
+	ib_write_bw)
+		gidx=$(ipv4_gid_index) || exit 1
+		read -ra args <<<"-d $dev -x $gidx -F $opts"
+		;;
+	*)
+		say "$name: no such program as $program in cases.tsv"
+		exit 1
+		;;
+	esac
 	[ "$node" = 2 ] && args+=("$RDMA_STEPS_PEER_ADDR")
 	capture=
 	if [ "$node" = 1 ]; then
 		start_tcpdump "$out/$name.tcpdump.log" -U --immediate-mode -B 32768 -s 96 -w "$out/$name.pcap" udp port 4791 || exit 1
 	fi
 	before=$(read_counters)
-	say "$name: netem $netem; $bin/11_lossy ${args[*]}"
 	start=$(date +%s.%N)
-	timeout -k 5 120 "$bin/11_lossy" "${args[@]}" >"$out/$name.log" 2>&1 &
-	run=$!
+	if [ "$program" = ib_write_bw ]; then
+		say "$name: netem $netem; ib_write_bw ${args[*]}"
+		[[ " ${args[*]} " =~ \ -p\ ([0-9]+)\  ]] || { say "$name: ib_write_bw's case gives no -p PORT"; exit 1; }
+		if [ "$node" = 2 ]; then
+			perftest_ready "$name" "${BASH_REMATCH[1]}"
+			perftest_client "$out/$name.log" ib_write_bw "${args[@]}" &
+			run=$!
+		else
+			timeout -k 5 120 ib_write_bw "${args[@]}" >"$out/$name.log" 2>&1 &
+			run=$!
+			perftest_ready "$name" "${BASH_REMATCH[1]}"
+		fi
+	else
+		say "$name: netem $netem; $bin/$program ${args[*]}"
+		timeout -k 5 120 "$bin/$program" "${args[@]}" >"$out/$name.log" 2>&1 &
+		run=$!
+	fi
 	if [ "$node" = 1 ] && [ -n "$stop" ]; then
 		for _ in $(seq 1 600); do
 			grep -q '^side channel .*TCP connected' "$out/$name.log" && break

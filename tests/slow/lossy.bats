@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# lossy.bats: step 11 over UC against RC between two nodes under netem's loss on the wire (0, 0.1, 1 and 5%, a reordering, and 100%): goodput, what was sent again, rxe's counters and node 1's capture, checked against each other; and over two planes, one cut mid-transfer ('make test-lossy').
+# lossy.bats: step 11 over UC against RC between two nodes under netem's loss on the wire (0, 0.1, 1 and 5%, a reordering, and 100%): goodput, what was sent again, rxe's counters and node 1's capture, checked against each other; step 05's pipelined WRITEs and ib_write_bw under the same loss, RC from node 2; each of 4 paths' UDP source port; and over two planes, one cut mid-transfer ('make test-lossy').
 # tests/lossy/lossy.sh boots the two nodes (namespaces of one VM on Linux 7.x) once for the whole file and runs tests/lossy/cases.tsv;
 # node 1 is the sender and captures, node 2 the receiver; netem on each node's eth0 drops RoCE v2 packets only.
 # The harness gives each node a second plane (RDMA_VM_PLANES=2: eth1, rxeKb); the planes cases cut it with netem on eth1.
@@ -51,6 +51,49 @@ ends_together() { # CASE
 		fail "$1: node 1 ended at $(status_of 1 "$1" 4), node 2 at $(status_of 2 "$1" 4)"
 }
 
+# The model's packets sent beyond the data of PACKETS at CASE's loss p (its name's last part, in
+# percent; "-" under reordering): p x PACKETS losses, each costing UC the one chunk lost and RC
+# about a window, the 128 PSNs rxe lets a QP have unacknowledged (RXE_MAX_UNACKED_PSNS, rxe_param.h;
+# rxe_req.c stops there), all sent again from the gap on (req_retry).  First order: losses among
+# the packets sent again, and several losses in one window, are left out.
+model_of() { # CASE PACKETS
+	local p=${1##*_} w=128
+	[[ $p =~ ^[0-9.]+$ ]] || { echo -; return; }
+	[[ $1 == uc_* ]] && w=1
+	awk -v p="$p" -v n="$2" -v w="$w" 'BEGIN { printf "%.0f\n", p / 100 * n * w }'
+}
+
+# The plot beside the table: for each loss and program, its goodput (linear) beside the packets
+# it sent beyond the data and the model's (both on a log scale, 0 as no bar).
+plot_of() { # TABLE
+	awk '
+		function bar(n, c,  s) { s = ""; while (n-- > 0) s = s c; return s }
+		function lg(x) { return log(1 + x) }
+		$1 ~ /^[a-z0-9]+_[0-9a-z.]+$/ && $2 ~ /^[0-9.]+$/ {
+			g[$1] = $2; b[$1] = $4; m[$1] = $5
+			if ($2 > gmax) gmax = $2
+			if ($4 > bmax) bmax = $4
+			if ($5 ~ /^[0-9]+$/ && $5 > bmax) bmax = $5
+		}
+		END {
+			print "goodput against loss, beside the packets sent beyond the data: measured (=) and the model (~), UC p x N, RC p x N x 128"
+			printf "%-8s %-4s %-27s | %-22s | %s\n", "loss", "run", "goodput, MB/s", "beyond the data (log)", "the model (log)"
+			n = split("0 0.1 1 5 reorder", loss, " ")
+			split("uc rc s05 bw", run, " ")
+			for (i = 1; i <= n; i++) {
+				label = loss[i] == "reorder" ? "reorder" : loss[i] "%"
+				for (j = 1; j <= 4; j++) {
+					c = run[j] "_" loss[i]
+					if (!(c in g)) continue
+					printf "%-8s %-4s %-20s %6.2f | %-16s %5d | %-16s %5s\n", label, run[j],
+						bar(int(g[c] / gmax * 20 + 0.5), "#"), g[c], bar(int(lg(b[c]) / lg(bmax) * 16 + 0.5), "="), b[c],
+						m[c] == "-" ? "" : bar(int(lg(m[c]) / lg(bmax) * 16 + 0.5), "~"), m[c]
+					label = ""
+				}
+			}
+		}' "$1"
+}
+
 # One row of the table: what CASE cost.
 row() { # CASE
 	local c=$1 chunks writes
@@ -58,10 +101,20 @@ row() { # CASE
 	# The WRITEs node 1's rxe sent: its sent_pkts less the other packets it sent (ACKs,
 	# asks) as the capture shows them; a control packet netem dropped would count here.
 	writes=$(($(counter 1 "$c" sent_pkts) - $(awk -F'\t' 'NR > 1 && $3 == "198.18.0.1" && $6 != 11 && $6 != 43' "$LOSSY/$c.tsv" | wc -l)))
-	printf '%-10s %9s %8s %9s %6s %7s %7s %7s %7s %7s %5s/%s\n' "$c" "$(goodput_of "$c")" "$writes" \
-		"$((writes - chunks))" "$(again_of "$c")" "$(rounds_of "$c")" "$(counter 1 "$c" rcvd_seq_err)" \
+	printf '%-10s %9s %8s %9s %6s %6s %7s %7s %7s %7s %7s %5s/%s\n' "$c" "$(goodput_of "$c")" "$writes" \
+		"$((writes - chunks))" "$(model_of "$c" "$chunks")" "$(again_of "$c")" "$(rounds_of "$c")" "$(counter 1 "$c" rcvd_seq_err)" \
 		"$(counter 1 "$c" completer_retry_err)" "$(counter 2 "$c" out_of_seq_request)" \
 		"$(counter 2 "$c" duplicate_request)" "$(netem_of 1 "$c" dropped)" "$(netem_of 2 "$c" dropped)"
+}
+
+# One row of the table for step 05 or ib_write_bw: node 2 sent (rxe's sent_pkts: WRITEs only), node 1 received.
+row_client() { # CASE
+	local c=$1 sent
+	sent=$(counter 2 "$c" sent_pkts)
+	printf '%-10s %9s %8s %9s %6s %6s %7s %7s %7s %7s %7s %5s/%s\n' "$c" "$(client_goodput_of "$c")" "$sent" \
+		"$((sent - $(client_packets_of "$c")))" "$(model_of "$c" "$(client_packets_of "$c")")" - - "$(counter 2 "$c" rcvd_seq_err)" \
+		"$(counter 2 "$c" completer_retry_err)" "$(counter 1 "$c" out_of_seq_request)" \
+		"$(counter 1 "$c" duplicate_request)" "$(netem_of 1 "$c" dropped)" "$(netem_of 2 "$c" dropped)"
 }
 
 @test "lossy: every transfer under 0 to 5% loss and reordering ended with every chunk in and every byte right, on both sides; 100% ended in failure on both" {
@@ -207,6 +260,141 @@ row() { # CASE
 	[ "${BASH_REMATCH[3]}" -ge 1 ] || fail "nothing sent again had crossed before: $output"
 }
 
+# The UDP source port rxe gives a connected QP at RTR (rxe_verbs.c, rxe_modify_qp): rdma_get_udp_sport
+# of the GRH's flow label, 0 here, and its two QP numbers (include/rdma/ib_verbs.h): the 20-bit fold of
+# LOCAL x REMOTE, its top 6 bits XORed into its low 14, in 0xc000 to 0xffff.
+udp_sport() { # LOCAL_QPN REMOTE_QPN
+	local v=$(($1 * $2)) fl
+	v=$((v ^ (v >> 20)))
+	v=$((v ^ (v >> 40)))
+	fl=$((v & 0xfffff))
+	echo $((((fl & 0x3fff) ^ ((fl & 0xfc000) >> 14)) | 0xc000))
+}
+
+@test "lossy: --paths 4 on one wire: each data QP's WRITEs carry a UDP source port of their own, rdma_get_udp_sport of its two QP numbers; 4 flows for ECMP to hash, not 4 paths" {
+	for k in 1 2; do
+		[ "$(status_of $k uc_paths4)" = 0 ] || fail "node $k, uc_paths4: exit status $(status_of $k uc_paths4): $(cat "$LOSSY/node$k/uc_paths4.log")"
+		run cat "$LOSSY/node$k/uc_paths4.log"
+		refute_output --partial 'error:'
+		assert_line --regexp '^summary +: uc over 4 paths, 64 chunks of 1024 bytes: sent again 0 chunks \(0 bytes\), rounds [0-9]+, check right$'
+		assert_line --regexp '^teardown +: every object released$'
+	done
+	# Node 1's QPs, from its log: the control QP's exchange first ("0"), then each path's, each
+	# line "PATH LOCAL_QPN REMOTE_QPN".
+	run awk '/^path +: [0-9]+ of [0-9]+: exchanging/ { k = $3 }
+		/^local QP / { l = $5; sub(/,$/, "", l) }
+		/^remote QP / { r = $5; sub(/,$/, "", r); print k + 0, l, r }' "$LOSSY/node1/uc_paths4.log"
+	assert_success
+	[ "${#lines[@]}" = 5 ] || fail "not the control QP and 4 paths in node 1's log: $output"
+	read -r _ ctl_local ctl_remote <<<"${lines[0]}"
+	ctl_port=$(udp_sport "$ctl_local" "$ctl_remote")
+	# What node 1 put on the wire, by destination QP and UDP source port: "DESTQP PORT OPCODE PACKETS".
+	flows=$(awk -F'\t' 'NR > 1 && $3 == "198.18.0.1" { n[$7 " " $5 " " $6]++ } END { for (f in n) print f, n[f] }' "$LOSSY/uc_paths4.tsv" | sort)
+	declare -A seen
+	writes=0
+	for i in 1 2 3 4; do
+		read -r path local remote <<<"${lines[i]}"
+		[ "$path" = "$i" ] || fail "node 1's log: path $path where path $i was due: $output"
+		want=$(udp_sport "$local" "$remote")
+		# Every packet to this path's QP: UC WRITE Only with Immediate (43), all from one port.
+		got=$(awk -v q="$remote" '$1 == q' <<<"$flows")
+		[ -n "$got" ] || fail "path $i: no packet to QP $remote on the wire: $flows"
+		[ "$(wc -l <<<"$got")" = 1 ] || fail "path $i: its packets to QP $remote from more than one port, or not all UC WRITEs: $got"
+		read -r _ port opcode packets <<<"$got"
+		[ "$opcode" = 43 ] || fail "path $i: opcode $opcode to QP $remote, not UC's WRITE Only with Immediate: $got"
+		[ "$port" = "$want" ] || fail "path $i: QP $local to QP $remote from port $port, not rdma_get_udp_sport's $want"
+		[ -z "${seen[$port]:-}" ] || fail "paths ${seen[$port]} and $i share UDP source port $port: the hash of their QP numbers collided"
+		[ "$port" != "$ctl_port" ] || fail "path $i shares the control QP's UDP source port $port: the hash collided"
+		seen[$port]=$i
+		writes=$((writes + packets))
+		echo "# uc_paths4: path $i: QP $local to QP $remote: $packets UC WRITEs, every one from UDP source port $port (rdma_get_udp_sport(0, $((local)), $((remote))))" >&3
+	done
+	[ "$writes" = 64 ] || fail "$writes UC WRITEs to the 4 paths' QPs on the wire, not the 64 chunks: $flows"
+	# Nothing else left node 1 but the control QP's packets, from its own port.
+	others=$(awk -v a="${lines[1]}" -v b="${lines[2]}" -v c="${lines[3]}" -v d="${lines[4]}" 'BEGIN { split(a " " b " " c " " d, w, " "); for (i = 3; i <= 12; i += 3) data[w[i]] = 1 }
+		!($1 in data)' <<<"$flows")
+	run awk -v q="$ctl_remote" -v p="$ctl_port" '$1 != q || $2 != p' <<<"$others"
+	[ -z "$output" ] || fail "packets from node 1 neither to a path's QP nor the control QP's flow (QP $ctl_remote, port $ctl_port): $output"
+	echo "# uc_paths4: the control QP $ctl_local to QP $ctl_remote from port $ctl_port: 5 flows on one wire (one bridge, no ECMP): 4 flows, not 4 paths" >&3
+}
+
+# Step 05's pipelined run and perftest's ib_write_bw (cases s05_* and bw_*): each one's client,
+# node 2, sends its WRITEs to node 1 over RC.  "MESSAGES SIZE MTU" from node 2's own report.
+client_run_of() { # CASE
+	case $1 in
+	s05_*)
+		echo "$(sed -n 's/^results *: \([0-9]*\) x write of \([0-9]*\) bytes, .*/\1 \2/p' "$LOSSY/node2/$1.log")" \
+			"$(sed -n 's/^ibv_modify_qp *: INIT -> RTR: path MTU \([0-9]*\) .*/\1/p' "$LOSSY/node2/$1.log")"
+		;;
+	bw_*)
+		echo "$(awk '$1 ~ /^[0-9]+$/ && NF == 5 { print $2, $1 }' "$LOSSY/node2/$1.log")" \
+			"$(sed -n 's/^ *Mtu *: \([0-9]*\)\[B\]$/\1/p' "$LOSSY/node2/$1.log")"
+		;;
+	esac
+}
+
+# The packets the data needs: each message in packets of the path MTU.
+client_packets_of() { # CASE
+	read -r messages size mtu <<<"$(client_run_of "$1")"
+	echo $((messages * ((size + mtu - 1) / mtu)))
+}
+
+# The client's goodput, MB/s (10^6 bytes a second): step 05's bandwidth line, or perftest's BW
+# average (MiB/s).
+client_goodput_of() { # CASE
+	case $1 in
+	s05_*) sed -n 's/^bandwidth *: \([0-9.]*\) MB\/s, .*/\1/p' "$LOSSY/node2/$1.log" ;;
+	bw_*) awk '$1 ~ /^[0-9]+$/ && NF == 5 { printf "%.2f\n", $4 * 1.048576 }' "$LOSSY/node2/$1.log" ;;
+	esac
+}
+
+@test "lossy: step 05's pipelined WRITEs and ib_write_bw under the same loss: every run ends, its bytes checked; the sender's rxe sends the data's packets and every one netem dropped again, exactly the data's at 0%, more at 1% and 5%; what crossed is node 1's capture" {
+	for c in s05_0 s05_0.1 s05_1 s05_5 bw_0 bw_0.1 bw_1 bw_5; do
+		for k in 1 2; do
+			[ "$(status_of $k $c)" = 0 ] || fail "node $k, $c: exit status $(status_of $k $c): $(cat "$LOSSY/node$k/$c.log")"
+		done
+		if [[ $c == s05_* ]]; then
+			run cat "$LOSSY/node2/$c.log"
+			refute_output --partial 'error:'
+			assert_line --regexp '^results +: 16 x write of 65536 bytes, up to 16 in flight$'
+			assert_line --regexp '^completions +: [0-9]+, every one success'
+			run cat "$LOSSY/node1/$c.log"
+			refute_output --partial 'error:'
+			assert_line --regexp '^data check +: the last of 16 writes left 65536 intact bytes$'
+		else
+			# perftest's result line: #bytes, #iterations, BW peak, BW average, MsgRate.
+			run cat "$LOSSY/node2/$c.log"
+			assert_line --regexp '^[[:space:]]*65536[[:space:]]+16[[:space:]]+[0-9.]+[[:space:]]+[0-9.]+[[:space:]]+[0-9.]+[[:space:]]*$'
+		fi
+		[ -n "$(client_goodput_of $c)" ] || fail "$c: no goodput in node 2's report: $(cat "$LOSSY/node2/$c.log")"
+		data=$(client_packets_of $c)
+		[ "$data" = 1024 ] || fail "$c: the data needs $data packets, not 16 x 64 of 1024 bytes: $(client_run_of $c)"
+		grep -qx '0 packets dropped by kernel' "$LOSSY/node1/$c.counters" || fail "$c: tcpdump dropped packets: $(cat "$LOSSY/node1/$c.counters")"
+		sent=$(counter 2 $c sent_pkts)
+		dropped=$(netem_of 2 $c dropped)
+		# Node 2 sends WRITEs only (First, Middle, Last: opcodes 6 to 8), and what its netem passed
+		# is what node 1's capture holds from it.
+		run awk -F'\t' 'NR > 1 && $3 == "198.18.0.2" && ($6 < 6 || $6 > 8)' "$LOSSY/$c.tsv"
+		[ -z "$output" ] || fail "$c: node 2 sent packets other than WRITEs: $output"
+		[ "$(captured $c 2)" = $((sent - dropped)) ] || fail "$c: node 2's rxe sent $sent, its netem dropped $dropped, node 1 captured $(captured $c 2)"
+		# Every packet of the data crossed, and every one netem dropped was sent again.
+		[ "$sent" -ge $((data + dropped)) ] || fail "$c: $sent sent for $data packets of data, $dropped dropped"
+		case $c in
+		*_0)
+			# Nothing lost, nothing sent again: a retry here would be rxe's ACK timer (about 67 ms) firing
+			# while the receiver's ACK was late, which completer_retry_err would count.
+			[ "$sent" = "$data" ] || fail "$c: at 0% node 2's rxe sent $sent packets for $data, with $(counter 2 $c completer_retry_err) retries: $(cat "$LOSSY/node2/$c.counters")"
+			;;
+		*_1 | *_5)
+			[ "$dropped" -gt 0 ] || fail "$c: netem on node 2 dropped nothing of $sent: $(cat "$LOSSY/node2/$c.counters")"
+			[ "$sent" -gt "$data" ] || fail "$c: $sent packets sent for $data"
+			[ "$(counter 1 $c out_of_seq_request)" -gt 0 ] || [ "$(counter 2 $c completer_retry_err)" -gt 0 ] ||
+				fail "$c: packets lost, yet no gap at the receiver and no retry at the sender: $(cat "$LOSSY/node1/$c.counters" "$LOSSY/node2/$c.counters")"
+			;;
+		esac
+	done
+}
+
 @test "lossy: RC at 100% loss ends with status 12 (retry exceeded) within its --qp-timeout's retries; UC at 100% finds every path silent in three timers; one error line each side" {
 	# --qp-timeout 15: 4.096 us x 2^15, about 134 ms a try; stage 3's retry_cnt 7: 8 tries.
 	run cat "$LOSSY/node1/rc_100.log"
@@ -245,18 +433,35 @@ row() { # CASE
 	[ "$(counter 1 rc_100 retry_exceeded_err)" -ge 1 ] || fail "rc_100: $(cat "$LOSSY/node1/rc_100.counters")"
 }
 
-@test "lossy: the table: goodput and what was sent again, UC against RC, at each loss" {
+@test "lossy: the table and its plot: goodput and what was sent again, UC against RC, and step 05 and ib_write_bw over RC, at each loss, beside the model (UC a chunk a loss, RC a window of 128)" {
 	{
-		echo "case       goodput   WRITEs   beyond  again rounds seq_err retries  oo_seq    dups  netem"
-		echo "           MB/s      sent     data    (UC)         (sender) (sender) (rcvr)  (rcvr)  dropped 1/2"
+		echo "case       goodput   WRITEs   beyond  model  again rounds seq_err retries  oo_seq    dups  netem"
+		echo "           MB/s      sent     data           (UC)         (sender) (sender) (rcvr)  (rcvr)  dropped 1/2"
 		for c in uc_0 rc_0 uc_0.1 rc_0.1 uc_1 rc_1 uc_5 rc_5 uc_reorder rc_reorder; do
 			row $c
 		done
+		echo "step 05 (s05: -o write -s 64K -n 16 -D 16) and ib_write_bw (bw: -s 65536 -n 16), over RC; the sender is node 2"
+		for c in s05_0 s05_0.1 s05_1 s05_5 bw_0 bw_0.1 bw_1 bw_5; do
+			row_client $c
+		done
 	} >"$RDMA_STEPS_RESULTS/lossy/table.txt"
 	sed 's/^/# /' "$RDMA_STEPS_RESULTS/lossy/table.txt" >&3
-	[ "$(wc -l <"$RDMA_STEPS_RESULTS/lossy/table.txt")" = 12 ]
-	run grep -cE '^[a-z]+_[0-9a-z.]+ +[0-9.]+ +[0-9]+ ' "$RDMA_STEPS_RESULTS/lossy/table.txt"
-	assert_output 10
+	[ "$(wc -l <"$RDMA_STEPS_RESULTS/lossy/table.txt")" = 21 ]
+	run grep -cE '^[a-z0-9]+_[0-9a-z.]+ +[0-9.]+ +[0-9]+ +-?[0-9]+ +([0-9]+|-) ' "$RDMA_STEPS_RESULTS/lossy/table.txt"
+	assert_output 18
+	# The model's column: UC's p x 1024, RC's p x 1024 x 128, none under reordering.
+	run awk '{ print $1, $5 }' "$RDMA_STEPS_RESULTS/lossy/table.txt"
+	assert_line 'uc_5 51'
+	assert_line 'rc_1 1311'
+	assert_line 'bw_0.1 131'
+	assert_line 's05_0 0'
+	assert_line 'rc_reorder -'
+	plot_of "$RDMA_STEPS_RESULTS/lossy/table.txt" >"$RDMA_STEPS_RESULTS/lossy/plot.txt"
+	sed 's/^/# /' "$RDMA_STEPS_RESULTS/lossy/plot.txt" >&3
+	# A title, a heading, and a line for each of the 18 rows.
+	[ "$(wc -l <"$RDMA_STEPS_RESULTS/lossy/plot.txt")" = 20 ]
+	run grep -cE '^[a-z0-9.%]* +(uc|rc|s05|bw) +#* +[0-9.]+ \| =* +[0-9]+ \| ~* +([0-9]+|-)$' "$RDMA_STEPS_RESULTS/lossy/plot.txt"
+	assert_output 18
 }
 
 # What node K's program said of plane P at the end: the sender's "POSTED CONSUMED", the receiver's "TAKEN".

@@ -35,24 +35,13 @@ next=$((node % n + 1))
 
 say() { echo "node $node: $*"; }
 
-# A client refused before its server listens tries again, for up to a minute.
-client() { # LOG COMMAND...
-	local log=$1 status
-	shift
-	for _ in $(seq 1 120); do
-		timeout -k 5 120 "$@" >"$log" 2>&1
-		status=$?
-		[ "$status" = 0 ] && return 0
-		grep -qE "Couldn't connect|Connection refused|Unable to init the socket connection" "$log" || return "$status"
-		sleep 0.5
-	done
-	return "$status"
-}
+# shellcheck source=tests/lib/perftest.bash
+. tests/lib/perftest.bash
 
 lat() { # PORT
 	case $node in
 	1) timeout -k 5 120 ib_write_lat -d rxe0 -x 1 -s 2 -n 200 -F -p "$1" >"$out/lat.log" 2>&1 ;;
-	2) client "$out/lat.log" ib_write_lat -d rxe0 -x 1 -s 2 -n 200 -F -p "$1" 198.18.0.1 ;;
+	2) perftest_client "$out/lat.log" ib_write_lat -d rxe0 -x 1 -s 2 -n 200 -F -p "$1" 198.18.0.1 ;;
 	esac
 }
 
@@ -67,7 +56,7 @@ timed() { # FILE NAME COMMAND...
 pair() { # PORT
 	case $node in
 	1) timeout -k 5 120 "${bw[@]}" -p "$1" >"$out/pair.log" 2>&1 ;;
-	2) client "$out/pair.log" "${bw[@]}" -p "$1" 198.18.0.1 ;;
+	2) perftest_client "$out/pair.log" "${bw[@]}" -p "$1" 198.18.0.1 ;;
 	esac
 }
 
@@ -77,7 +66,7 @@ links() { # PORT
 	: >"$out/links.cpu"
 	timed "$out/links.cpu" server timeout -k 5 120 "${bw[@]}" -p $(($1 + node)) >"$out/links.server.log" 2>&1 &
 	server=$!
-	timed "$out/links.cpu" client client "$out/links.client.log" "${bw[@]}" -p $(($1 + next)) "198.18.0.$next" || status=$?
+	timed "$out/links.cpu" client perftest_client "$out/links.client.log" "${bw[@]}" -p $(($1 + next)) "198.18.0.$next" || status=$?
 	wait "$server" || status=$?
 	return "$status"
 }
@@ -105,7 +94,7 @@ mpi() { # PORT (unused: mpirun finds its own)
 atomic() { # PORT
 	case $node in
 	1) timeout -k 5 120 ib_atomic_lat -d rxe0 -x 1 -A FETCH_AND_ADD -n 200 -F -p "$1" >"$out/atomic.log" 2>&1 ;;
-	2) client "$out/atomic.log" ib_atomic_lat -d rxe0 -x 1 -A FETCH_AND_ADD -n 200 -F -p "$1" 198.18.0.1 ;;
+	2) perftest_client "$out/atomic.log" ib_atomic_lat -d rxe0 -x 1 -A FETCH_AND_ADD -n 200 -F -p "$1" 198.18.0.1 ;;
 	esac
 }
 
@@ -122,7 +111,7 @@ mesh() { # PORT
 	done
 	for ((peer = 1; peer <= n; peer++)); do
 		[ "$peer" = "$node" ] && continue
-		timed "$out/mesh.cpu" client client "$out/mesh.client.$peer.log" "${mesh_bw[@]}" -p $(($1 + node)) "198.18.0.$peer" &
+		timed "$out/mesh.cpu" client perftest_client "$out/mesh.client.$peer.log" "${mesh_bw[@]}" -p $(($1 + node)) "198.18.0.$peer" &
 		pids+=($!)
 	done
 	for pid in "${pids[@]}"; do
