@@ -75,7 +75,7 @@ assert_three_paths_emulated() {
 	assert_back_to_baseline
 }
 
-@test "06_gdr --help says how to confirm GPUDirect RDMA; a bad --path, sides given different options, or more pinned memory than the memlock limit allows are refused" {
+@test "06_gdr --help says how to confirm GPUDirect RDMA; a bad --path, sides given different options, more pinned memory than the memlock limit allows, or a message longer than the port's are refused" {
 	run_step 06_gdr --help
 	assert_success
 	for text in 'DMA-BUF (recommended)' 'lsmod | grep nvidia_peermem' 'NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,NET' 'NCCL_IB_DISABLE=1' \
@@ -95,6 +95,11 @@ assert_three_paths_emulated() {
 		prlimit --memlock=1572864:1572864 "$BIN/06_gdr" -d "$DEV" 127.0.0.1
 	assert_failure 1
 	assert_output --partial "error: -s 1048576 (the staging buffer and the emulated GPU buffer, each its own MR) asks to pin 2097152 bytes, but RLIMIT_MEMLOCK allows 1572864 (0 pinned already), and this process has no CAP_IPC_LOCK to pass it: raise it with 'ulimit -l' (KiB, or unlimited) or 'memlock' in /etc/security/limits.conf, run with CAP_IPC_LOCK (root has it), or give a smaller -s"
+	refute_output --partial 'ibv_reg_mr'
+	# A port whose messages are shorter than -s (the test aid): refused before anything is registered.
+	RDMA_STEPS_CAPS=max_msg_sz=4096 run_step 06_gdr -d "$DEV" 127.0.0.1
+	assert_failure 1
+	assert_line "error: -s 1048576 asks for 1048576 bytes in one message, but $DEV allows 4096 (max_msg_sz of port 1); use -s 4096 or less"
 	refute_output --partial 'ibv_reg_mr'
 	assert_back_to_baseline
 }

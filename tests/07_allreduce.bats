@@ -79,7 +79,7 @@ setup() {
 	assert_back_to_baseline
 }
 
-@test "07_allreduce failures: a rank that never comes, other options, one rank twice, more slots than the device holds, a rank killed mid-run: every rank, two hops away too, names it within the bound, all freed" {
+@test "07_allreduce failures: a rank that never comes, other options, one rank twice, more slots than the device holds or a slot longer than its port's messages, a rank killed mid-run: every rank, two hops away too, names it within the bound, all freed" {
 	record_baseline
 	SKIP_RANK=2
 	run_ring 3 -t 2
@@ -99,6 +99,9 @@ setup() {
 	# A CQ too small for a send and a receive each slot: refused the same way, naming max_cqe.
 	RDMA_STEPS_CAPS=max_cqe=8 run_ring 2 -t 5
 	assert_all_refused "error: --slots 8 asks for 16 CQ entries a QP (a send and a receive for each slot), but $DEV allows 8 (max_cqe); use --slots 4 or less"
+	# A slot longer than the port's largest message: a piece is one WRITE.
+	RDMA_STEPS_CAPS=max_msg_sz=16384 run_ring 2 -t 5
+	assert_all_refused "error: --slot-bytes 65536 asks for 65536 bytes in one message (a piece, one WRITE), but $DEV allows 16384 (max_msg_sz of port 1); use --slot-bytes 16384 or less"
 	assert_back_to_baseline
 	# Killed between two of its WRITEs: rank 0 sees its connection close, and tells ranks 2 and 3.
 	start_ring 4 -t 3 -b 64K --maxbytes 64K -n 100000 -w 0

@@ -172,6 +172,14 @@ assert_ex_moved() {
 	RDMA_STEPS_CAPS=max_mr_size=4194303 run_step 08_kv_transfer -d "$DEV" 127.0.0.1
 	assert_failure 1
 	assert_output --partial "error: --pool 4 --layers 4 --blocks 4 --block-bytes 65536 asks for 4194304 bytes in one MR, but $DEV allows 4194303 (max_mr_size); give fewer --pool, --layers, --blocks or --block-bytes"
+	# A block is one message, or with --merge a layer's blocks: each against the port's largest.
+	RDMA_STEPS_CAPS=max_msg_sz=32768 run_step 08_kv_transfer -d "$DEV" 127.0.0.1
+	assert_failure 1
+	assert_line "error: --block-bytes 65536 asks for 65536 bytes in one message (a block), but $DEV allows 32768 (max_msg_sz of port 1); use --block-bytes 32768 or less"
+	RDMA_STEPS_CAPS=max_msg_sz=131072 run_step 08_kv_transfer -d "$DEV" --merge 127.0.0.1
+	assert_failure 1
+	assert_line "error: --block-bytes 65536 asks for 262144 bytes in one message (with --merge, a layer's --blocks adjacent blocks), but $DEV allows 131072 (max_msg_sz of port 1); use --block-bytes 32768 or less"
+	refute_output --partial 'ibv_reg_mr'
 	RDMA_STEPS_CAPS=mem_window_type_2=0 run_step 08_kv_transfer -d "$DEV" --windows
 	assert_failure 1
 	assert_output --partial "error: --windows asks for type 2 memory windows, but $DEV binds none (its device_cap_flags has neither MEM_WINDOW_TYPE_2A nor MEM_WINDOW_TYPE_2B, see ibv_devinfo -v); leave --windows out"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# 10_weight_sync.bats: step 10's weight sync: 2 trainers and one replica of --tp 2 on one rxe, the plan's summary, every serving rank's slices checked byte for byte each round, the signal words, all freed; --way all, the push beside the gather to rank 0 and the same runs over TCP, each checked, a table a round; --serve-dtype fp8, converted on the way through staging slots, every FP8 byte checked; BF16 to E4M3 against a table of known pairs (on the host); a bad option refused; a buffer length a peer lies about refused; a trainer killed mid-update named by every rank, the replica still on its whole version.
+# 10_weight_sync.bats: step 10's weight sync: 2 trainers and one replica of --tp 2 on one rxe, the plan's summary, every serving rank's slices checked byte for byte each round, the signal words, all freed; --way all, the push beside the gather to rank 0 and the same runs over TCP, each checked, a table a round; --serve-dtype fp8, converted on the way through staging slots, every FP8 byte checked; BF16 to E4M3 against a table of known pairs (on the host); a bad option refused; a device smaller than it needs refused, naming the limit; a buffer length a peer lies about refused; a trainer killed mid-update named by every rank, the replica still on its whole version.
 
 bats_require_minimum_version 1.5.0
 
@@ -197,6 +197,39 @@ FP8_CASES=(
 	run_step 10_weight_sync --rank 0 --world-size 4 --transport tcp
 	assert_failure 2
 	assert_line "error: --transport tcp: step 10's TCP twin is a way of its own, beside the two over verbs: give --way tcp, or --way all for the three in one run, and leave --transport out"
+}
+
+# Ranks FIRST to LAST (inclusive) refused with LINE, before registering anything; every
+# other rank exited 1 naming one of them as the rank whose set-up failed.
+assert_refused_by() { # FIRST LAST LINE
+	local k
+	for ((k = 0; k < RING_N; k++)); do
+		use_output_of "r$k"
+		[ "${ring_status[k]}" -eq 1 ] || fail "rank $k exited with ${ring_status[k]}, not 1: $output"
+		if [ "$k" -ge "$1" ] && [ "$k" -le "$2" ]; then
+			assert_line "$3"
+			refute_line --regexp '^ibv_reg_mr '
+		else
+			assert_line --regexp "^error: rank [$1-$2]: its set-up failed \\(see its output\\)$"
+		fi
+	done
+}
+
+@test "10_weight_sync on a device smaller than it needs (the test aid RDMA_STEPS_CAPS): a trainer's send queue, the atomic it initiates and its longest WRITE, a serving rank's remote atomics, each refused before anything is registered, naming the limit; every other rank names a rank that refused; all freed" {
+	record_baseline
+	# A trainer keeps 3 chains of 16 WRITEs and its FETCH_ADD on one send queue.
+	RDMA_STEPS_CAPS=max_qp_wr=48 RING_STEP=10_weight_sync run_ring 4 -t 10 "${SMALL[@]}"
+	assert_refused_by 0 1 "error: step 10 asks for 49 send WRs a QP (the chains in flight and the FETCH_ADD), but $DEV allows 48 (max_qp_wr); this device cannot run it"
+	# Its FETCH_ADD is an atomic it initiates: a device that initiates none cannot train here.
+	RDMA_STEPS_CAPS=max_qp_init_rd_atom=0 RING_STEP=10_weight_sync run_ring 4 -t 10 "${SMALL[@]}"
+	assert_refused_by 0 1 "error: step 10 asks for 1 atomic initiated a QP (the FETCH_ADD), but $DEV allows 0 (max_qp_init_rd_atom); this device cannot run it"
+	# Each run of the plan is one WRITE: its longest against the port's largest message.
+	RDMA_STEPS_CAPS=max_msg_sz=1024 RING_STEP=10_weight_sync run_ring 4 -t 10 "${SMALL[@]}"
+	assert_refused_by 0 1 "error: --model-dim 128 --layers 2 asks for 513152 bytes in one WRITE (the plan's longest run), but $DEV allows 1024 (max_msg_sz of port 1); give a smaller --model-dim"
+	# A serving rank takes the trainers' FETCH_ADDs: a device without remote atomics cannot serve.
+	RDMA_STEPS_CAPS=atomic_cap=none RING_STEP=10_weight_sync run_ring 4 -t 10 "${SMALL[@]}"
+	assert_refused_by 2 3 "error: the trainers' FETCH_ADDs asks for remote atomics, but $DEV does none (atomic_cap IBV_ATOMIC_NONE, see ibv_devinfo -v); this step signals with atomics: use a device that serves them"
+	assert_back_to_baseline
 }
 
 @test "10_weight_sync failures: a serving rank that says its buffer is shorter than the plan's is refused by the trainers before any WRITE; a trainer killed mid-update is named by every rank within the bound, the replica still serving version 1, whole; all freed" {

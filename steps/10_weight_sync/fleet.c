@@ -33,9 +33,10 @@ uint64_t fleet_bytes(const struct fleet *f, const struct model *m, const struct 
 /*
  * What this rank asks of the device, after stage 1 and before anything else
  * is created: its buffer pinned as one MR; a serving rank's remote atomics
- * (the trainers' FETCH_ADDs); a trainer's send queue holding SYNC_CHAINS
- * chains and the FETCH_ADD, each of its WRITEs one message of up to the
- * largest run.
+ * (the trainers' FETCH_ADDs); a trainer's device initiating one atomic at
+ * least (one that initiates none would offer 0 in stage 3's exchange, which
+ * the peer refuses as no offer), its send queue holding SYNC_CHAINS chains
+ * and the FETCH_ADD, each of its WRITEs one message of up to the largest run.
  */
 static int check_limits(const struct fleet *f, const struct sync_opts *opts, const struct model *m,
 			const struct plan *p, uint64_t bytes)
@@ -71,7 +72,9 @@ static int check_limits(const struct fleet *f, const struct sync_opts *opts, con
 		largest = SYNC_SLOT_BYTES;
 	if (f->gathers && f->rank != 0 && m->tr_bytes[f->rank] > largest)
 		largest = m->tr_bytes[f->rank];
-	return limit_check(&f->dev, LIMIT_QP_WR, SYNC_CHAINS * SYNC_CHAIN + 1, "send WRs a QP (the "
+	return limit_check(&f->dev, LIMIT_QP_INIT_RD_ATOM, 1, "atomic initiated a QP (the "
+			   "FETCH_ADD)", "step 10", "this device cannot run it") ||
+	       limit_check(&f->dev, LIMIT_QP_WR, SYNC_CHAINS * SYNC_CHAIN + 1, "send WRs a QP (the "
 			   "chains in flight and the FETCH_ADD)", "step 10", "this device cannot run it") ||
 	       limit_check(&f->dev, LIMIT_MSG_SZ, largest, f->gathers ? "bytes in one WRITE (the "
 			   "plan's longest run, or a trainer's shard to rank 0)" : "bytes in one WRITE "
