@@ -13,7 +13,7 @@ boot_harness_once() { # HARNESS OUT_DIR NAME [ARG...]
 		# tests/tools/failures.sh, and so CI's excerpt, finds it): its end says why.
 		cp "$BATS_FILE_TMPDIR/$3.out" "$RDMA_STEPS_RESULTS/$3/harness.out"
 		echo "the harness failed (exit $status); the end of what it printed (all of it: $RDMA_STEPS_RESULTS/$3/harness.out):"
-		tail -n 24 "$BATS_FILE_TMPDIR/$3.out"
+		tail -n 40 "$BATS_FILE_TMPDIR/$3.out"
 		return 1
 	fi
 }

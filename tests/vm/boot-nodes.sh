@@ -26,10 +26,11 @@ shift 2
 vm_dir=$(vm_kernel_dir "$root") || exit 1
 
 die() { echo "nodes: $*" >&2; exit 1; }
-# After a failure, the end of a node's log, where it says why: what CI keeps of a run is its end.
+# After a failure, the end of a node's log, where it says why: what CI keeps of a run is its
+# end.  A guest that never reported has its kernel's oops after boot.sh's line saying so.
 show_end() { # LOG
 	echo "nodes: the end of $1:" >&2
-	tail -n 8 "$1" | sed 's/^/  /' >&2
+	{ grep -m 1 -A 16 'vm: the guest never reported a result' "$1" || tail -n 8 "$1"; } | sed 's/^/  /' >&2
 }
 
 # shellcheck source=tests/vm/wire-port.bash
