@@ -328,3 +328,20 @@ void dev_counters_read(struct ibv_context *ctx, uint8_t port, const struct dev_c
 		nap_ms(5);
 	} while (ms_since(&first) < COUNTER_PATIENCE_MS);
 }
+
+void dev_counters_show(struct ibv_context *ctx, uint8_t port, const struct dev_counters *before,
+		       const struct dev_counters *after, const struct counters_words *words)
+{
+	const char *name = ibv_get_device_name(ctx->device);
+	bool rnr = after->send_rnr != before->send_rnr || after->rcvd_rnr != before->rcvd_rnr;
+
+	if (!before->ok || !after->ok) {
+		show("device counters", "not readable under /sys/class/infiniband/%s/ports/%u/hw_counters",
+		     name, port);
+		return;
+	}
+	show("device counters", "%s: sent_pkts +%llu, rcvd_pkts +%llu %s", name,
+	     after->sent_pkts - before->sent_pkts, after->rcvd_pkts - before->rcvd_pkts, words->over);
+	show("RNR NAKs", "sent +%llu, received +%llu: %s", after->send_rnr - before->send_rnr,
+	     after->rcvd_rnr - before->rcvd_rnr, rnr ? words->rnr : words->no_rnr);
+}

@@ -73,4 +73,20 @@ struct dev_counters {
 void dev_counters_read(struct ibv_context *ctx, uint8_t port, const struct dev_counters *before,
 		       struct dev_counters *out);
 
+/* What a step says of the counters it read around a phase of its own. */
+struct counters_words {
+	const char *over;	/* the phase, and who else adds to the counts */
+	const char *no_rnr;	/* what no RNR NAK means in it */
+	const char *rnr;	/* what one or more mean */
+};
+
+/*
+ * The two lines every step prints of what crossed CTX's port PORT from
+ * BEFORE to AFTER: "device counters" (packets sent and received, over
+ * WORDS->over) and "RNR NAKs" (with the step's reading of them); one line
+ * saying they could not be read, where either reading failed.
+ */
+void dev_counters_show(struct ibv_context *ctx, uint8_t port, const struct dev_counters *before,
+		       const struct dev_counters *after, const struct counters_words *words);
+
 #endif

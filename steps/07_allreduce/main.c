@@ -76,22 +76,12 @@ static int run_schedules(const struct ring_opts *opts)
 	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
 }
 
-static void show_counters(const struct rdma_dev *dev, const struct dev_counters *a,
-			  const struct dev_counters *b)
-{
-	if (!a->ok || !b->ok) {
-		show("device counters", "not readable under /sys/class/infiniband/%s/ports/%u/hw_counters",
-		     ibv_get_device_name(dev->ctx->device), dev->port);
-		return;
-	}
-	show("device counters", "%s: sent_pkts +%llu, rcvd_pkts +%llu over the RDMA sweep (per "
-	     "device: every rank on this node adds to them)", ibv_get_device_name(dev->ctx->device),
-	     b->sent_pkts - a->sent_pkts, b->rcvd_pkts - a->rcvd_pkts);
-	show("RNR NAKs", "sent +%llu, received +%llu: %s", b->send_rnr - a->send_rnr,
-	     b->rcvd_rnr - a->rcvd_rnr, b->send_rnr == a->send_rnr && b->rcvd_rnr == a->rcvd_rnr ?
-	     "no WRITE found its receive missing, so no slot was written before it was free" :
-	     "a WRITE came before its receive (another program on this device, or a credit bug)");
-}
+/* What the port's counters say over the RDMA sweep. */
+static const struct counters_words sweep_words = {
+	.over = "over the RDMA sweep (per device: every rank on this node adds to them)",
+	.no_rnr = "no WRITE found its receive missing, so no slot was written before it was free",
+	.rnr = "a WRITE came before its receive (another program on this device, or a credit bug)",
+};
 
 static int run_transports(const struct sweep *s, const struct ring_opts *opts)
 {
@@ -104,7 +94,7 @@ static int run_transports(const struct sweep *s, const struct ring_opts *opts)
 			return -1;
 		dev_counters_read(s->ring->dev.ctx, s->ring->dev.port, &before, &after);
 		show_bytes_check(s, &rdma);
-		show_counters(&s->ring->dev, &before, &after);
+		dev_counters_show(s->ring->dev.ctx, s->ring->dev.port, &before, &after, &sweep_words);
 		show_result_check(s, &rdma);
 	}
 	if (opts->job.transport != TRANSPORT_RDMA) {

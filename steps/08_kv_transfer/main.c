@@ -283,18 +283,18 @@ static int break_access(struct kv_qps *q, const struct kv_request *req, struct r
 	return 0;
 }
 
-/* The device's own count of what crossed it while the requests moved. */
-static void show_counters(const struct dev_counters *a, const struct dev_counters *b)
-{
-	if (!a->ok || !b->ok) {
-		show("device counters", "not readable under /sys/class/infiniband/*/ports/*/hw_counters");
-		return;
-	}
-	show("device counters", "sent_pkts +%llu, rcvd_pkts +%llu, RNR NAKs sent +%llu and received "
-	     "+%llu, while the requests moved (every process on this port adds to them)",
-	     b->sent_pkts - a->sent_pkts, b->rcvd_pkts - a->rcvd_pkts, b->send_rnr - a->send_rnr,
-	     b->rcvd_rnr - a->rcvd_rnr);
-}
+/* What the port's counters say while the requests moved, by which side's WRs land. */
+static const struct counters_words pull_words = {
+	.over = "while the requests moved (every process on this port adds to them)",
+	.no_rnr = "no WR of ours consumes a receive (the decoder READs)",
+	.rnr = "no WR of ours consumes a receive (another program on this port sent them)",
+};
+static const struct counters_words push_words = {
+	.over = "while the requests moved (every process on this port adds to them)",
+	.no_rnr = "every WRITE with immediate found its receive posted",
+	.rnr = "a WRITE with immediate came before its receive (another program on this port, or a "
+	       "receive posted too late)",
+};
 
 /* One request: tables out and in, its plan, the grant, the move, the check, and a barrier. */
 static int move_request(struct session *s, struct kv_qps *q, struct kv_pool *pool,
@@ -412,7 +412,8 @@ int main(int argc, char **argv)
 		if (move_request(&sess, &qps, &pool, &step.kv, decoder, r, opts.timeout_s))
 			goto out_free_pool;
 	dev_counters_read(sess.dev.ctx, sess.dev.port, &before, &after);
-	show_counters(&before, &after);
+	dev_counters_show(sess.dev.ctx, sess.dev.port, &before, &after,
+			  step.kv.mode == KV_PULL ? &pull_words : &push_words);
 	if (decoder)
 		show("check", "right: %d requests, every byte of every block at this side's own block "
 		     "addresses is the prefiller's, layer by layer", step.kv.requests);

@@ -8,9 +8,6 @@
 #include <arpa/inet.h>
 #include <errno.h>
 
-/* rxe reaches its bandwidth at 64 KiB WRITEs (ib_write_bw), as step 07's slots. */
-#define WRITE_PIECE ((size_t)64 << 10)
-
 /*
  * Starts exchange a->seq of phase PH.  With --signal imm, every peer's
  * signal consumes one of our receives: top them up to A2A_RECV_BATCH on a
@@ -40,21 +37,6 @@ int a2a_begin(struct a2a *a, enum moe_phase ph, struct a2a_stats *st)
 		st->recv_posts++;
 	}
 	return 0;
-}
-
-/* The piece size that fits the chain and its signal in a send queue of DEPTH (2 or more: mesh.c). */
-static size_t piece_for(size_t len, uint32_t depth)
-{
-	size_t fit = (len + depth - 2) / (depth - 1);
-
-	return fit > WRITE_PIECE ? fit : WRITE_PIECE;
-}
-
-size_t a2a_longest_write(size_t len, uint32_t depth)
-{
-	size_t piece = piece_for(len, depth);
-
-	return len < piece ? len : piece;
 }
 
 /* Fills WR[0..] with the WRITEs of LEN bytes, each taking the next SGE; returns how many. */

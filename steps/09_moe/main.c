@@ -93,27 +93,18 @@ static void show_posts(const struct moe_run *r)
 	     (unsigned long long)sent);
 }
 
-/* The port's packets and RNR NAKs over the three phases (per device: every rank on it adds). */
-static void show_counters(const struct moe_run *r, const struct dev_counters *a,
-			  const struct dev_counters *b)
-{
-	const char *name = ibv_get_device_name(r->mesh->dev.ctx->device);
-	bool rnr = b->send_rnr != a->send_rnr || b->rcvd_rnr != a->rcvd_rnr;
-
-	if (!a->ok || !b->ok) {
-		show("device counters", "not readable under /sys/class/infiniband/%s/ports/%u/hw_counters",
-		     name, r->mesh->dev.port);
-		return;
-	}
-	show("device counters", "%s: sent_pkts +%llu, rcvd_pkts +%llu over the three phases (per "
-	     "device: every rank on it adds to them)", name, b->sent_pkts - a->sent_pkts,
-	     b->rcvd_pkts - a->rcvd_pkts);
-	show("RNR NAKs", "sent +%llu, received +%llu: %s", b->send_rnr - a->send_rnr,
-	     b->rcvd_rnr - a->rcvd_rnr, r->opts->signal == SIGNAL_FADD ? "no WR of ours consumes a "
-	     "receive" : rnr ? "a WRITE with immediate came before its receive (another program on "
-	     "this device, or a receive posted too late)" : "every WRITE with immediate found its "
-	     "receive posted");
-}
+/* What the port's counters say over the three phases, by what signals a phase's end. */
+static const struct counters_words phases_fadd_words = {
+	.over = "over the three phases (per device: every rank on it adds to them)",
+	.no_rnr = "no WR of ours consumes a receive",
+	.rnr = "no WR of ours consumes a receive (another program on this device sent them)",
+};
+static const struct counters_words phases_imm_words = {
+	.over = "over the three phases (per device: every rank on it adds to them)",
+	.no_rnr = "every WRITE with immediate found its receive posted",
+	.rnr = "a WRITE with immediate came before its receive (another program on this device, or "
+	       "a receive posted too late)",
+};
 
 /* Over TCP, a dispatch's system calls: a copy into the kernel and one out of it for every byte. */
 static void show_tcp_syscalls(const struct moe_run *r)
@@ -176,7 +167,8 @@ static int run_phases(struct moe_run *r)
 	}
 	if (rdma) {
 		dev_counters_read(r->mesh->dev.ctx, r->mesh->dev.port, &before, &after);
-		show_counters(r, &before, &after);
+		dev_counters_show(r->mesh->dev.ctx, r->mesh->dev.port, &before, &after,
+				  r->opts->signal == SIGNAL_FADD ? &phases_fadd_words : &phases_imm_words);
 	}
 	if (sweep)
 		return wrong ? -1 : 0;

@@ -1,7 +1,7 @@
 /* mesh.c: step 09's verbs objects: one device, one registered buffer, one RC QP (and CQ) per peer, N - 1 a rank. */
 #include "mesh.h"
 #include "dev_limits.h"
-#include "moe_datapath.h"
+#include "moe_shape.h"
 #include "pairs.h"
 #include "post_wr.h"
 #include "report.h"

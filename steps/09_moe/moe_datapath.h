@@ -9,17 +9,8 @@
 #include "control.h"
 #include "layout.h"
 #include "mesh.h"
+#include "moe_shape.h"
 #include "progress.h"
-
-/*
- * --signal imm: zero-byte receives posted on each QP before the go-ahead,
- * and topped up to as many before an exchange that finds fewer than
- * A2A_RECV_LOW left: a peer can be at most one exchange ahead of us, so at
- * most two of its signals (this exchange's and the next's) come before our
- * next look.
- */
-#define A2A_RECV_BATCH 16
-#define A2A_RECV_LOW 2
 
 /*
  * The signal's immediate: the exchange in bits 31-16 (counted from 0, mod
@@ -103,9 +94,6 @@ int a2a_begin(struct a2a *a, enum moe_phase ph, struct a2a_stats *st);
  */
 int a2a_post(struct a2a *a, int peer, size_t src, uint64_t dst, size_t len,
 	     struct a2a_stats *st);
-
-/* The longest WRITE a2a_post makes of LEN bytes on a send queue of DEPTH WRs (2 or more). */
-size_t a2a_longest_write(size_t len, uint32_t depth);
 
 /*
  * Waits until every peer's signal of this exchange has come: each peer's

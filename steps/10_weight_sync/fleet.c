@@ -1,9 +1,9 @@
 /* fleet.c: step 10's verbs objects: one device, one registered buffer (the words, then a trainer's shard or a serving rank's two versions), one RC QP per trainer and serving pair. */
 #include "fleet.h"
 #include "dev_limits.h"
-#include "sync_datapath.h"
 #include "pairs.h"
 #include "report.h"
+#include "sync_shape.h"
 
 #include <stdio.h>
 

@@ -560,7 +560,8 @@ int main(int argc, char **argv)
 		return usage;
 	if (opts.fp8_of)
 		return fp8_show_list(opts.fp8_of);
-	if (launch_resolve(&opts.job, &common, &l) || sync_opts_check(&opts, l.world))
+	if (launch_resolve(&opts.job, &common, &l) || sync_opts_check(&opts, l.world) ||
+	    model_check_tp(opts.dim, opts.tp))
 		return 2;
 	ctl_init(&ctl, &l, common.timeout_s);
 	fleet_init(&f, &l, &opts);

@@ -10,6 +10,7 @@
 /* Llama-3 8B (its config.json, book/sources.md): what --model-dim and --layers scale. */
 #define MODEL_DIM_FULL 4096
 #define MODEL_LAYERS_FULL 32
+_Static_assert(MODEL_LAYERS_FULL == SYNC_MAX_LAYERS, "--layers takes at most the model's layers");
 /* The trainers keep every element in BF16, 2 bytes (--serve-dtype: what the replicas hold). */
 #define MODEL_SRC_ELEM 2
 

@@ -1,6 +1,5 @@
 /* sync_options.c: step 10's part of the command line: the trainers, the replicas' tensor parallelism, the model's size, the updates, the seed. */
 #include "sync_options.h"
-#include "model.h"
 #include "report.h"
 
 #include <stdio.h>
@@ -56,7 +55,7 @@ int sync_parse_option(int key, const char *arg, void *ctx)
 	case CLI_KEY_MODEL_DIM:
 		return cli_parse_int("--model-dim", arg, 64, MAX_DIM, &opts->dim);
 	case CLI_KEY_LAYERS:
-		return cli_parse_int("--layers", arg, 1, MODEL_LAYERS_FULL, &opts->layers);
+		return cli_parse_int("--layers", arg, 1, SYNC_MAX_LAYERS, &opts->layers);
 	case CLI_KEY_UPDATES:
 		return cli_parse_int("--updates", arg, 1, MAX_UPDATES, &opts->updates);
 	case CLI_KEY_SYNC_SEED:
@@ -150,7 +149,7 @@ int sync_opts_check(const struct sync_opts *opts, int world)
 			     "come out whole and split evenly", opts->dim);
 		return -1;
 	}
-	return model_check_tp(opts->dim, opts->tp);
+	return 0;
 }
 
 void sync_opts_format(const struct sync_opts *opts, char *buf, size_t len)

@@ -39,6 +39,8 @@ extern const char *const sync_dtype_names[SYNC_DTYPES];
 
 /* One rxe device holds the tests' ranks; every rank keeps a word per trainer and a QP per peer. */
 #define SYNC_MAX_RANKS 16
+/* --layers: at most Llama-3 8B's (model.h's MODEL_LAYERS_FULL, which checks it is the same). */
+#define SYNC_MAX_LAYERS 32
 
 struct sync_opts {
 	int trainers;		/* --trainers: T ranks train (ranks 0 .. T - 1), the others serve */

@@ -13,14 +13,8 @@ out=${1:?usage: tests/lossy/lossy.sh OUT_DIR}
 
 die() { echo "lossy: $*" >&2; exit 1; }
 
-# One line per packet: its time, source, destination, UDP source port (rxe's, from the
-# QPN), the BTH's opcode, destination QP and PSN, the AETH's syndrome and the immediate.
-decode() { # PCAP
-	tshark -r "$1" -T fields -E header=y -E separator=/t -E occurrence=f \
-		-e frame.number -e frame.time_relative -e ip.src -e ip.dst -e udp.srcport \
-		-e infiniband.bth.opcode -e infiniband.bth.destqp -e infiniband.bth.psn \
-		-e infiniband.aeth.syndrome -e infiniband.immdt
-}
+# shellcheck source=tests/lib/capture.bash
+. tests/lib/capture.bash
 
 command -v tshark >/dev/null || die "no tshark: run 'make deps DEPS_SET=wire' as root"
 { rm -rf "$out" && mkdir -p "$out"; } || die "cannot create $out"
@@ -28,9 +22,8 @@ command -v tshark >/dev/null || die "no tshark: run 'make deps DEPS_SET=wire' as
 # there before its first case, and then puts each case's own.
 RDMA_VM_NETEM="loss 0%" RDMA_VM_PLANES=2 tests/vm/boot-nodes.sh 2 "$out" env LOSSY_SIZE="${LOSSY_SIZE:-1M}" LOSSY_CASES="${LOSSY_CASES:-.}" \
 	tests/lossy/node.sh || die "a node failed (see above)"
-for pcap in "$out"/node1/*.pcap; do
-	[ -e "$pcap" ] || die "node 1 left no capture"
-	name=$(basename "$pcap" .pcap)
-	decode "$pcap" >"$out/$name.tsv" 2>"$out/$name.tshark.log" || die "tshark could not decode $pcap: $(cat "$out/$name.tshark.log")"
-	echo "lossy: $name: $(($(wc -l <"$out/$name.tsv") - 1)) RoCE v2 packets captured on node 1's eth0"
-done
+# One line per packet: its time, source, destination, UDP source port (rxe's, from both
+# QPs' numbers), the BTH's opcode, destination QP and PSN, the AETH's syndrome and the immediate.
+decode_captures lossy "$out" frame.number frame.time_relative ip.src ip.dst udp.srcport \
+	infiniband.bth.opcode infiniband.bth.destqp infiniband.bth.psn \
+	infiniband.aeth.syndrome infiniband.immdt || exit 1

@@ -14,25 +14,18 @@ cases=${3:-tests/nodes/cases.tsv}
 
 die() { echo "nodes: $*" >&2; exit 1; }
 
-# One line per packet: source, destination, the UDP length (the RoCE headers and
-# payload), the frame's length, the BTH's opcode, destination QP and PSN; then the
-# RETH's (or the AtomicETH's: tshark names them alike) virtual address, rkey and DMA
-# length, the AtomicETH's add (swap) operand, and the AETH's syndrome.
-decode() { # PCAP
-	tshark -r "$1" -T fields -E header=y -E separator=/t -E occurrence=f \
-		-e frame.number -e ip.src -e ip.dst -e udp.length -e frame.len \
-		-e infiniband.bth.opcode -e infiniband.bth.destqp -e infiniband.bth.psn \
-		-e infiniband.reth.va -e infiniband.reth.r_key -e infiniband.reth.dmalen \
-		-e infiniband.atomiceth.swapdt -e infiniband.aeth.syndrome
-}
+# shellcheck source=tests/lib/capture.bash
+. tests/lib/capture.bash
 
 command -v tshark >/dev/null || die "no tshark: run 'make deps DEPS_SET=nodes' as root"
 { rm -rf "$out" && mkdir -p "$out"; } || die "cannot create $out"
 [ -f "$cases" ] || die "no cases file '$cases'"
 RDMA_VM_MEM=${RDMA_VM_MEM:-2048} tests/vm/boot-nodes.sh "$n" "$out" tests/nodes/node.sh "$cases" || die "a node failed (see above)"
-for pcap in "$out"/node1/*.pcap; do
-	[ -e "$pcap" ] || die "node 1 left no capture"
-	name=$(basename "$pcap" .pcap)
-	decode "$pcap" >"$out/$name.tsv" 2>"$out/$name.tshark.log" || die "tshark could not decode $pcap: $(cat "$out/$name.tshark.log")"
-	echo "nodes: $name: $(($(wc -l <"$out/$name.tsv") - 1)) RoCE v2 packets captured on node 1's eth0, in $out/$name.tsv"
-done
+# One line per packet: source, destination, the UDP length (the RoCE headers and
+# payload), the frame's length, the BTH's opcode, destination QP and PSN; then the
+# RETH's (or the AtomicETH's: tshark names them alike) virtual address, rkey and DMA
+# length, the AtomicETH's add (swap) operand, and the AETH's syndrome.
+decode_captures nodes "$out" frame.number ip.src ip.dst udp.length frame.len \
+	infiniband.bth.opcode infiniband.bth.destqp infiniband.bth.psn \
+	infiniband.reth.va infiniband.reth.r_key infiniband.reth.dmalen \
+	infiniband.atomiceth.swapdt infiniband.aeth.syndrome || exit 1
