@@ -182,7 +182,7 @@ slow_then_test-faults := tests/tools/label-coverage.sh build/coverage $(SLOW_RES
 $(eval $(call slow_check,soak,all,all nocuda,tests/slow/soak.bats))
 $(eval $(call slow_check,valgrind,valgrind,all nocuda,tests/slow/valgrind.bats))
 $(eval $(call slow_check,test-lab,all,all vm,tests/slow/lab.bats tests/slow/exercises.bats))
-# The kernel of the node checks' VM: Linux 7.x, whose rxe works per namespace.  NODES_KERNEL= (empty):
+# The kernel of the node checks' VM: Linux 7.x, whose rxe works per namespace (from 7.1).  NODES_KERNEL= (empty):
 # the host's own (6.1), on QEMU's hub (CONTRIBUTING.md, "Nodes as network namespaces").
 NODES_KERNEL ?= trixie-backports
 $(eval $(call slow_check,test-wire,wire,all vm,tests/slow/wire.bats))
@@ -192,7 +192,7 @@ $(eval $(call slow_check,test-lossy,wire,all vm,tests/slow/lossy.bats))
 # Loss needs a wire: two nodes as namespaces in one VM booting Linux 7.x, netem on each node's eth0 (tests/vm/netem.sh).
 slow_env_test-lossy := RDMA_VM_KERNEL=$(NODES_KERNEL)
 $(eval $(call slow_check,test-zerocopy,all,all vm,tests/slow/zerocopy.bats))
-# Namespaces need Linux 7.x's rxe per namespace, as make test-wire's; its hub VMs boot the same kernel.
+# Namespaces need rxe per namespace (Linux 7.1 and later), as make test-wire's; its hub VMs boot the same kernel.
 slow_env_test-zerocopy := RDMA_VM_KERNEL=$(NODES_KERNEL)
 $(eval $(call slow_check,test-kv,all,all vm,tests/slow/kv.bats))
 $(eval $(call slow_check,test-moe,all,all vm,tests/slow/moe.bats))

@@ -252,7 +252,8 @@ assert_odp_times() { # OUT OP
 	assert_failure 2
 	assert_output "error: --odp times two operations that succeed, and --violate makes one fail: give one of them"
 	record_baseline
-	if ! kernel_at_least 7 0; then
+	# rxe's ODP for SEND, WRITE and READ came in Linux 6.15 (2fae67ab63db).
+	if ! kernel_at_least 6 15; then
 		# Refused as step 02 refuses it, on either side: the WRITE's initiator, whose buffer
 		# would be pinned, before registering; the READ's, whose buffer is the one on demand, too.
 		for op in write read; do
@@ -334,7 +335,9 @@ assert_target_unchanged() {
 		return
 	fi
 	record_baseline
-	if ! kernel_at_least 6 12; then
+	# rxe's FLUSH came in Linux 6.2, with ATOMIC WRITE (124011e6e933 "RDMA/rxe: Enable RDMA FLUSH
+	# capability for rxe device").
+	if ! kernel_at_least 6 2; then
 		# Linux 6.1's rxe says no: refused on the initiator before anything is registered.
 		run_step 04_post_wr -d "$DEV" -o flush 127.0.0.1
 		assert_failure 1

@@ -300,11 +300,13 @@ kernel_at_least() { # MAJOR MINOR
 	[ "$major" -gt "$1" ] || { [ "$major" -eq "$1" ] && [ "$minor" -ge "$2" ]; }
 }
 
-# The WRs a queue holds when stage 3 asks rxe for N: 6.1's rxe writes back N; 7.x's writes back
-# what it made, the next power of two above N, less one (16 gives 31), as mlx5 rounds up too.
+# The WRs a queue holds when stage 3 asks rxe for N: 6.1's rxe writes back N; from Linux 6.6
+# (e0ba8ff46704 "RDMA/rxe: Move work queue code to subroutines": rxe_init_sq and rxe_init_rq
+# return the queue rxe_queue_init made) it writes back what it made, the next power of two
+# above N, less one (16 gives 31), as mlx5 rounds up too.
 queue_made() { # N
 	local made=1
-	kernel_at_least 7 0 || { echo "$1"; return; }
+	kernel_at_least 6 6 || { echo "$1"; return; }
 	while [ "$made" -le "$1" ]; do made=$((made * 2)); done
 	echo $((made - 1))
 }

@@ -7,7 +7,7 @@
 # RDMA_STEPS_NODES=N and RDMA_DEV naming the node's own rxe device.  Exits 0 if
 # every node's COMMAND did; else names the nodes that failed.
 # Namespaces (tests/vm/netns-nodes.sh; 2 to 16 nodes): when the VM's rdma_rxe.ko
-# holds rxe_ns_init (its UDP socket per namespace: Linux 7.x, RDMA_VM_KERNEL=
+# holds rxe_ns_init (its UDP socket per namespace: Linux 7.1 on, RDMA_VM_KERNEL=
 # trixie-backports), unless RDMA_VM_HUB=1.  One VM of RDMA_VM_NETNS_MEM MiB (default
 # 4096) and 2 vCPUs; its own output in OUT_DIR/vm.boot.log, the nodes' rxe1 to rxeN.
 # Hub (Linux 6.1, whose rxe has one socket for the whole kernel): node K's QEMU

@@ -12,7 +12,7 @@
 # RDMA_STEPS_PEER_ADDR, RDMA_STEPS_RESULTS=RESULTS/nodeK (RESULTS: the VM's), a
 # TMPDIR of its own.  Node K's output goes to RESULTS/nodeK/console.log and its exit
 # status to RESULTS/nodeK/status, as boot.sh leaves them for a VM node.
-# Linux 7.x's rxe keeps its UDP socket per namespace; the devices are not per
+# From Linux 7.1 (13f2a53c2a71, rxe_ns.c) rxe keeps its UDP socket per namespace; the devices are not per
 # namespace ('rdma system show': netns shared): every node sees every rxeK, so a
 # node names its own with -d and reads only its own in 'rdma resource show'.
 # All nodes share one PID space: nothing here or in a node's job may kill by name.

@@ -3,7 +3,7 @@
 #
 # Usage: tests/zerocopy/zerocopy.sh OUT_DIR
 # Boots two nodes twice (tests/vm/boot-nodes.sh), each running tests/zerocopy/node.sh:
-# first as namespaces of one VM (its kernel's rxe must work per namespace: Linux 7.x,
+# first as namespaces of one VM (its kernel's rxe must work per namespace: Linux 7.1 on,
 # RDMA_VM_KERNEL=trixie-backports), into OUT_DIR/netns/; then as two VMs on QEMU's hub,
 # one kernel each, into OUT_DIR/hub/.  Node 1 of each also runs both ends on itself
 # (loopback).  Each node's logs: OUT_DIR/SETUP/nodeK/ (node.sh lists them).
