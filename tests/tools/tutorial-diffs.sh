@@ -5,6 +5,9 @@
 #   <!-- BEGIN generated diff NN_name -->  and  <!-- END generated diff NN_name -->
 #     hold, in step NN's chapter (steps/NN_name/README.md) from step 02 on, the diff of
 #     main.c from the previous step and the list of the step's own stage files;
+#     <!-- BEGIN generated diff NN_name from MM_name --> diffs from step MM instead, an
+#     earlier step that NN builds on (in STAGES_NN_name), where the folder before NN
+#     is a step NN does not build on (step 11 from step 05, not from step 10);
 #   <!-- BEGIN generated code FILE FUNCTION -->  and  <!-- END generated code -->
 #     hold FUNCTION's definition, copied from FILE;
 #   <!-- BEGIN generated nav -->  and  <!-- END generated nav -->
@@ -17,6 +20,8 @@ cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 
 mode=${1:-write}
 blocks=$(mktemp -d)
+# A diff block's BEGIN line (an ERE): the step, and the step it is diffed from where named.
+diff_begin='<!-- BEGIN generated diff [0-9][0-9]_[a-z_0-9]+( from [0-9][0-9]_[a-z_0-9]+)? -->'
 trap 'rm -rf "$blocks"' EXIT
 
 # The words around the generated code, in the language of the file ($lang: en or zh-CN).
@@ -129,14 +134,20 @@ regenerate() {
 		n=$((n + 1))
 		render_code "$file" "$fn" "$chapter" >"$out/code-$n" || exit 1
 	done < <(grep '^<!-- BEGIN generated code ' "$chapter")
-	while read -r _ _ _ _ step _; do
-		prev=$(previous_step "$step") || { echo "tutorial-diffs: $chapter: no step before $step" >&2; exit 1; }
+	while read -r _ _ _ _ step word base _; do
+		if [ "$word" = from ]; then
+			builds_on "$step" "$base" ||
+				{ echo "tutorial-diffs: $chapter: step $step does not build on $base (STAGES_$step in the Makefile): name a step it builds on after 'from'" >&2; exit 1; }
+			prev=$base
+		else
+			prev=$(previous_step "$step") || { echo "tutorial-diffs: $chapter: no step before $step" >&2; exit 1; }
+		fi
 		render_block "$prev" "$step" >"$out/$step"
-	done < <(grep -E '^<!-- BEGIN generated diff [0-9][0-9]_[a-z_0-9]+ -->$' "$chapter")
+	done < <(grep -E "^$diff_begin\$" "$chapter")
 
 	# Replace what stands between each BEGIN/END pair by the fresh block.
-	awk -v dir="$out" '
-		/^<!-- BEGIN generated diff [0-9][0-9]_[a-z_0-9]+ -->$/ { file = dir "/" $5 }
+	awk -v dir="$out" -v diff_begin="$diff_begin" '
+		$0 ~ "^" diff_begin "$" { file = dir "/" $5 }
 		/^<!-- BEGIN generated code / { file = dir "/code-" ++code }
 		/^<!-- BEGIN generated nav -->$/ { file = dir "/nav" }
 		/^<!-- BEGIN generated (diff|code|nav)/ {
@@ -161,6 +172,11 @@ regenerate() {
 	cp "$out/chapter" "$chapter"
 }
 
+# Whether step $1 builds on step $2: $2 is in the Makefile's STAGES_$1.
+builds_on() {
+	grep -Eq "^STAGES_$1 :=.* $2( |\$)" Makefile
+}
+
 # The step folder before $1 (03_cq_qp_rts for 04_post_wr).
 previous_step() {
 	local prev='' dir
@@ -177,7 +193,7 @@ check_every_diff() {
 	for dir in steps/[0-9][0-9]_*; do
 		step=${dir#steps/}
 		[ "$first" = 1 ] && { first=0; continue; }
-		grep -qx "<!-- BEGIN generated diff $step -->" "$dir/README.md" ||
+		grep -Eqx "<!-- BEGIN generated diff $step( from [0-9][0-9]_[a-z_0-9]+)? -->" "$dir/README.md" ||
 			{ echo "tutorial-diffs: $dir/README.md has no block for $step: add its BEGIN and END lines in its 'What changed' section" >&2; exit 1; }
 	done
 }
