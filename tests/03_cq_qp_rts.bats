@@ -200,10 +200,11 @@ exchange_msg() {
 	assert_output --partial "error: the peer's exchange message has a bad MTU code (0): must be 1 (256) to 5 (4096)"
 	send_to_server "$(exchange_msg gid=00000000000000000000000000000000)"
 	assert_output --partial "error: the peer's exchange message has a bad address (0): neither a LID nor a GID to reach the peer by"
-	send_to_server "$(exchange_msg rd=00)"
-	assert_output --partial "error: the peer's exchange message has a bad rd_atomic offer (0): must be 1 to 128"
-	send_to_server "$(exchange_msg accept=81)"
-	assert_output --partial "error: the peer's exchange message has a bad rd_atomic accept (129): must be 1 to 128"
+	# 0 is legal (a device that initiates or serves no READ still SENDs and WRITEs); 0xff is RD_NOT_SENT's.
+	send_to_server "$(exchange_msg rd=81)"
+	assert_output --partial "error: the peer's exchange message has a bad rd_atomic offer (129): must be 0 to 128"
+	send_to_server "$(exchange_msg accept=ff)"
+	assert_output --partial "error: the peer's exchange message has a bad rd_atomic accept (255): must be 0 to 128"
 	assert_back_to_baseline
 }
 

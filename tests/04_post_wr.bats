@@ -504,6 +504,26 @@ assert_target_unchanged() {
 	assert_failure 1
 	assert_output --partial "error: -o read asks for 1 RDMA READ or atomic in flight a QP, but $DEV allows 0 (max_qp_init_rd_atom); use another -o: send, write or write_imm"
 	refute_output --partial 'ibv_reg_mr'
+	# As the refusal says, that device still WRITEs: its 0 is a figure in stage 3's exchange,
+	# not a bad message. An unlowered peer (a second NIC) agrees 0 each way with it, and the
+	# bytes arrive.
+	port=$(pick_port)
+	start_step srv 04_post_wr -d "$DEV" -p "$port" -t 20 -o write
+	wait_for_line "$BATS_TEST_TMPDIR/srv.out" '^listening '
+	RDMA_STEPS_CAPS=max_qp_init_rd_atom=0,max_qp_rd_atom=0 start_step cli 04_post_wr -d "$DEV" -p "$port" -t 20 -o write 127.0.0.1
+	cli_status=0 srv_status=0
+	wait "$cli_pid" || cli_status=$?
+	wait "$srv_pid" || srv_status=$?
+	assert_both_succeeded "RDMA_STEPS_CAPS=max_qp_init_rd_atom=0,max_qp_rd_atom=0 on the initiator"
+	# rxe serves 128 (rxe_param.h); another NIC its own figure.
+	rd=128
+	on_rxe || rd='[0-9]+'
+	use_output_of cli
+	assert_line --regexp "^rd_atomic +: agreed with the peer: 0 of ours in flight \\(we offer 0, it serves up to $rd\\), 0 of its served \\(it offers 1, we serve up to 0\\)\$"
+	assert_line --regexp '^ibv_modify_qp +: RTR -> RTS: .*, max_rd_atomic 0$'
+	use_output_of srv
+	assert_line --regexp "^rd_atomic +: agreed with the peer: 0 of ours in flight \\(we offer 1, it serves up to 0\\), 0 of its served \\(it offers 0, we serve up to $rd\\)\$"
+	assert_line --regexp '^data check +: [0-9]+ bytes arrived intact$'
 	assert_back_to_baseline
 	run_step 04_post_wr --help
 	assert_success

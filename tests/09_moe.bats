@@ -182,6 +182,10 @@ row_sizes() { # PHASE
 	record_baseline
 	RDMA_STEPS_CAPS=atomic_cap=none RING_STEP=09_moe run_ring 2 -t 5 --tokens 8 --hidden 64
 	assert_all_refused "error: --signal fadd asks for remote atomics, but $DEV does none (atomic_cap IBV_ATOMIC_NONE, see ibv_devinfo -v); use --signal imm"
+	# Every rank serves its peers' FETCH_ADDs: a device that serves none in flight (the
+	# exchange would agree 0, and the atomic would never go) is refused as well.
+	RDMA_STEPS_CAPS=max_qp_rd_atom=0 RING_STEP=09_moe run_ring 2 -t 5 --tokens 8 --hidden 64
+	assert_all_refused "error: --signal fadd asks for 1 RDMA READ or atomic served a QP, but $DEV allows 0 (max_qp_rd_atom); use --signal imm"
 	# Each signal's queues against the device's (the test aid): WRITE with immediate keeps
 	# receives ahead for the peer's signals; FETCH_ADD needs a CQ entry for each WR each way.
 	RDMA_STEPS_CAPS=max_qp_wr=8 RING_STEP=09_moe run_ring 2 -t 5 --tokens 8 --hidden 64 --signal imm

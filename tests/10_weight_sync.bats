@@ -229,6 +229,9 @@ assert_refused_by() { # FIRST LAST LINE
 	# A serving rank takes the trainers' FETCH_ADDs: a device without remote atomics cannot serve.
 	RDMA_STEPS_CAPS=atomic_cap=none RING_STEP=10_weight_sync run_ring 4 -t 10 "${SMALL[@]}"
 	assert_refused_by 2 3 "error: the trainers' FETCH_ADDs asks for remote atomics, but $DEV does none (atomic_cap IBV_ATOMIC_NONE, see ibv_devinfo -v); this step signals with atomics: use a device that serves them"
+	# ... and one that serves no atomic in flight (the exchange would agree 0 with the trainer).
+	RDMA_STEPS_CAPS=max_qp_rd_atom=0 RING_STEP=10_weight_sync run_ring 4 -t 10 "${SMALL[@]}"
+	assert_refused_by 2 3 "error: step 10 asks for 1 atomic served a QP (the trainers' FETCH_ADDs), but $DEV allows 0 (max_qp_rd_atom); this device cannot run it"
 	assert_back_to_baseline
 }
 

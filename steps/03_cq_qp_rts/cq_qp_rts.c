@@ -606,7 +606,7 @@ static void agree_rd_atomic(struct rdma_conn *conn)
 {
 	const struct peer_info *me = &conn->local, *peer = &conn->remote;
 
-	if (!peer->rd_atomic && !peer->rd_accept) {
+	if (peer->rd_atomic == RD_NOT_SENT && peer->rd_accept == RD_NOT_SENT) {
 		conn->max_rd_atomic = conn->max_dest_rd_atomic = conn->rd_atomic;
 		return;
 	}

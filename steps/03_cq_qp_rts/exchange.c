@@ -102,10 +102,11 @@ int exchange_decode(const uint8_t msg[EXCHANGE_MSG_LEN], struct peer_info *info)
 	memcpy(info->gid.raw, msg + 40, 16);
 	if (info->mtu < IBV_MTU_256 || info->mtu > IBV_MTU_4096)
 		return bad_field("MTU code", info->mtu, "must be 1 (256) to 5 (4096)");
-	if (info->rd_atomic < 1 || info->rd_atomic > EXCHANGE_RD_ATOMIC_MAX)
-		return bad_field("rd_atomic offer", info->rd_atomic, "must be 1 to 128");
-	if (info->rd_accept < 1 || info->rd_accept > EXCHANGE_RD_ATOMIC_MAX)
-		return bad_field("rd_atomic accept", info->rd_accept, "must be 1 to 128");
+	/* 0 is a device that initiates (or serves) no READ or atomic: it still SENDs and WRITEs. */
+	if (info->rd_atomic > EXCHANGE_RD_ATOMIC_MAX)
+		return bad_field("rd_atomic offer", info->rd_atomic, "must be 0 to 128");
+	if (info->rd_accept > EXCHANGE_RD_ATOMIC_MAX)
+		return bad_field("rd_atomic accept", info->rd_accept, "must be 0 to 128");
 	/* Version 3 sends zeros here: anything else is not a version 3 message. */
 	if (get_be16(msg + 22))
 		return bad_field("reserved field", get_be16(msg + 22), "must be 0 in version 3");

@@ -24,8 +24,10 @@ struct peer_info {
 	 * the peer's it can serve at once (its responder resources).  Each
 	 * side's max_rd_atomic is the least of its own offer and the peer's
 	 * accept, and its max_dest_rd_atomic the least of its accept and the
-	 * peer's offer: both ends agree (cq_qp_rts.c's agree_rd_atomic).  0 and 0:
-	 * a peer that sends none (ibv_rc_pingpong's), taken as 1 each way.
+	 * peer's offer: both ends agree (cq_qp_rts.c's agree_rd_atomic).  0: none
+	 * (a device that initiates or serves no READ still SENDs and WRITEs);
+	 * RD_NOT_SENT in both: a peer that sends none (ibv_rc_pingpong's), taken
+	 * as stage 3's 1 each way.
 	 */
 	uint8_t rd_atomic, rd_accept;
 	char options[EXCHANGE_OPTIONS_LEN];	/* what both sides must be given alike, as
@@ -35,6 +37,8 @@ struct peer_info {
 
 /* The peer's MTU when its exchange carries none (ibv_rc_pingpong's): the path MTU is then ours. */
 #define MTU_NOT_SENT ((enum ibv_mtu)0)
+/* rd_atomic and rd_accept of a peer that sends neither: past any the exchange carries. */
+#define RD_NOT_SENT 0xff
 
 /*
  * Message version 3: magic, version, MTU, LID, QPN, PSN, rkey, the READs and

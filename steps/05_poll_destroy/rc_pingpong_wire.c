@@ -49,7 +49,8 @@ int rc_pingpong_decode(const char msg[RC_PINGPONG_MSG_LEN], struct peer_info *in
 			     ": that is our own exchange; start this side without --peer=rc_pingpong");
 		return -1;
 	}
-	*info = (struct peer_info){ .lid = (uint16_t)lid, .qpn = qpn, .psn = psn, .mtu = MTU_NOT_SENT };
+	*info = (struct peer_info){ .lid = (uint16_t)lid, .qpn = qpn, .psn = psn, .mtu = MTU_NOT_SENT,
+				    .rd_atomic = RD_NOT_SENT, .rd_accept = RD_NOT_SENT };
 	for (int i = 0; i < 16; i++) {
 		sscanf(msg + 19 + 2 * i, "%2x", &byte);
 		info->gid.raw[i] = (uint8_t)byte;

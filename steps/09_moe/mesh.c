@@ -42,7 +42,10 @@ static int check_limits(const struct rdma_dev *dev, const struct moe_opts *opts,
 		return -1;
 	if (!qps)
 		return 0;
-	if (fadd && limit_check_atomics(dev, signal, "use --signal imm"))
+	/* Every rank both sends FETCH_ADDs and serves its peers'. */
+	if (fadd && (limit_check_atomics(dev, signal, "use --signal imm") ||
+		     limit_check_reads(dev, true, signal, "use --signal imm") ||
+		     limit_check_reads(dev, false, signal, "use --signal imm")))
 		return -1;
 	return limit_check(dev, LIMIT_QP_WR, 2, "send WRs a QP (a WRITE and its signal)", "step 09",
 			   "this device cannot run it") ||

@@ -58,7 +58,9 @@ static int check_limits(const struct fleet *f, const struct sync_opts *opts, con
 		return -1;
 	if (!fleet_trains(f) || (f->gathers && f->rank == 0))
 		if (limit_check_atomics(&f->dev, "the trainers' FETCH_ADDs", "this step signals "
-					"with atomics: use a device that serves them"))
+					"with atomics: use a device that serves them") ||
+		    limit_check(&f->dev, LIMIT_QP_RD_ATOM, 1, "atomic served a QP (the trainers' "
+				"FETCH_ADDs)", "step 10", "this device cannot run it"))
 			return -1;
 	if (!fleet_trains(f))
 		return 0;
