@@ -11,6 +11,7 @@
 #   moe:  09_moe, the same way: its full mesh, node 1 capturing;
 #   weights: 10_weight_sync the same way (ranks 0 and 1 train on nodes 1 and 2, a
 #         replica on nodes 3 and 4), its --way all: push, gather and TCP each round;
+#         and its push with --serve-dtype fp8, whose staging slots the wire keeps in flight;
 #   kill: 07_allreduce, the last rank killed (SIGKILL) once its stage 7 has begun;
 #   gloo: tests/peers/allreduce.py under torchrun on every node, one process each;
 #   train: make train's train.py the same way, its ring's rendezvous 1000 ports up;

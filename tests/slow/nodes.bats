@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# nodes.bats: step 07 across 2, 3 and 4 nodes on one segment (network namespaces of one VM on Linux 7.x, else VMs on QEMU's hub): every rank's result, the capture against the ring's schedule, a rank killed, collectives we did not write, and make train's job; step 09's all-to-all across 4, the capture against its layout; step 10's three ways across 4, each checked, its table ('make test-nodes').
+# nodes.bats: step 07 across 2, 3 and 4 nodes on one segment (network namespaces of one VM on Linux 7.x, else VMs on QEMU's hub): every rank's result, the capture against the ring's schedule, a rank killed, collectives we did not write, and make train's job; step 09's all-to-all across 4, the capture against its layout; step 10's three ways across 4, each checked, its table, and its FP8 staging slots in flight ('make test-nodes').
 # tests/nodes/nodes.sh boots the four nodes once for the whole file and runs tests/nodes/cases.tsv.
 # Budget: 5 minutes on a 2-core machine (about 3 here), most of it torch starting in two VMs.
 # bats file_tags=outside-vm
@@ -146,6 +146,29 @@ setup() {
 	[ "$(grep -cE '^ +tcp( +[0-9.]+){3} +[01] +1453312 +2 +1453312 +1453312 +[0-9.]+ +0$' <<<"$output")" = 3 ] || fail "tcp's rows: $output"
 	# The last round's table, for the record.
 	sed -n '/^# weight sync, round 3 /,/^ *tcp /p' <<<"$output" | sed 's/^/# weights4: /' >&3
+}
+
+# On one rxe a chain's WRITEs often complete before the trainer has converted the next
+# (make test's FP8 case allows 1 slot in flight); across a wire of about 22 MB/s a chain
+# of 64 KiB takes milliseconds, so the staging slots must overlap the writes.
+@test "nodes: step 10 with --serve-dtype fp8 across 4 nodes: each trainer converts the next chain while earlier ones are on the wire, 2 or more staging slots in flight at once; both serving nodes check every byte of both versions" {
+	for k in 1 2 3 4; do
+		[ "$(status_of $k fp8w4)" = 0 ] || fail "node $k, fp8w4: $(cat "$NODES/node$k/fp8w4.log")"
+		run cat "$NODES/node$k/fp8w4.log"
+		assert_line --regexp '^teardown +: every object released$'
+	done
+	for k in 1 2; do
+		run cat "$NODES/node$k/fp8w4.log"
+		for v in 1 2; do
+			assert_line --regexp "^convert +: version $v: 1453312 B of BF16 to 726656 B of FP8 E4M3, in 41 chains through 4 staging slots of 65536 B: [0-9.]+ ms of CPU converting, [0-9.]+% of the push's [0-9.]+ ms; at most [2-4] slots in flight at once, [0-9]+ chains waited for a free one\$"
+			echo "# fp8w4, node $k: $(grep "^convert *: version $v:" <<<"$output" | sed 's/^convert *: //')" >&3
+		done
+	done
+	for k in 3 4; do
+		run cat "$NODES/node$k/fp8w4.log"
+		assert_line "check               : round 1: version 1 in buffer 1: all 726656 B of our slices right, byte for byte as the plan says"
+		assert_line "check               : round 2: version 2 in buffer 0: all 726656 B of our slices right, byte for byte as the plan says; version v - 1 served whole while it landed"
+	done
 }
 
 @test "nodes: a rank killed on node 3 mid-run is named by the ranks on nodes 1 and 2, in bounded time" {
