@@ -217,21 +217,24 @@ assert_refused_by() { # FIRST LAST LINE
 
 @test "10_weight_sync on a device smaller than it needs (the test aid RDMA_STEPS_CAPS): a trainer's send queue, the atomic it initiates and its longest WRITE, a serving rank's remote atomics, each refused before anything is registered, naming the limit; every other rank names a rank that refused; all freed" {
 	record_baseline
+	# One trainer and one serving rank (a replica of --tp 1) meet every refusal: two ranks a run.
+	local pair=(--trainers 1 --tp 1 --model-dim 128 --layers 2)
 	# A trainer keeps 3 chains of 16 WRITEs and its FETCH_ADD on one send queue.
-	RDMA_STEPS_CAPS=max_qp_wr=48 RING_STEP=10_weight_sync run_ring 4 -t 10 "${SMALL[@]}"
-	assert_refused_by 0 1 "error: step 10 asks for 49 send WRs a QP (the chains in flight and the FETCH_ADD), but $DEV allows 48 (max_qp_wr); this device cannot run it"
+	RDMA_STEPS_CAPS=max_qp_wr=48 RING_STEP=10_weight_sync run_ring 2 -t 10 "${pair[@]}"
+	assert_refused_by 0 0 "error: step 10 asks for 49 send WRs a QP (the chains in flight and the FETCH_ADD), but $DEV allows 48 (max_qp_wr); this device cannot run it"
 	# Its FETCH_ADD is an atomic it initiates: a device that initiates none cannot train here.
-	RDMA_STEPS_CAPS=max_qp_init_rd_atom=0 RING_STEP=10_weight_sync run_ring 4 -t 10 "${SMALL[@]}"
-	assert_refused_by 0 1 "error: step 10 asks for 1 atomic initiated a QP (the FETCH_ADD), but $DEV allows 0 (max_qp_init_rd_atom); this device cannot run it"
-	# Each run of the plan is one WRITE: its longest against the port's largest message.
-	RDMA_STEPS_CAPS=max_msg_sz=1024 RING_STEP=10_weight_sync run_ring 4 -t 10 "${SMALL[@]}"
-	assert_refused_by 0 1 "error: --model-dim 128 --layers 2 asks for 513152 bytes in one WRITE (the plan's longest run), but $DEV allows 1024 (max_msg_sz of port 1); give a smaller --model-dim"
-	# A serving rank takes the trainers' FETCH_ADDs: a device without remote atomics cannot serve.
-	RDMA_STEPS_CAPS=atomic_cap=none RING_STEP=10_weight_sync run_ring 4 -t 10 "${SMALL[@]}"
-	assert_refused_by 2 3 "error: the trainers' FETCH_ADDs asks for remote atomics, but $DEV does none (atomic_cap IBV_ATOMIC_NONE, see ibv_devinfo -v); this step signals with atomics: use a device that serves them"
-	# ... and one that serves no atomic in flight (the exchange would agree 0 with the trainer).
-	RDMA_STEPS_CAPS=max_qp_rd_atom=0 RING_STEP=10_weight_sync run_ring 4 -t 10 "${SMALL[@]}"
-	assert_refused_by 2 3 "error: step 10 asks for 1 atomic served a QP (the trainers' FETCH_ADDs), but $DEV allows 0 (max_qp_rd_atom); this device cannot run it"
+	RDMA_STEPS_CAPS=max_qp_init_rd_atom=0 RING_STEP=10_weight_sync run_ring 2 -t 10 "${pair[@]}"
+	assert_refused_by 0 0 "error: step 10 asks for 1 atomic initiated a QP (the FETCH_ADD), but $DEV allows 0 (max_qp_init_rd_atom); this device cannot run it"
+	# Each run of the plan is one WRITE: its longest (here the whole model, one trainer to one
+	# rank) against the port's largest message.
+	RDMA_STEPS_CAPS=max_msg_sz=1024 RING_STEP=10_weight_sync run_ring 2 -t 10 "${pair[@]}"
+	assert_refused_by 0 0 "error: --model-dim 128 --layers 2 asks for 2905344 bytes in one WRITE (the plan's longest run), but $DEV allows 1024 (max_msg_sz of port 1); give a smaller --model-dim"
+	# A serving rank takes the trainers' FETCH_ADDs: a device without remote atomics cannot
+	# serve, nor one that serves no atomic in flight (the exchange would agree 0 with the trainer).
+	RDMA_STEPS_CAPS=atomic_cap=none RING_STEP=10_weight_sync run_ring 2 -t 10 "${pair[@]}"
+	assert_refused_by 1 1 "error: the trainers' FETCH_ADDs asks for remote atomics, but $DEV does none (atomic_cap IBV_ATOMIC_NONE, see ibv_devinfo -v); this step signals with atomics: use a device that serves them"
+	RDMA_STEPS_CAPS=max_qp_rd_atom=0 RING_STEP=10_weight_sync run_ring 2 -t 10 "${pair[@]}"
+	assert_refused_by 1 1 "error: step 10 asks for 1 atomic served a QP (the trainers' FETCH_ADDs), but $DEV allows 0 (max_qp_rd_atom); this device cannot run it"
 	assert_back_to_baseline
 }
 
