@@ -77,6 +77,10 @@ if [ "${RDMA_VM_HUB:-0}" != 1 ] && rxe_per_netns; then
 	exit 0
 fi
 case $n in 2 | 3 | 4) ;; *) die "N must be 2, 3 or 4 on QEMU's hub (namespaces take up to 16 on a kernel whose rxe works per namespace), not '$n'" ;; esac
+# A second plane is a second veth and rxe device in each namespace (netns-nodes.sh); the hub's
+# VMs have one NIC each, and a check that needs a plane needs no 6.1 guest: say so, not fail later.
+[ "${RDMA_VM_PLANES:-1}" = 1 ] ||
+	die "RDMA_VM_PLANES=${RDMA_VM_PLANES} (a second plane) runs only with nodes as network namespaces, which need rxe per namespace (Linux 7.1 or later: RDMA_VM_KERNEL=trixie-backports, and RDMA_VM_HUB unset); QEMU's hub gives each VM one NIC"
 port=$(wire_free_port $((n - 1))) || die "no $((n - 1)) free TCP ports in a row in 20000-29999 on 127.0.0.1 for the wire"
 start=$SECONDS
 echo "nodes: $n nodes on 127.0.0.1 from port $port, $(node_cpus "$n") vCPU each; logs in $out/nodeK.boot.log"
