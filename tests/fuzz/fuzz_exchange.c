@@ -17,8 +17,7 @@ static void check_fields(const struct peer_info *info)
 	if (info->mtu < IBV_MTU_256 || info->mtu > IBV_MTU_4096 ||
 	    info->qpn == 0 || info->qpn > MAX_24_BITS || info->psn > MAX_24_BITS ||
 	    info->addr == 0 || info->len == 0 || (info->lid == 0 && gid_is_zero(&info->gid)) ||
-	    info->rd_atomic < 1 || info->rd_atomic > EXCHANGE_RD_ATOMIC_MAX ||
-	    info->rd_accept < 1 || info->rd_accept > EXCHANGE_RD_ATOMIC_MAX ||
+	    info->rd_atomic > EXCHANGE_RD_ATOMIC_MAX || info->rd_accept > EXCHANGE_RD_ATOMIC_MAX ||
 	    len == EXCHANGE_OPTIONS_LEN)
 		abort();
 	for (size_t i = 0; i < len; i++)
