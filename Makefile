@@ -98,8 +98,14 @@ LIB_RING := $(BUILD)/lib/libring_comm.so
 PIC := $(BUILD)/pic
 ring_comm_src := $(filter-out %/main.c,$(call step_src,07_allreduce)) steps/07_allreduce/train/ring_comm.c
 
+# Step 10 as a library too, for make serve's job (ctypes), built the same way from its own
+# stage objects (in build/pic10: other -I than step 07's) and steps/10_weight_sync/serve/weight_comm.c.
+LIB_WEIGHTS := $(BUILD)/lib/libweight_comm.so
+PIC10 := $(BUILD)/pic10
+weight_comm_src := $(filter-out %/main.c,$(call step_src,10_weight_sync)) steps/10_weight_sync/serve/weight_comm.c
+
 .PHONY: all
-all: $(PROGRAMS) $(LIB_RING) $(ZEROCOPY) ## Build every step into build/bin/NN_name, step 07's library into build/lib and the tests' TCP zero-copy program into build/tools (the default)
+all: $(PROGRAMS) $(LIB_RING) $(LIB_WEIGHTS) $(ZEROCOPY) ## Build every step into build/bin/NN_name, the libraries of steps 07 and 10 into build/lib and the tests' TCP zero-copy program into build/tools (the default)
 
 define step_rules
 $(BIN)/$(1): $(patsubst %.c,$(OBJ)/%.o,$(call step_src,$(1))) | $(BIN)
@@ -131,6 +137,14 @@ $(LIB_RING): $(patsubst %.c,$(PIC)/%.o,$(ring_comm_src))
 	$(CC) $(LDFLAGS) -shared -o $@ $^ $(LDLIBS)
 $(PIC)/%.o: CPPFLAGS += $(call step_includes,07_allreduce)
 $(PIC)/%.o: %.c | deps
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -fPIC -fvisibility=hidden -c -o $@ $<
+
+$(LIB_WEIGHTS): $(patsubst %.c,$(PIC10)/%.o,$(weight_comm_src))
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) -shared -o $@ $^ $(LDLIBS)
+$(PIC10)/%.o: CPPFLAGS += $(call step_includes,10_weight_sync)
+$(PIC10)/%.o: %.c | deps
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -fPIC -fvisibility=hidden -c -o $@ $<
 
@@ -205,7 +219,7 @@ slow_env_test-nodes := RDMA_VM_KERNEL=$(NODES_KERNEL)
 $(eval $(call slow_check,test-nodes8,nodes,all vm,tests/slow/nodes8.bats))
 slow_env_test-nodes8 := RDMA_VM_KERNEL=$(NODES_KERNEL)
 slow_help_test-nodes8 := step 07 and step 09 with 8 ranks on 8 nodes, network namespaces of one VM booting Linux 7.x: every rank's result, node 1's capture against the ring's schedule and step 09's layout (about 3 min).
-$(eval $(call slow_check,test-train,collective,all vm,tests/slow/train.bats))
+$(eval $(call slow_check,test-train,collective,all vm,tests/slow/train.bats tests/slow/serve.bats))
 slow_env_test-train := RDMA_VM_MEM=4096
 $(eval $(call slow_check,test-render,browser,,tests/slow/render.bats))
 # The device tests of make test again, in a VM booting the other kernel (CONTRIBUTING.md, "The guest kernel").
@@ -245,6 +259,11 @@ train: DEPS_SET := collective
 train: deps all vm ## Train a small model under torchrun (TRAIN_RANKS=4) with DDP's gradients summed by step 07's ring, beside Gloo's: losses, agreement, accuracy, time per step (about 5 min in the VM)
 	@RDMA_VM_MEM=$${RDMA_VM_MEM:-4096} tests/tools/run.sh --results build/train train
 
+.PHONY: serve
+serve: DEPS_SET := collective
+serve: deps all vm ## Train a small Llama-shaped model on 2 trainer ranks and sync it after every round with step 10 into a replica of --tp 2, whose tensor-parallel forward is checked against the trainer's (SERVE_RANKS=4; about 5 min in the VM)
+	@RDMA_VM_MEM=$${RDMA_VM_MEM:-4096} tests/tools/run.sh --results build/serve serve
+
 .PHONY: coverage
 coverage: deps ## Build every step with gcov counters into build/coverage/bin (test-faults runs it)
 	@$(MAKE) --no-print-directory BUILD=build/coverage COVERAGE=1 all
@@ -281,7 +300,7 @@ fresh-machine: ## As root: run README's quick start in minimal Debian 12 and 13 
 
 .PHONY: lint
 lint: deps ## Check the shell scripts with shellcheck
-	shellcheck -x .ci/run tests/tools/*.sh tests/bench/*.sh tests/bench/nodes/*.sh tests/exercise/*.sh tests/vm/*.sh tests/vm/initramfs-init tests/wire/*.sh tests/nodes/*.sh tests/lossy/*.sh tests/zerocopy/*.sh steps/07_allreduce/train/*.sh
+	shellcheck -x .ci/run tests/tools/*.sh tests/bench/*.sh tests/bench/nodes/*.sh tests/exercise/*.sh tests/vm/*.sh tests/vm/initramfs-init tests/wire/*.sh tests/nodes/*.sh tests/lossy/*.sh tests/zerocopy/*.sh steps/07_allreduce/train/*.sh steps/10_weight_sync/serve/*.sh
 
 .PHONY: diagrams
 diagrams: deps ## Re-render the SVGs in diagrams/ from their .dot sources, English and Chinese (needs graphviz and fonts-wqy-microhei)

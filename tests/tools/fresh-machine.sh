@@ -282,7 +282,7 @@ total_start=$SECONDS
 install_mmdebstrap || die "could not install mmdebstrap"
 command -v gpg >/dev/null || die "gpg not found (it reads the root's keyring): apt-get install gpg"
 mapfile -t slow_checks < <(make -s --no-print-directory -C "$project" slow-checks)
-learner_targets=(all demo test "${slow_checks[@]}" bench bench-nodes train fuzz-replay shell 'shell NODES=2' 'shell NODES=4'
+learner_targets=(all demo test "${slow_checks[@]}" bench bench-nodes train serve fuzz-replay shell 'shell NODES=2' 'shell NODES=4'
 	sanitize test-sanitize nocuda vm lint)
 echo "1..$(((${#learner_targets[@]} + 8 + ${#extra_targets[@]}) * ${#releases[@]}))" >"$tap"
 for release in "${releases[@]}"; do

@@ -2,7 +2,7 @@
 # run.sh: run the test suite or the demo where RDMA works: natively on an existing device, else in the soft-RoCE VM.
 #
 # Usage: tests/tools/run.sh [--results DIR] test [BATS_FILE...]
-#        tests/tools/run.sh [--results DIR] demo | bench | train [TRAIN_PY_ARG...]
+#        tests/tools/run.sh [--results DIR] demo | bench | train [TRAIN_PY_ARG...] | serve [SERVE_PY_ARG...]
 #        tests/tools/run.sh shell [NODES]   (an interactive shell in the VM; NODES=2 to 4: that many VMs on one wire)
 # DIR, relative to the project's root, receives the results (default
 # build/test-results, make test's own): a slow check's go to a folder of its own.
@@ -20,7 +20,7 @@ fi
 # shellcheck source=tests/vm/kernel-choice.bash
 . "$root/tests/vm/kernel-choice.bash"
 vm_dir=$(vm_kernel_dir "$root") || exit 1
-what=${1:?usage: tests/tools/run.sh [--results DIR] test [BATS_FILE...] | demo | bench | train | shell [NODES]}
+what=${1:?usage: tests/tools/run.sh [--results DIR] test [BATS_FILE...] | demo | bench | train | serve | shell [NODES]}
 shift
 
 die() { echo "$what: $*" >&2; exit 1; }
@@ -43,8 +43,9 @@ test) job=(tests/tools/run-bats.sh "$@") ;; # in the VM: tests/tools/run-bats.sh
 demo) job=(tests/tools/demo.sh) ;;
 bench) job=(tests/bench/bench.sh) ;;
 train) job=(steps/07_allreduce/train/train.sh "$@") ;;
+serve) job=(steps/10_weight_sync/serve/serve.sh "$@") ;;
 shell) job=(tests/vm/shell.sh) ;;
-*) die "unknown action '$what' (test, demo, bench, train or shell)" ;;
+*) die "unknown action '$what' (test, demo, bench, train, serve or shell)" ;;
 esac
 
 start=$SECONDS
