@@ -251,7 +251,7 @@ bench: deps all ## Run step 05, and step 08's KV transfer, beside perftest (BENC
 
 .PHONY: bench-nodes
 bench-nodes: DEPS_SET := nodes
-bench-nodes: deps all vm ## Step 07 and step 09 across 2, 3 and 4 VMs: busbw against size beside ib_write_bw on every ring link at once, Gloo, Open MPI and the ring's model; step 09's dispatch and combine against its model, ib_write_bw on every pair at once and TCP: build/bench/nodes/nodes.txt and nodes.svg (make bench runs it last; about 15 min)
+bench-nodes: deps all vm ## Steps 07, 09 and 10 across 2, 3 and 4 VMs: busbw against size beside ib_write_bw on every ring link at once, Gloo, Open MPI and the ring's model; step 09's dispatch and combine against its model, ib_write_bw on every pair at once and TCP; step 10's push, gather and TCP each round beside ib_write_bw's model: build/bench/nodes/nodes.txt and nodes.svg (make bench runs it last; about 15 min)
 	@tests/bench/nodes/bench.sh build/bench/nodes
 
 .PHONY: train

@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# 00_bench_nodes.bats: make bench-nodes' report (tests/bench/nodes/report.sh) on the logs of one real 4-node run: step 09's model, its ratios and its check, worked out by hand.
+# 00_bench_nodes.bats: make bench-nodes' report (tests/bench/nodes/report.sh) on the logs of real 4-node runs: step 09's model, its ratios and its check, and step 10's three ways beside theirs, worked out by hand.
 # Needs no RDMA device: it reads logs (tests/bench/nodes/fixture.txt), so it runs on the host.
 # bats file_tags=outside-vm
 
@@ -36,6 +36,25 @@ setup() {
 	assert [ -s "$dir/nodes.svg" ]
 	run cat "$dir/nodes.txt"
 	assert_line "N = 4, result crc32 at the largest size, step 07 over RDMA and TCP, Gloo and Open MPI on every rank: 0x11f7f62d on 16 lines: the same to the bit"
+}
+
+@test "bench-nodes report, step 10: each round's three ways beside the slowest rank's bytes over ib_write_bw one pair alone" {
+	run "$PROJECT_ROOT/tests/bench/nodes/report.sh" "$dir"
+	assert_success
+	assert_line "Step 10 across 4 nodes: 2 trainers, 2 serving ranks, 11621376 B a version; each way, each round, beside ib_write_bw's model"
+	# ib_write_bw one pair alone: 15.11 MiB/s x 1.048576 = 15.84 MB/s.  Push's and TCP's slowest
+	# rank moves its shard, 5810688 B: 5810688 / 15.84 / 1000 = 366.84 ms; round 1's push took
+	# 940.42 ms, 2.56x.  The gather's rank 0 takes the other trainer's shard in and sends the whole
+	# model out: 17430784 B, 1100.43 ms; 1436.20 ms is 1.31x.  TCP's 408.92 ms, 1.11x.
+	assert_line --regexp '^ +1  push +940\.42 +5810688 +366\.84 +2\.56x +0$'
+	assert_line --regexp '^ +1  gather +1436\.20 +17430784 +1100\.43 +1\.31x +0$'
+	assert_line --regexp '^ +1  tcp +408\.92 +5810688 +366\.84 +1\.11x +0$'
+	[ "$(awk -F'\t' 'NR > 1 && $1 == 4' "$dir/weights.tsv" | wc -l)" = 9 ] || fail "weights.tsv: not 3 ways x 3 rounds: $(cat "$dir/weights.tsv")"
+	# A run whose step 10 left no log stops the report, naming it.
+	rm "$dir/4/node1/weights.log"
+	run "$PROJECT_ROOT/tests/bench/nodes/report.sh" "$dir"
+	assert_failure
+	assert_line --partial "bench-nodes: 4 nodes: step 10 left no log (job.sh's part weights)"
 }
 
 @test "bench-nodes report: a pair whose ib_write_bw printed no figure stops the report, naming the pair" {

@@ -21,8 +21,10 @@
 #      then the same tests from a second clone under /tmp, which the VM's guest keeps
 #      read-only (its own /tmp is then the host's);
 #   3. as root: make sanitize, make lint and make test-wire, which need packages of their own;
-#   4. as root, the targets FRESH_EXTRA names (none unless given: e.g. FRESH_EXTRA=train,
-#      which installs python3-torch and runs the training job, too long for .ci/run).
+#   4. as root, the targets FRESH_EXTRA names, comma-separated, each with make's variables
+#      if it needs them (none unless given: e.g. FRESH_EXTRA='train,serve,test-bench,bench-nodes
+#      BENCH_NODES=2': python3-torch and the two PyTorch jobs, perftest against step 05, two VMs
+#      on QEMU's hub; too long for .ci/run).
 # The test VM boots the kernel that the root's own apt names as linux-image-amd64,
 # as it would for a user there: Debian 12's Linux 6.1, Debian 13's 6.12.
 # The TAP lines go to build/test-results/fresh-machine/tap (FRESH_NAME for another
@@ -44,7 +46,7 @@ log=$results/log
 test_files="tests/01_open_pd.bats tests/02_reg_mr.bats"
 learner_uid=1000
 read -ra releases <<<"${FRESH_RELEASES:-bookworm trixie}"
-read -ra extra_targets <<<"${FRESH_EXTRA:-}"
+IFS=, read -ra extra_targets <<<"${FRESH_EXTRA:-}"
 
 die() { echo "fresh-machine: $*" >&2; exit 1; }
 say() { echo "fresh-machine: $*"; }

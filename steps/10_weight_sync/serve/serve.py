@@ -14,6 +14,7 @@ No conversion on the way: the trainers' weights are float32, rounded to BF16 onc
 both forwards compute in float32 from those BF16 values.
 """
 import argparse
+import datetime
 import hashlib
 import os
 import sys
@@ -131,7 +132,8 @@ def digest(bits):
 def main():
     args = options()
     llama_tp.check_tp(args.tp)
-    dist.init_process_group("gloo")
+    # Every Gloo collective bounded as step 10's waits are (its default is 30 minutes).
+    dist.init_process_group("gloo", timeout=datetime.timedelta(seconds=args.timeout))
     rank, world = dist.get_rank(), dist.get_world_size()
     t, tp = args.trainers, args.tp
     replicas = (world - t) // tp
@@ -252,4 +254,8 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    try:
+        main()
+    except RuntimeError as e:
+        # A Gloo collective whose peer is gone: one line naming this rank, as step 10's errors do.
+        raise SystemExit(f"error: rank {os.environ.get('RANK', '?')}: {str(e).splitlines()[0]}")

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# bench.sh: the collectives across 2, 3 and 4 VMs, step 07's ring and step 09's all-to-all: boots each set of nodes, runs job.sh on every node, then report.sh (make bench, after step 05's bench; make bench-nodes alone).
+# bench.sh: the collectives across 2, 3 and 4 VMs, step 07's ring, step 09's all-to-all and step 10's weight sync: boots each set of nodes, runs job.sh on every node, then report.sh (make bench, after step 05's bench; make bench-nodes alone).
 #
 # Usage: tests/bench/nodes/bench.sh OUT_DIR
 # OUT_DIR/N/nodeK/ receives node K's logs of N nodes (job.sh's parts); report.sh turns
@@ -16,7 +16,7 @@ die() { echo "bench-nodes: $*" >&2; exit 1; }
 mkdir -p "$out" || die "cannot create $out"
 for n in ${BENCH_NODES:-2 3 4}; do
 	rm -rf "${out:?}/$n"
-	echo "bench-nodes: $n nodes: ib_write_bw one pair alone, then on every ring link at once; step 07 over RDMA and TCP; Gloo; Open MPI on node 1; ib_atomic_lat; ib_write_bw on every pair at once; step 09 over RDMA and TCP"
+	echo "bench-nodes: $n nodes: ib_write_bw one pair alone, then on every ring link at once; step 07 over RDMA and TCP; Gloo; Open MPI on node 1; ib_atomic_lat; ib_write_bw on every pair at once; step 09 over RDMA and TCP; step 10's three ways"
 	# torch needs more than the 1 GiB a VM has by default.  One vCPU per node for every N,
 	# so that the nodes are alike as N grows (make shell gives two nodes 2 each).  Always
 	# one VM a node on QEMU's hub (RDMA_VM_HUB=1), never namespaces of one VM: the figures

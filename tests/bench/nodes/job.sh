@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# job.sh: one node's part of the bench across nodes: ib_write_bw one pair alone, on every ring link and on every pair at once, step 07 over RDMA and TCP, Gloo, Open MPI, step 09 over RDMA and TCP.
+# job.sh: one node's part of the bench across nodes: ib_write_bw one pair alone, on every ring link and on every pair at once, step 07 over RDMA and TCP, Gloo, Open MPI, step 09 over RDMA and TCP, step 10's three ways.
 #
 # Runs in each VM that tests/bench/nodes/bench.sh boots (tests/vm/boot-nodes.sh), node K of
 # N.  In order, each part on its own TCP port, so that a node early to a part waits for
@@ -12,7 +12,10 @@
 #   mpi:   the same under mpirun, N processes on node 1 only (its launcher needs a remote shell to reach the others);
 #   atomic: ib_atomic_lat, FETCH_ADD of 8 bytes (step 09's default signal), node 2 to node 1 alone;
 #   mesh:  ib_write_bw on every ordered pair at the same time, at step 09's ACK timeout: node K serves each peer and drives its own link to each;
-#   moe:   09_moe, rank K-1 here, RDMA then TCP, at BENCH_NODES_MOE_SIZES, its QPs' ACK timeout NCCL's (--qp-timeout 20).
+#   moe:   09_moe, rank K-1 here, RDMA then TCP, at BENCH_NODES_MOE_SIZES, its QPs' ACK timeout NCCL's (--qp-timeout 20);
+#   weights: 10_weight_sync, rank K-1 here, --way all (push, gather to rank 0, TCP) for 3 rounds, the
+#          model of --model-dim BENCH_NODES_WEIGHTS_DIM (256: 11.6 MB in BF16), N - P trainers and one
+#          replica of --tp P (P 2 from 3 nodes, else 1), the ACK timeout NCCL's.
 # Writes PART.log in RDMA_STEPS_RESULTS (links: links.server.log and links.client.log; mesh:
 # mesh.server.P.log and mesh.client.P.log, P the peer), and PART.counters: what each of rxe0's
 # hardware counters gained over the part ("NAME DELTA"); for links, ring, mesh and moe, PART.cpu:
@@ -127,6 +130,14 @@ moe() { # PORT
 		--qp-timeout 20 --transport both "${moe_sizes[@]}" 198.18.0.1 >"$out/moe.log" 2>&1
 }
 
+# Step 10's three ways: trainers on the first nodes, one replica of --tp 2 (of 1 on two nodes) on the last.
+weights() { # PORT
+	local tp=$((n >= 3 ? 2 : 1))
+	timeout -k 5 600 "$bin/10_weight_sync" -d rxe0 -p "$1" -t 120 --rank $((node - 1)) --world-size "$n" \
+		--trainers $((n - tp)) --tp "$tp" --model-dim "${BENCH_NODES_WEIGHTS_DIM:-256}" --layers 2 --updates 3 \
+		--way all --qp-timeout 20 198.18.0.1 >"$out/weights.log" 2>&1
+}
+
 # Every counter, one "NAME VALUE" line each.
 read_counters() {
 	local f
@@ -153,4 +164,5 @@ part mpi mpi 18830
 part atomic atomic 18841
 part mesh mesh 18850
 part moe moe 18860
+part weights weights 18870
 exit "$failed"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# report.sh: the bench across nodes as tables: step 07's busbw against size for N = 2, 3, 4, beside ib_write_bw's bound, Gloo, Open MPI and the ring's model; step 09's dispatch and combine beside theirs (nodes.txt, nodes.tsv, links.tsv, mesh.tsv, moe.tsv, nodes.svg).
+# report.sh: the bench across nodes as tables: step 07's busbw against size for N = 2, 3, 4, beside ib_write_bw's bound, Gloo, Open MPI and the ring's model; step 09's dispatch and combine beside theirs; step 10's three ways beside their model (nodes.txt, nodes.tsv, links.tsv, mesh.tsv, moe.tsv, weights.tsv, nodes.svg).
 #
 # Usage: tests/bench/nodes/report.sh DIR   (DIR holds N/nodeK/*.log, as bench.sh leaves them)
 # Bandwidths are in MB/s (10^6 B/s).  The bound is ib_write_bw's slowest ring link
@@ -76,6 +76,7 @@ moe_rows_of() { # FILE
 
 # Every ordered pair's ib_write_bw while all ran at once, and step 09's rows with their model.
 printf 'nodes\tfrom\tto\tMBps\n' >"$dir/mesh.tsv"
+printf 'nodes\tround\tway\ttime_ms\tslowest_B\tmodel_ms\twrong\n' >"$dir/weights.tsv"
 printf 'nodes\trow\tsize\tphase\ttransport\ttime_us\twrong\tbytes_us\tsignal_us\tmodel_us\n' >"$dir/moe.tsv"
 for n_dir in "$dir"/[2-4]; do
 	n=${n_dir##*/}
@@ -190,6 +191,26 @@ for n_dir in "$dir"/[2-4]; do
 	echo "N = $n, rxe's counters over the nodes: ib_write_bw on every pair at once: $(counters_of "$n_dir" mesh); step 09: $(counters_of "$n_dir" moe)"
 	echo "N = $n, CPU time over the nodes (user + system, of wall): ib_write_bw on every pair at once: $(cpu_of "$n_dir" mesh); step 09 (RDMA and TCP): $(cpu_of "$n_dir" moe)"
 done
+
+# Step 10's three ways, each round, beside ib_write_bw's model: the slowest rank's bytes over
+# ib_write_bw one pair alone (step 10's own model column uses the rate of its round's push).
+for n_dir in "$dir"/[2-4]; do
+	n=${n_dir##*/}
+	[ -f "$n_dir/node1/weights.log" ] || die "$n nodes: step 10 left no log (job.sh's part weights)"
+	pair=$(awk -F'\t' -v n="$n" '$1 == n { print $2 }' "$dir/links.tsv")
+	awk -v n="$n" -v pair="$pair" -v out="$dir/weights.tsv" '
+		/^# weight sync, round [0-9]+ / { round = $5; head = $0; sub(/^# weight sync, round [0-9]+ \(version [0-9]+\): /, "", head); sub(/; model:.*/, "", head) }
+		round && NF == 11 && $1 ~ /^(push|gather|tcp)$/ {
+			model = $9 / pair / 1000
+			printf "%s\t%s\t%s\t%s\t%s\t%.2f\t%s\n", n, round, $1, $2, $9, model, $11 >> out
+			row[++m] = sprintf("%5s  %-6s %10.2f %12d %10.2f %8.2fx %7d", round, $1, $2, $9, model, $2 / model, $11) }
+		END { if (!m) exit 1
+			printf "\nStep 10 across %d nodes: %s; each way, each round, beside ib_write_bw'\''s model\n", n, head
+			printf "%5s  %-6s %10s %12s %10s %9s %7s\n", "round", "way", "time (ms)", "slowest (B)", "model (ms)", "/model", "#wrong"
+			for (i = 1; i <= m; i++) print row[i]
+			printf "The model: the slowest rank'\''s bytes (the plan'\''s, as step 10'\''s table prints them) over ib_write_bw one pair alone, %.2f MB/s; the gather'\''s rank 0 moves every trainer'\''s shard in and the whole model out.\n", pair }' \
+		"$n_dir/node1/weights.log" || die "$n nodes: step 10 printed no table: $(tail -n 3 "$n_dir/node1/weights.log")"
+done
 } >>"$dir/nodes.txt"
 cat "$dir/nodes.txt"
 
@@ -225,4 +246,4 @@ set grid
 plot $plot_line
 GNUPLOT
 rm -f "$dir"/rdma?.dat "$dir"/gloo?.dat "$dir"/bound?.dat "$dir"/model?.dat
-echo "bench-nodes: wrote $dir/nodes.txt, nodes.tsv, links.tsv, mesh.tsv, moe.tsv and nodes.svg"
+echo "bench-nodes: wrote $dir/nodes.txt, nodes.tsv, links.tsv, mesh.tsv, moe.tsv, weights.tsv and nodes.svg"
