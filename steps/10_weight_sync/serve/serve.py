@@ -55,7 +55,9 @@ def options():
     p.add_argument("--batch", type=int, default=8)
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--sync-port", type=int, default=18700, help="step 10's rendezvous (torchrun holds MASTER_PORT)")
-    p.add_argument("--timeout", type=int, default=60)
+    p.add_argument("--timeout", type=int, default=60, help="step 10's waits, in s: the rendezvous, each update")
+    p.add_argument("--round-timeout", type=int, default=600,
+                   help="Gloo's collectives, in s: the barrier where the serving ranks wait out a round's training")
     p.add_argument("--flip-bit", type=int, default=-1, metavar="RANK",
                    help="test aid: in the last round that serving rank flips one bit of its slice before checking")
     return p.parse_args()
@@ -132,8 +134,9 @@ def digest(bits):
 def main():
     args = options()
     llama_tp.check_tp(args.tp)
-    # Every Gloo collective bounded as step 10's waits are (its default is 30 minutes).
-    dist.init_process_group("gloo", timeout=datetime.timedelta(seconds=args.timeout))
+    # Every Gloo collective bounded (PyTorch's default is 30 minutes), by a round's length: the
+    # serving ranks wait at a barrier while the trainers train, minutes under emulation.
+    dist.init_process_group("gloo", timeout=datetime.timedelta(seconds=args.round_timeout))
     rank, world = dist.get_rank(), dist.get_world_size()
     t, tp = args.trainers, args.tp
     replicas = (world - t) // tp
@@ -178,6 +181,9 @@ def main():
             say("train", f"round {v}: {args.steps} steps in {1000 * (time.perf_counter() - start):.0f} ms, "
                 f"loss {loss.item():.3f}, held-back loss {held.item():.3f}")
             fill_shard(wc, parts, model)
+        # Every rank here once the trainers' shards are filled: step 10's wait (--timeout) then
+        # bounds the sync alone, not the training before it.
+        dist.barrier()
         start = time.perf_counter()
         try:
             wc.update()

@@ -13,5 +13,5 @@ case $ranks in 3 | 4 | 5 | 6) ;; *) echo "serve: SERVE_RANKS must be 3 to 6, not
 command -v torchrun >/dev/null ||
 	{ echo "serve: no torchrun: 'make serve' installs Debian's python3-torch (tests/tools/deps.sh collective)" >&2; exit 1; }
 [ -e build/lib/libweight_comm.so ] || { echo "serve: no build/lib/libweight_comm.so: run 'make all'" >&2; exit 1; }
-run_torch_job serve "$out" "$ranks" "${SERVE_MASTER_PORT:-29500}" "${SERVE_TIMEOUT:-600}" \
+run_torch_job serve "$out" "$ranks" "${SERVE_MASTER_PORT:-29500}" "${SERVE_TIMEOUT:-900}" \
 	steps/10_weight_sync/serve/serve.py "$@"
