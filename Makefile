@@ -196,6 +196,8 @@ slow_then_test-faults := tests/tools/label-coverage.sh build/coverage $(SLOW_RES
 $(eval $(call slow_check,soak,all,all nocuda,tests/slow/soak.bats))
 $(eval $(call slow_check,valgrind,valgrind,all nocuda,tests/slow/valgrind.bats))
 $(eval $(call slow_check,test-lab,all,all vm,tests/slow/lab.bats tests/slow/exercises.bats))
+# make shell NODES=N's kernel, which its tests boot (make shell alone boots the default).
+slow_env_test-lab = LAB_NODES_KERNEL=$(NODES_KERNEL)
 # The kernel of the node checks' VM: Linux 7.x, whose rxe works per namespace (from 7.1).  NODES_KERNEL= (empty):
 # the host's own (6.1), on QEMU's hub (CONTRIBUTING.md, "Nodes as network namespaces").
 NODES_KERNEL ?= trixie-backports
@@ -274,8 +276,8 @@ demo: deps all nocuda ## Run every command block of the book, chapter by chapter
 
 .PHONY: shell
 shell: DEPS_SET := $(if $(filter 2 3 4,$(NODES)),wire,all)
-shell: deps all nocuda ## A root shell in the soft-RoCE VM, with rxe0 up, to run the book's commands by hand; NODES=2 to 4: that many VMs on one wire, side by side in tmux
-	@tests/tools/run.sh shell $(NODES)
+shell: deps all nocuda ## A root shell in the soft-RoCE VM, with rxe0 up, to run the book's commands by hand; NODES=2 to 4: that many nodes on one wire, network namespaces of one VM booting Linux 7.x, side by side in tmux
+	@$(if $(filter 2 3 4,$(NODES)),RDMA_VM_KERNEL=$${RDMA_VM_KERNEL-$(NODES_KERNEL)}) tests/tools/run.sh shell $(NODES)
 
 .PHONY: vm
 vm: deps ## Fetch Debian's kernel and build the test VM's initramfs under build/vm (done by test and demo)

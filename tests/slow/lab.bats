@@ -127,6 +127,14 @@ JOB
 }
 
 # Waits up to $3 s for pane $2 of tmux session $1 to show a line matching the regex $4.
+# The VM folder of make shell NODES=N's kernel (make test-lab passes the Makefile's
+# NODES_KERNEL as LAB_NODES_KERNEL), prepared (fetched the first time).
+nodes_vm_dir() {
+	local dir
+	dir=$(RDMA_VM_KERNEL=${LAB_NODES_KERNEL?make test-lab sets it: the kernel of make shell NODES=N} vm_kernel_dir "$PROJECT_ROOT") &&
+		RDMA_VM_KERNEL=$LAB_NODES_KERNEL "$PROJECT_ROOT/tests/vm/prepare.sh" "$dir" >&2 && echo "$dir"
+}
+
 wait_for_pane() { # SESSION PANE SECONDS REGEX
 	local i
 	for ((i = 0; i < $3 * 2; i++)); do
@@ -136,8 +144,9 @@ wait_for_pane() { # SESSION PANE SECONDS REGEX
 	return 1
 }
 
-@test "lab: make shell NODES=2 puts node 1 and node 2 side by side, each named, and a step runs from one to the other" {
-	session=$(RDMA_LAB_DETACHED=1 "$COPY/tests/vm/nodes.sh" 2 "$(vm_kernel_dir "$PROJECT_ROOT")" "$RESULTS")
+@test "lab: make shell NODES=2 puts node 1 and node 2 side by side, namespaces of one VM, each named, and a step runs from one to the other through each node's own device" {
+	vm_dir=$(nodes_vm_dir) || fail "could not prepare the kernel of make shell NODES=2"
+	session=$(RDMA_LAB_DETACHED=1 "$COPY/tests/vm/nodes.sh" 2 "$vm_dir" "$RESULTS")
 	[ -n "$session" ] || fail "nodes.sh started no tmux session"
 	for pane in 0 1; do
 		wait_for_pane "$session" $pane 300 "^root@node$((pane + 1)):" || {
@@ -146,8 +155,13 @@ wait_for_pane() { # SESSION PANE SECONDS REGEX
 			fail "node $((pane + 1)) never showed its prompt"
 		}
 	done
-	tmux send-keys -t "$session:0.0" "build/bin/04_post_wr -o write > \$TMPDIR/srv.log 2>&1; s=\$?; echo server-done \$s \$(grep -c '^data check .*arrived intact' \$TMPDIR/srv.log)" Enter
-	tmux send-keys -t "$session:0.1" "build/bin/04_post_wr -o write 198.18.0.1 > \$TMPDIR/cli.log 2>&1; s=\$?; echo client-done \$s \$(grep -c 'RDMA_WRITE, status success' \$TMPDIR/cli.log)" Enter
+	# Each result line follows an empty one: a command line that ends at the pane's right
+	# edge is joined (capture-pane -J) to the line after it, which then is the empty one.
+	# The banner's commands, each with its node's device; node 2 also counts the packets its
+	# own device sent, and shows what a step opens without -d (the banner's warning).
+	sent=/sys/class/infiniband/rxe2/ports/1/hw_counters/sent_pkts
+	tmux send-keys -t "$session:0.0" "build/bin/04_post_wr -d rxe1 -o write > \$TMPDIR/srv.log 2>&1; s=\$?; echo; echo server-done \$s \$(grep -c '^data check .*arrived intact' \$TMPDIR/srv.log)" Enter
+	tmux send-keys -t "$session:0.1" "b=\$(cat $sent); build/bin/04_post_wr -d rxe2 -o write 198.18.0.1 > \$TMPDIR/cli.log 2>&1; s=\$?; echo; echo client-done \$s \$(grep -c 'RDMA_WRITE, status success' \$TMPDIR/cli.log) rxe2-sent-more \$(( \$(cat $sent) > b )) without-d \$(build/bin/01_open_pd | sed -n 's/^ibv_open_device *: \(.*\) opened\$/\1/p')" Enter
 	# The panes are read, and the VMs powered off, before any check can end the test.
 	finished=yes
 	wait_for_pane "$session" 0 120 '^server-done ' && wait_for_pane "$session" 1 120 '^client-done ' || finished=no
@@ -160,17 +174,21 @@ wait_for_pane() { # SESSION PANE SECONDS REGEX
 	! tmux has-session -t "$session" 2>/dev/null || tmux kill-session -t "$session"
 	[ "$finished" = yes ] || fail "step 04 did not finish on both nodes within 120 s: node 1: $left; node 2: $right"
 	run echo "$left"
-	assert_line --regexp '^NODE 1 of 2 \(node1\): rxe0 is up on eth0, 198\.18\.0\.1, wired to node 2 at 198\.18\.0\.2\.$'
+	assert_line --regexp '^NODE 1 of 2 \(node1\): rxe1 is up on eth0, 198\.18\.0\.1, wired to node 2 at 198\.18\.0\.2\.$'
+	assert_line "the server's address: 'build/bin/04_post_wr -d rxe1 -o write' on node 1, then"
 	# Exit status 0, and the count of its 'arrived intact' lines.
 	assert_line 'server-done 0 1'
 	run echo "$right"
-	assert_line --regexp '^NODE 2 of 2 \(node2\): rxe0 is up on eth0, 198\.18\.0\.2, wired to node 1 at 198\.18\.0\.1\.$'
-	# Exit status 0, and its successful WRITE completion.
-	assert_line 'client-done 0 1'
+	assert_line --regexp '^NODE 2 of 2 \(node2\): rxe2 is up on eth0, 198\.18\.0\.2, wired to node 1 at 198\.18\.0\.1\.$'
+	assert_line "system show': netns shared), so give each step -d rxe2, this node's: without -d a"
+	# Exit status 0, its successful WRITE completion, its own device's packets sent,
+	# and without -d the first device listed, node 1's, as the banner says.
+	assert_line 'client-done 0 1 rxe2-sent-more 1 without-d rxe1'
 }
 
-@test "lab: make shell NODES=3 tiles nodes 1 to 3, each named, and the banner's own step 07 command runs the ring across them" {
-	session=$(RDMA_LAB_DETACHED=1 "$COPY/tests/vm/nodes.sh" 3 "$(vm_kernel_dir "$PROJECT_ROOT")" "$RESULTS")
+@test "lab: make shell NODES=3 tiles nodes 1 to 3, namespaces of one VM, each named, and the banner's own step 07 command runs the ring across them" {
+	vm_dir=$(nodes_vm_dir) || fail "could not prepare the kernel of make shell NODES=3"
+	session=$(RDMA_LAB_DETACHED=1 "$COPY/tests/vm/nodes.sh" 3 "$vm_dir" "$RESULTS")
 	[ -n "$session" ] || fail "nodes.sh started no tmux session"
 	for pane in 0 1 2; do
 		wait_for_pane "$session" $pane 300 "^root@node$((pane + 1)):" || {
@@ -179,11 +197,12 @@ wait_for_pane() { # SESSION PANE SECONDS REGEX
 			fail "node $((pane + 1)) never showed its prompt"
 		}
 	done
-	# Each pane runs the command its banner printed, rank K-1 on node K.
+	# Each pane runs the command its banner printed, rank K-1 on node K; its result line
+	# follows an empty one, as in the test above.
 	for pane in 0 1 2; do
 		command=$(tmux capture-pane -p -J -S -300 -t "$session:0.$pane" | sed -n "s/^'\(build\/bin\/07_allreduce [^']*\)' here,.*/\1/p")
 		# The error line, if any, follows on the screen: a failure then says why.
-		tmux send-keys -t "$session:0.$pane" "$command > \$TMPDIR/ring.log 2>&1; echo ring-done \$? \$(grep -c '^result crc32 ' \$TMPDIR/ring.log) \$(grep -c '^check .*: right: ' \$TMPDIR/ring.log); grep '^error: ' \$TMPDIR/ring.log" Enter
+		tmux send-keys -t "$session:0.$pane" "$command > \$TMPDIR/ring.log 2>&1; echo; echo ring-done \$? \$(grep -c '^result crc32 ' \$TMPDIR/ring.log) \$(grep -c '^check .*: right: ' \$TMPDIR/ring.log); grep '^error: ' \$TMPDIR/ring.log" Enter
 	done
 	finished=yes
 	for pane in 0 1 2; do
@@ -200,8 +219,8 @@ wait_for_pane() { # SESSION PANE SECONDS REGEX
 	for pane in 0 1 2; do
 		k=$((pane + 1))
 		run echo "${screens[pane]}"
-		assert_line --regexp "^NODE $k of 3 \\(node$k\\): rxe0 is up on eth0, 198\\.18\\.0\\.$k, on one segment with nodes 1 to 3 at 198\\.18\\.0\\.1 to 198\\.18\\.0\\.3\\.$"
-		assert_line --regexp "^'build/bin/07_allreduce --rank $pane --world-size 3 --qp-timeout 20 -b 1M --maxbytes 1M 198\\.18\\.0\\.1' here,$"
+		assert_line --regexp "^NODE $k of 3 \\(node$k\\): rxe$k is up on eth0, 198\\.18\\.0\\.$k, on one segment with nodes 1 to 3 at 198\\.18\\.0\\.1 to 198\\.18\\.0\\.3\\.$"
+		assert_line --regexp "^'build/bin/07_allreduce -d rxe$k --rank $pane --world-size 3 --qp-timeout 20 -b 1M --maxbytes 1M 198\\.18\\.0\\.1' here,$"
 		# With step 03's QP timeout, 14, a .ci/run's ring here once drew a retransmission that
 		# rxe cut wrongly: rank 0's WRITE to rank 2 ended in 'remote invalid request error (9)'.
 		# The banner's command carries NCCL's 20, as make test-nodes' cases do.

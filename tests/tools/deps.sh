@@ -24,10 +24,11 @@ build_packages=(gcc libc6-dev make pkg-config libibverbs-dev librdmacm-dev)
 # python3: tests/tools/tutorial-parity.py, which keeps the Chinese edition in step with the English.
 # cmark-gfm: GitHub's own Markdown renderer, for tests/render-check.sh.
 # rdmacm-utils: rping, the rdma_cm peer that step 05's --peer=rping talks to.
+# tmux and socat: make shell NODES=N's panes, each reaching its node's console (tests/vm/nodes.sh).
 # fonts-wqy-microhei: the CJK font (WenQuanYi Micro Hei, a 1.6 MB download) the Chinese figures (diagrams/*.zh-CN.dot)
 # are drawn in; graphviz measures their labels in it, so 'make diagrams' and tests/00_diagrams.bats need it.
 run_packages=(rdma-core ibverbs-providers ibverbs-utils rdmacm-utils perftest iproute2 kmod procps mount
-	bats bats-assert bats-support qemu-system-x86 busybox-static graphviz fonts-wqy-microhei tmux shellcheck
+	bats bats-assert bats-support qemu-system-x86 busybox-static graphviz fonts-wqy-microhei tmux socat shellcheck
 	strace gnuplot-nox jq xz-utils zstd python3 cmark-gfm)
 
 case ${1:-all} in

@@ -69,7 +69,7 @@ if [ "$what" = shell ]; then
 		export RDMA_VM_HOSTNAME
 		these="another VM, $RDMA_VM_HOSTNAME"
 	else
-		these="$nodes other VMs, node1 to node$nodes, on a wire of their own"
+		these="node1 to node$nodes, on a wire of their own"
 	fi
 	if [ -n "$running" ]; then
 		other_shells_note "$running" "$these"

@@ -4,26 +4,38 @@
 # Run in the VM by shell.sh, with HOME and TMPDIR set as the shell has them;
 # tests/slow/lab.bats runs it too, and checks each claim.
 netdev=${RDMA_STEPS_NETDEV:-rxenet0}
-where="Soft-RoCE VM: rxe0 is up on $(ip -4 -br addr show dev "$netdev" | awk '{print $1, $3}')."
+dev=${RDMA_DEV:-rxe0}
+where="Soft-RoCE VM: $dev is up on $(ip -4 -br addr show dev "$netdev" | awk '{print $1, $3}')."
+closing="'exit' (or Ctrl-d) here powers the VM off."
+# make shell NODES=N: node K is a network namespace of one VM, its device rxeK (tests/vm/nodes.sh).
+if [ -n "${RDMA_VM_NODE:-}" ]; then
+	closing="'exit' (or Ctrl-d) here closes this node's shell; the VM powers off once every
+node's is closed."
+	netns_note="
+The nodes are network namespaces of one VM, each with its own eth0 and its own
+rxe device, rxe1 to rxe$RDMA_STEPS_NODES.  Every node lists every node's device ('rdma
+system show': netns shared), so give each step -d $dev, this node's: without -d a
+step opens the first listed, node 1's rxe1."
+fi
 if [ -n "${RDMA_VM_NODE:-}" ] && [ "${RDMA_STEPS_NODES:-2}" = 2 ]; then
-	where="NODE $RDMA_VM_NODE of 2 ($(hostname)): rxe0 is up on $netdev, $RDMA_STEPS_ADDR, wired to node $((3 - RDMA_VM_NODE)) at $RDMA_STEPS_PEER_ADDR.
+	where="NODE $RDMA_VM_NODE of 2 ($(hostname)): $dev is up on $netdev, $RDMA_STEPS_ADDR, wired to node $((3 - RDMA_VM_NODE)) at $RDMA_STEPS_PEER_ADDR.$netns_note
 The two nodes are the two panes of a tmux session on your host: Ctrl-b o moves
 between them.  Run a step's server on one node and its client on the other, with
-the server's address: 'build/bin/04_post_wr -o write' on node 1, then
-'build/bin/04_post_wr -o write 198.18.0.1' on node 2.  See the packets with
+the server's address: 'build/bin/04_post_wr -d rxe1 -o write' on node 1, then
+'build/bin/04_post_wr -d rxe2 -o write 198.18.0.1' on node 2.  See the packets with
 'tshark -i eth0 -f \"udp port 4791\" -O infiniband' (decoded) or 'tcpdump -i eth0 -n
 udp port 4791', in a tmux of the node's own: its keys take Ctrl-b twice."
 elif [ -n "${RDMA_VM_NODE:-}" ]; then
 	n=$RDMA_STEPS_NODES
-	where="NODE $RDMA_VM_NODE of $n ($(hostname)): rxe0 is up on $netdev, $RDMA_STEPS_ADDR, on one segment with nodes 1 to $n at 198.18.0.1 to 198.18.0.$n.
+	where="NODE $RDMA_VM_NODE of $n ($(hostname)): $dev is up on $netdev, $RDMA_STEPS_ADDR, on one segment with nodes 1 to $n at 198.18.0.1 to 198.18.0.$n.$netns_note
 The $n nodes are the $n panes of a tmux session on your host: Ctrl-b o moves to
 the next.  Step 07 across them, rank K-1 on node K, rank 0 at node 1:
-'build/bin/07_allreduce --rank $((RDMA_VM_NODE - 1)) --world-size $n --qp-timeout 20 -b 1M --maxbytes 1M 198.18.0.1' here,
-and the same with each node's own rank on the others.  --qp-timeout 20 is NCCL's
+'build/bin/07_allreduce -d $dev --rank $((RDMA_VM_NODE - 1)) --world-size $n --qp-timeout 20 -b 1M --maxbytes 1M 198.18.0.1' here,
+and the same with each node's own rank and device on the others.  --qp-timeout 20 is NCCL's
 default: with step 03's 14 (67 ms), a busy emulated node draws retransmissions,
-which rxe can cut wrongly (step 07's chapter shows one).  Node 1's NIC sits on
-the hub that joins them, so 'tcpdump -i eth0 -n udp port 4791' there sees every
-node's packets."
+which rxe can cut wrongly (step 07's chapter shows one).  The bridge that joins
+them floods every frame to every node, so 'tcpdump -i eth0 -n udp port 4791' on
+node 1 sees every node's packets."
 fi
 if [ -w /tmp ]; then tmp_note="/tmp, $TMPDIR (TMPDIR) and $HOME"; else tmp_note="$TMPDIR (TMPDIR) and $HOME (/tmp is the host's, read-only)"; fi
 # guest-init.sh turns address randomisation off for every job but make shell's (RDMA_VM_ASLR).
@@ -61,7 +73,7 @@ $aslr_note
 'rdma resource show' starts at pd 1, cq 1, qp 1: ib_core's own (QP1, the GSI QP
 for management datagrams, with its CQ and PD).  Ctrl-C on a step leaves nothing
 behind: the kernel frees what a process held, as 'rdma resource show' shows.
-'exit' (or Ctrl-d) here powers the VM off.
+$closing
 
 TEXT
 

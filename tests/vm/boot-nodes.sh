@@ -43,21 +43,9 @@ boot_node() { # K PORT COMMAND...
 		RDMA_VM_TIMEOUT=${RDMA_VM_TIMEOUT:-600} tests/vm/boot.sh "$vm_dir" "$out/node$k" "$@" >"$out/node$k.boot.log" 2>&1
 }
 
-# Whether the prepared kernel's rxe keeps a UDP socket per network namespace (rxe_ns.c).
-rxe_per_netns() {
-	local ko
-	ko=$(find "$vm_dir/kernel/" -name 'rdma_rxe.ko*' | head -n 1)
-	[ -n "$ko" ] || return 1
-	# grep -c reads to the end: -q would stop early and fail xz with SIGPIPE.
-	[ "$(case $ko in
-		*.xz) xz -dc "$ko" ;;
-		*) cat "$ko" ;;
-	esac | grep -ca rxe_ns_init)" -gt 0 ]
-}
-
 mkdir -p "$out" || die "cannot create $out"
 tests/vm/prepare.sh "$vm_dir" || die "could not prepare the test VM"
-if [ "${RDMA_VM_HUB:-0}" != 1 ] && rxe_per_netns; then
+if [ "${RDMA_VM_HUB:-0}" != 1 ] && rxe_per_netns "$vm_dir"; then
 	case $n in [2-9] | 1[0-6]) ;; *) die "N must be 2 to 16, not '$n'" ;; esac
 	start=$SECONDS
 	echo "nodes: $n nodes as network namespaces in one VM ($(cat "$vm_dir/kernel.version")); its log in $out/vm.boot.log"

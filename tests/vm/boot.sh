@@ -26,7 +26,7 @@ timeout_s=${RDMA_VM_TIMEOUT:-1500}
 # The settings that cross into the guest, each under the one name it has on both
 # sides: job.env exports those that are set.  Add a setting here and nowhere else.
 forwarded=(RDMA_STEPS_BIN RDMA_STEPS_GCOV SOAK_ITERS BENCH_REPS BENCH_QUICK BENCH_COUNT_PASSES BENCH_COUNT_JOBS BENCH_ONLY STEP_TIMEOUT TIME_SCALE TRAIN_RANKS TRAIN_TIMEOUT
-	BENCH_NODES_SIZES ZEROCOPY_SIZE ZEROCOPY_COUNT ZEROCOPY_REPS RDMA_VM_NODE RDMA_VM_NODES RDMA_VM_NETNS RDMA_VM_PLANES RDMA_VM_NETEM RDMA_VM_PROJECT_RW RDMA_VM_ASLR RDMA_VM_HOSTNAME RDMA_VM_OTHER_SHELLS TERM LINES COLUMNS)
+	BENCH_NODES_SIZES ZEROCOPY_SIZE ZEROCOPY_COUNT ZEROCOPY_REPS RDMA_VM_NODE RDMA_VM_NODES RDMA_VM_NETNS RDMA_VM_PLANES RDMA_VM_NETEM RDMA_VM_PROJECT_RW RDMA_VM_INTERACTIVE RDMA_VM_CONSOLE_SIZES RDMA_VM_ASLR RDMA_VM_HOSTNAME RDMA_VM_OTHER_SHELLS TERM LINES COLUMNS)
 # make shell: the guest's console gets this terminal's size.
 if [ -t 0 ]; then
 	read -r LINES COLUMNS < <(stty size)
@@ -69,6 +69,18 @@ qemu=(qemu-system-x86_64
 if [ "${RDMA_VM_PROJECT_RW:-0}" = 1 ]; then
 	qemu+=(-virtfs "local,path=$root,mount_tag=project,security_model=none,multidevs=remap")
 fi
+# make shell NODES=N as network namespaces (RDMA_VM_NETNS=N, interactive): node 1's shell
+# is the serial console, as one VM's is; node K's, from 2 to N, a console of its own on
+# virtio-serial (the guest's hvc(K-2)), behind the Unix socket nodeK.sock in
+# RDMA_VM_CONSOLE_DIR, which node K's pane connects to (tests/vm/nodes.sh).
+if [ "${RDMA_VM_INTERACTIVE:-0}" = 1 ] && [ -n "${RDMA_VM_NETNS:-}" ]; then
+	console_dir=${RDMA_VM_CONSOLE_DIR:?boot.sh: RDMA_VM_NETNS in a shell needs RDMA_VM_CONSOLE_DIR, the folder of the consoles of nodes 2 to N}
+	qemu+=(-device virtio-serial-pci)
+	for ((k = 2; k <= RDMA_VM_NETNS; k++)); do
+		qemu+=(-chardev "socket,id=node$k,path=$console_dir/node$k.sock,server=on,wait=off"
+			-device "virtconsole,chardev=node$k,name=node$k")
+	done
+fi
 
 # Several nodes (make shell NODES=N, make test-wire, make test-nodes): node 1's NIC
 # sits on a QEMU hub, and the hub has one socket netdev per other node, listening on
@@ -106,6 +118,10 @@ if [ "${RDMA_VM_INTERACTIVE:-0}" = 1 ]; then
 	# The name by which a later 'make shell' finds this one (tests/vm/shells.bash): its hostname.
 	vm_hostname=${RDMA_VM_HOSTNAME:-rdma-vm}
 	[ -n "${RDMA_VM_NODE:-}" ] && vm_hostname=node$RDMA_VM_NODE
+	if [ -n "${RDMA_VM_NETNS:-}" ]; then
+		vm_hostname=node1-to-node$RDMA_VM_NETNS
+		node_note=", nodes 1 to $RDMA_VM_NETNS as network namespaces"
+	fi
 	# shellcheck source=tests/vm/shells.bash
 	. "$root/tests/vm/shells.bash"
 	qemu+=(-name "$SHELL_VM_TAG:$vm_hostname")

@@ -18,3 +18,17 @@ vm_kernel_dir() { # ROOT
 	*) echo "$1/build/vm/$suite" ;;
 	esac
 }
+
+# Whether the kernel prepared in VM_DIR keeps rxe's UDP socket per network namespace
+# (rxe_ns.c, Linux 7.1 on), so that nodes can be namespaces of one VM: its rdma_rxe.ko
+# holds rxe_ns_init.
+rxe_per_netns() { # VM_DIR
+	local ko
+	ko=$(find "$1/kernel/" -name 'rdma_rxe.ko*' 2>/dev/null | head -n 1)
+	[ -n "$ko" ] || return 1
+	# grep -c reads to the end: -q would stop early and fail xz with SIGPIPE.
+	[ "$(case $ko in
+		*.xz) xz -dc "$ko" ;;
+		*) cat "$ko" ;;
+	esac | grep -ca rxe_ns_init)" -gt 0 ]
+}

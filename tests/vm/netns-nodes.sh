@@ -88,19 +88,38 @@ start_netem() { # K
 	nsenter --net="/run/netns/node$1" tests/vm/netem.sh eth0 "${args[@]}" | sed "s/^/node $1: /"
 }
 
+# make shell NODES=N (RDMA_VM_INTERACTIVE=1, the job tests/vm/shell.sh): node K's terminal,
+# as the settings of its job: node 1's is the serial console, node K's from 2 on the
+# virtio console hvc(K-2), which tests/vm/boot.sh adds for it; its size, the Kth of
+# RDMA_VM_CONSOLE_SIZES (ROWSxCOLUMNS, one a node: the size of the node's tmux pane).
+node_console() { # K
+	local tty=/dev/ttyS0 sizes size
+	[ "$1" = 1 ] || tty=/dev/hvc$(($1 - 2))
+	for _ in $(seq 1 50); do
+		[ -c "$tty" ] && break
+		sleep 0.1
+	done
+	read -ra sizes <<<"${RDMA_VM_CONSOLE_SIZES:-}"
+	size=${sizes[$1 - 1]:-}
+	echo "RDMA_VM_TTY=$tty"
+	[[ $size =~ ^[0-9]+x[0-9]+$ ]] && printf 'LINES=%s\nCOLUMNS=%s\n' "${size%x*}" "${size#*x}"
+	return 0
+}
+
 # Node K's job: in its network namespace, with a hostname of its own.  nsenter, not
 # 'ip netns exec': that one mounts a sysfs of the namespace, where each rxe device is a
 # compat device without hw_counters (the RNR NAK counters step 09 reads); rxe's
 # sysfs is the same for every namespace, and no node reads /sys/class/net.
 run_node() { # K COMMAND...
-	local k=$1 peer=1 plane2=()
+	local k=$1 peer=1 plane2=() console=()
 	shift
 	[ "$k" = 1 ] && peer=2
 	mkdir -p "$results/node$k" "$TMPDIR/node$k" || return 1
 	[ "$planes" = 2 ] && plane2=(RDMA_STEPS_PLANES=2 RDMA_DEV2="rxe${k}b" RDMA_STEPS_NETDEV2=eth1
 		RDMA_STEPS_ADDR2="198.18.1.$k" RDMA_STEPS_PEER_ADDR2="198.18.1.$peer")
+	[ "${RDMA_VM_INTERACTIVE:-0}" = 1 ] && mapfile -t console < <(node_console "$k")
 	# shellcheck disable=SC2016  # $RDMA_VM_NODE and $@ are the inner shell's
-	nsenter --net="/run/netns/node$k" unshare --uts env "${plane2[@]}" RDMA_VM_NODE="$k" RDMA_STEPS_NODES="$n" \
+	nsenter --net="/run/netns/node$k" unshare --uts env "${plane2[@]}" "${console[@]}" RDMA_VM_NODE="$k" RDMA_STEPS_NODES="$n" \
 		RDMA_DEV="rxe$k" RDMA_STEPS_NETDEV=eth0 RDMA_STEPS_ADDR="198.18.0.$k" \
 		RDMA_STEPS_PEER_ADDR="198.18.0.$peer" RDMA_STEPS_RESULTS="$results/node$k" TMPDIR="$TMPDIR/node$k" \
 		sh -c 'hostname "node$RDMA_VM_NODE" && exec "$@"' sh "$@" >"$results/node$k/console.log" 2>&1
