@@ -2,12 +2,10 @@
 #include "sync_datapath.h"
 #include "completion.h"
 #include "fault.h"
-#include "fp8.h"
 #include "post_wr.h"
 #include "report.h"
 
 #include <errno.h>
-#include <time.h>
 
 /*
  * The FETCH_ADD after our last run to D, on the same QP: RC executes one
@@ -34,90 +32,42 @@ static void signal_fadd(const struct sync_push *s, const struct rdma_conn *c, in
 	};
 }
 
-/* Our runs to serving rank D: push's own, or under --way gather (rank 0) every trainer's. */
-static uint64_t runs_to(const struct sync_push *s, int d)
-{
-	uint64_t n = 0;
-
-	if (!s->gathered)
-		return s->p->count[s->f->rank][d];
-	for (int k = 0; k < s->f->trainers; k++)
-		n += s->p->count[k][d];
-	return n;
-}
-
-/* Our I-th run to D, and where in our data its trainer's shard starts (*AT). */
-static const struct run *run_to(const struct sync_push *s, int d, uint64_t i, uint64_t *at)
-{
-	int k = s->f->rank;
-
-	if (s->gathered)
-		for (k = 0; i >= s->p->count[k][d]; k++)
-			i -= s->p->count[k][d];
-	*at = s->gathered ? s->f->stage_off[k] : 0;
-	return &s->p->runs[s->p->first[k][d] + i];
-}
-
-/* This thread's CPU time, in ns: what converting costs, apart from the time the WRITEs take. */
-static uint64_t cpu_ns(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-	return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
-}
-
 /*
- * --serve-dtype fp8: the chain's N pieces, each SGE already aimed at its
- * place in the staging slot, converted there from their BF16 at FROM[i]
- * (an element a byte: the SGE's length in elements), timed.
- */
-static void convert_chain(struct sync_push *s, const struct ibv_sge *sge, const uint8_t *const *from,
-			  int n)
-{
-	uint64_t t0 = cpu_ns();
-
-	for (int i = 0; i < n; i++) {
-		fp8_convert((const uint16_t *)from[i], (uint8_t *)(uintptr_t)sge[i].addr, sge[i].length);
-		s->st.converted += (uint64_t)sge[i].length * MODEL_SRC_ELEM;
-	}
-	s->st.convert_ns += cpu_ns() - t0;
-}
-
-/*
- * One chain to serving rank D: up to SYNC_CHAIN of our runs to it, from
+ * One chain to serving rank D: up to SYNC_CHAIN of our runs to it (the
+ * plan's: push's own, or under --way gather on rank 0 every trainer's), from
  * s->next[d], each one WRITE from our shard into its version buffer V % 2;
  * only the chain's last WR signalled (selective signalling: one completion
  * says the WRs before it on this QP are done too).  The chain that takes the
  * last run ends with the FETCH_ADD.  One ibv_post_send.  Under
  * --serve-dtype fp8 the chain takes a free staging slot (the caller saw
- * one) and holds at most a slot of FP8: a run that does not fit is cut,
- * the rest of it the next chain's first piece (s->off[d]); every piece is
- * converted into the slot, and WRITEn from there.  0 or -1.
+ * one; sync_stage.c keeps them) and holds at most a slot of FP8: a run that
+ * does not fit is cut, the rest of it the next chain's first piece
+ * (s->off[d]); every piece is converted into the slot, and WRITEn from
+ * there.  0 or -1.
  */
 static int post_chain(struct sync_push *s, int d, int v)
 {
 	struct fleet *f = s->f;
 	struct rdma_conn *c = &f->conn[d];
-	uint64_t count = runs_to(s, d), at;
+	uint64_t count = plan_runs_to(s->p, f->rank, s->gathered, d);
 	uint64_t from = s->next[d], dst_base = c->remote.addr + FLEET_DATA +
 			(uint64_t)(v % 2) * s->m->tp_bytes[plan_tp_rank(s->p, d)], bytes = 0;
 	uint64_t room = SYNC_SLOT_BYTES, to = from;
 	struct ibv_send_wr wr[SYNC_CHAIN + 1], *bad;
 	struct ibv_sge sge[SYNC_CHAIN + 1];
 	const uint8_t *src[SYNC_CHAIN];
-	int n = 0, rc, slot = s->convert ? s->free_slot[--s->free_slots] : -1;
+	int n = 0, rc, slot = sync_stage_take(s);
 	uint8_t *stage = slot < 0 ? NULL : (uint8_t *)f->stage.addr + (uint64_t)slot * SYNC_SLOT_BYTES;
 	bool first = !from && !s->off[d], last;
 
 	for (; n < SYNC_CHAIN && s->next[d] < count && room; n++) {
-		const struct run *r = run_to(s, d, s->next[d], &at);
+		const struct run *r = plan_run_to(s->p, f->rank, s->gathered, d, s->next[d]);
 		uint64_t len = r->dst_len - s->off[d];
 
 		if (stage && len > room)
 			len = room;
-		/* Where the piece's elements start in our data: BF16, 2 B each, whatever lands. */
-		src[n] = (const uint8_t *)f->buf.addr + FLEET_DATA + at + r->src_off +
+		/* Where the piece's elements start in its trainer's shard: BF16, 2 B each, whatever lands. */
+		src[n] = fleet_shard(f, r->src, s->gathered) + r->src_off +
 			 s->off[d] / s->m->dst_elem * MODEL_SRC_ELEM;
 		sge[n] = stage ? (struct ibv_sge){ .addr = (uintptr_t)stage + SYNC_SLOT_BYTES - room,
 						   .length = (uint32_t)len, .lkey = f->stage.mr->lkey } :
@@ -144,7 +94,7 @@ static int post_chain(struct sync_push *s, int d, int v)
 	}
 	/* Every piece into the slot before the post: the NIC reads it from there. */
 	if (stage)
-		convert_chain(s, sge, src, n);
+		sync_stage_convert(s, sge, src, n);
 	last = s->next[d] == count;
 	if (last) {
 		signal_fadd(s, c, d, &wr[n], &sge[n]);
@@ -161,17 +111,9 @@ static int post_chain(struct sync_push *s, int d, int v)
 		return -1;
 	}
 	/* The slot is the chain's until its signalled completion: the oldest of D's in flight then. */
-	if (stage) {
-		s->slot_q[d][(s->slot_head[d] + s->in_flight[d]) % SYNC_CHAINS] = slot;
-		if (SYNC_SLOTS - s->free_slots > s->slots_peak)
-			s->slots_peak = SYNC_SLOTS - s->free_slots;
-	}
+	sync_stage_keep(s, d, slot);
 	s->in_flight[d]++;
-	s->st.posts++;
-	s->st.writes += (uint64_t)(n - last);
-	s->st.atomics += last;
-	s->st.signalled++;
-	s->st.bytes += bytes;
+	sync_count_chain(&s->st, n - last, last, bytes);
 	sync_show_chain(s, d, from, to, n - last, bytes, first, last, slot);
 	return 0;
 }
@@ -196,10 +138,8 @@ static int reap(struct sync_push *s, int d, const char *what, bool *moved)
 					   "its QP is gone or unreachable", what);
 			return -1;
 		}
-		if (s->convert && d >= s->f->trainers) {
-			s->free_slot[s->free_slots++] = s->slot_q[d][s->slot_head[d]];
-			s->slot_head[d] = (s->slot_head[d] + 1) % SYNC_CHAINS;
-		}
+		/* Converting: the chain's slot, the oldest of D's, is free again. */
+		sync_stage_free(s, d);
 		s->in_flight[d]--;
 		*moved = true;
 	}
@@ -213,37 +153,28 @@ int sync_push(struct sync_push *s, int v)
 	bool held = false;
 
 	progress_start(&pr, s->ctl, s->rule, s->timeout_s);
-	for (int d = f->trainers; d < f->world; d++) {
+	for (int d = f->trainers; d < f->world; d++)
 		s->next[d] = s->off[d] = 0;
-		s->slot_wait[d] = false;
-	}
-	s->slots_peak = 0;
+	sync_stage_begin(s);
 	for (;;) {
 		bool moved = false, busy = false;
 
 		/* The serving ranks in turn, from ours on, so that no rank is every trainer's first. */
 		for (int i = 0; i < f->world - f->trainers; i++) {
 			int d = f->trainers + (f->rank + i) % (f->world - f->trainers);
-			uint64_t count = runs_to(s, d);
+			uint64_t count = plan_runs_to(s->p, f->rank, s->gathered, d);
 
 			/* The late replica joins after round 1: nothing of version 1 goes to it. */
 			if (!count || (v == 1 && fleet_late(f, d)))
 				continue;
-			/* Converting: every slot in flight holds the next chain back, counted once. */
-			if (s->next[d] < count && s->in_flight[d] < SYNC_CHAINS && s->convert &&
-			    !s->free_slots) {
-				s->st.slot_waits += !s->slot_wait[d];
-				s->slot_wait[d] = true;
-			} else if (s->next[d] < count && s->in_flight[d] < SYNC_CHAINS) {
-				s->slot_wait[d] = false;
+			/* Converting, a chain needs a free slot too: every slot in flight holds it back. */
+			if (s->next[d] < count && s->in_flight[d] < SYNC_CHAINS && sync_stage_ready(s, d)) {
 				if (post_chain(s, d, v))
 					return -1;
 				moved = true;
-				if (!held && s->hold_ms && v == 2) {
-					held = true;
-					if (sync_hold(s))
-						return -1;
-				}
+				/* --hold (tests): once, in round 2, after the first chain. */
+				if (sync_hold_once(s, v, &held))
+					return -1;
 			}
 			if (s->in_flight[d] && reap(s, d, "WRITEs to it", &moved))
 				return -1;
@@ -258,31 +189,11 @@ int sync_push(struct sync_push *s, int v)
 		int rc = progress_idle(&pr);
 
 		if (rc == PROGRESS_STALLED)
-			ctl_fail(s->ctl, f->rank, "its WRITEs of version %d did not complete within %d s",
-				 v, s->timeout_s);
+			sync_push_stalled(s, v);
 		if (rc)
 			return -1;
 	}
-	s->st.yields += pr.yields;
-	s->st.naps += pr.naps;
-	return 0;
-}
-
-/* Our signal word for trainer K, as its FETCH_ADDs left it: an acquire load, so the WRITEs before are seen. */
-static uint64_t signal_word(const struct sync_push *s, int k)
-{
-	uint64_t at = s->gathered && k == 0 && s->f->rank != 0 ? FLEET_GATHERED : FLEET_SIGNAL(k);
-	const uint64_t *w = (const uint64_t *)((char *)s->f->buf.addr + at);
-
-	return __atomic_load_n(w, __ATOMIC_ACQUIRE);
-}
-
-/* Whether trainer K signals to us: its runs (push), or the gather's: rank 0 to a serving rank, the others to rank 0. */
-static bool signals_us(const struct sync_push *s, int k)
-{
-	if (!s->gathered)
-		return s->p->count[k][s->f->rank] > 0;
-	return s->f->rank == 0 ? k != 0 : k == 0;
+	return sync_waited(s, &pr, 0);
 }
 
 int sync_wait_whole(struct sync_push *s, int v)
@@ -300,15 +211,12 @@ int sync_wait_whole(struct sync_push *s, int v)
 		for (int k = 0; k < f->trainers; k++) {
 			uint64_t w;
 
-			if (!signals_us(s, k))
+			if (!plan_signals(s->p, k, f->rank, s->gathered))
 				continue;
-			w = signal_word(s, k);
-			if (w > want) {
-				ctl_fail(s->ctl, k, "its signal word at rank %d reads %llu in round %d: "
-					 "more FETCH_ADDs than the %llu versions pushed to it", f->rank,
-					 (unsigned long long)w, v, (unsigned long long)want);
-				return -1;
-			}
+			/* Our word for K, as its FETCH_ADDs left it: an acquire load, so the WRITEs before are seen. */
+			w = __atomic_load_n(fleet_signal_word(f, k, s->gathered), __ATOMIC_ACQUIRE);
+			if (w > want)
+				return sync_word_past(s, k, w, want, v);
 			if (w == want)
 				came++;
 			else if (silent < 0)
@@ -323,15 +231,11 @@ int sync_wait_whole(struct sync_push *s, int v)
 		int rc = progress_idle(&pr);
 
 		if (rc == PROGRESS_STALLED)
-			ctl_fail(s->ctl, silent, "its FETCH_ADD of version %d did not come to rank %d "
-				 "within %d s: alive or not, it did not send it", v, f->rank,
-				 s->timeout_s);
+			sync_name_silent(s, silent, v);
 		if (rc)
 			return -1;
 	}
-	s->st.yields += pr.yields;
-	s->st.naps += pr.naps;
-	return 0;
+	return sync_waited(s, &pr, 0);
 }
 
 /* Until every chain posted to D has completed, within the progress loop's bound; WHAT names them. 0 or -1. */
@@ -352,14 +256,11 @@ static int drain(struct sync_push *s, int d, const char *what)
 		int rc = progress_idle(&pr);
 
 		if (rc == PROGRESS_STALLED)
-			ctl_fail(s->ctl, d, "rank %d's %s did not complete within %d s", s->f->rank,
-				 what, s->timeout_s);
+			sync_drain_stalled(s, d, what);
 		if (rc)
 			return -1;
 	}
-	s->st.yields += pr.yields;
-	s->st.naps += pr.naps;
-	return 0;
+	return sync_waited(s, &pr, 0);
 }
 
 int sync_pull(struct sync_push *s, int src, uint64_t from, uint64_t to, uint64_t len, uint64_t max,
@@ -402,8 +303,7 @@ int sync_pull(struct sync_push *s, int src, uint64_t from, uint64_t to, uint64_t
 			return -1;
 		}
 		s->in_flight[src]++;
-		s->st.posts++;
-		s->st.signalled++;
+		sync_count_chain(&s->st, 0, 0, 0);	/* its READs: *READS */
 		*reads += (uint64_t)n;
 		sync_show_reads(s, src, from + first, n, done - first, depth);
 		if (drain(s, src, "READs from it"))
@@ -441,10 +341,6 @@ int sync_gather_send(struct sync_push *s, int v)
 		return -1;
 	}
 	s->in_flight[0]++;
-	s->st.posts++;
-	s->st.writes++;
-	s->st.atomics++;
-	s->st.signalled++;
-	s->st.bytes += len;
+	sync_count_chain(&s->st, 1, 1, len);
 	return drain(s, 0, "shard's WRITE to it");
 }

@@ -57,6 +57,27 @@ static inline bool fleet_converts(const struct fleet *f, const struct sync_opts 
 static inline bool fleet_late(const struct fleet *f, int r) { return r >= f->late_from; }
 
 /*
+ * A trainer that WRITEs: where trainer K's shard lies in our buffer: our
+ * own at FLEET_DATA; with GATHERED, on rank 0, every trainer's at its
+ * stage_off after that.
+ */
+static inline const uint8_t *fleet_shard(const struct fleet *f, int k, bool gathered)
+{
+	return (const uint8_t *)f->buf.addr + FLEET_DATA + (gathered ? f->stage_off[k] : 0);
+}
+
+/*
+ * A rank that waits: its signal word for trainer K, FLEET_SIGNAL(k); with
+ * GATHERED (--way gather), on a serving rank, rank 0's gathered word instead.
+ */
+static inline const uint64_t *fleet_signal_word(const struct fleet *f, int k, bool gathered)
+{
+	uint64_t at = gathered && k == 0 && f->rank != 0 ? FLEET_GATHERED : FLEET_SIGNAL(k);
+
+	return (const uint64_t *)((const char *)f->buf.addr + at);
+}
+
+/*
  * The other end of rank R's pull (--late-replica): for a rank of the late
  * replica, the rank of replica 0 with its TP rank, which it READs from; for
  * that rank, the late one; -1 for every other rank.

@@ -96,6 +96,34 @@ int plan_build(struct plan *p, const struct model *m, int world)
 	return 0;
 }
 
+uint64_t plan_runs_to(const struct plan *p, int src, bool every, int d)
+{
+	uint64_t n = 0;
+
+	if (!every)
+		return p->count[src][d];
+	for (int k = 0; k < p->trainers; k++)
+		n += p->count[k][d];
+	return n;
+}
+
+const struct run *plan_run_to(const struct plan *p, int src, bool every, int d, uint64_t i)
+{
+	int k = src;
+
+	if (every)
+		for (k = 0; i >= p->count[k][d]; k++)
+			i -= p->count[k][d];
+	return &p->runs[p->first[k][d] + i];
+}
+
+bool plan_signals(const struct plan *p, int k, int r, bool gather)
+{
+	if (!gather)
+		return p->count[k][r] > 0;
+	return r == 0 ? k != 0 : k == 0;
+}
+
 int plan_check(const struct plan *p, const struct model *m)
 {
 	for (int d = p->trainers; d < p->world; d++) {

@@ -2,6 +2,7 @@
 #ifndef RDMA_STEPS_PLAN_H
 #define RDMA_STEPS_PLAN_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "model.h"
@@ -31,6 +32,21 @@ struct plan {
 /* Serving rank D's replica and its rank in it. */
 static inline int plan_replica(const struct plan *p, int d) { return (d - p->trainers) / p->tp; }
 static inline int plan_tp_rank(const struct plan *p, int d) { return (d - p->trainers) % p->tp; }
+
+/*
+ * The runs to serving rank D that trainer SRC WRITEs: its own, or with
+ * EVERY (--way gather: rank 0, which holds every shard) every trainer's,
+ * trainer by trainer.  How many, and the I-th of them.
+ */
+uint64_t plan_runs_to(const struct plan *p, int src, bool every, int d);
+const struct run *plan_run_to(const struct plan *p, int src, bool every, int d, uint64_t i);
+
+/*
+ * Whether trainer K signals rank R with a FETCH_ADD: when it has runs to R;
+ * or with GATHER (--way gather), rank 0 to a serving rank and every other
+ * trainer to rank 0, its shard's WRITE done.
+ */
+bool plan_signals(const struct plan *p, int k, int r, bool gather);
 
 /* Every run of M over WORLD ranks, merged; 0, or -1 after saying what failed. */
 int plan_build(struct plan *p, const struct model *m, int world);

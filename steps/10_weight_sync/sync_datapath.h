@@ -1,4 +1,4 @@
-/* sync_datapath.h: step 10's data path (datapath.c): a trainer's push of one version, in chains of WRITEs with selective signalling and a FETCH_ADD per serving rank, and a serving rank's wait for its signal words. */
+/* sync_datapath.h: step 10's data path (datapath.c): a trainer's push of one version, in chains of WRITEs with selective signalling and a FETCH_ADD per serving rank, and a serving rank's wait for its signal words; its staging slots in sync_stage.c, its bookkeeping and lines in sync_report.c. */
 #ifndef RDMA_STEPS_SYNC_DATAPATH_H
 #define RDMA_STEPS_SYNC_DATAPATH_H
 
@@ -101,6 +101,42 @@ int sync_wait_whole(struct sync_push *s, int v);
 int sync_pull(struct sync_push *s, int src, uint64_t from, uint64_t to, uint64_t len, uint64_t max,
 	      uint64_t *reads);
 
+/*
+ * sync_stage.c: --serve-dtype fp8's staging slots.  A version begins with
+ * no chain waiting for one; whether D's next chain may go (not converting,
+ * or a slot free; one that finds none is counted once); the free slot it
+ * takes (-1 when not converting); its N pieces converted into the slot,
+ * each SGE already aimed at its place there, from their BF16 at FROM[i]
+ * (an element a byte: the SGE's length in elements), timed; the slot kept
+ * behind D's chains in flight once posted, how deep the slots went
+ * counted; and at each completion of D's, its oldest slot free again.
+ */
+void sync_stage_begin(struct sync_push *s);
+bool sync_stage_ready(struct sync_push *s, int d);
+int sync_stage_take(struct sync_push *s);
+void sync_stage_convert(struct sync_push *s, const struct ibv_sge *sge, const uint8_t *const *from,
+			int n);
+void sync_stage_keep(struct sync_push *s, int d, int slot);
+void sync_stage_free(struct sync_push *s, int d);
+
+/* sync_report.c: a chain posted: one post, its one signalled WR, its WRITES, ATOMICS and BYTES. */
+void sync_count_chain(struct sync_stats *st, uint64_t writes, uint64_t atomics, uint64_t bytes);
+
+/* sync_report.c: a wait ends with RC: its sched_yield() and nanosleep() calls go to the figures; returns RC. */
+int sync_waited(struct sync_push *s, const struct progress *pr, int rc);
+
+/*
+ * sync_report.c: a wait past -t names who stalled it: this rank, whose
+ * WRITEs of version V did not complete (push); rank D, to which WHAT did
+ * not complete (a drain); trainer SILENT, whose FETCH_ADD of version V did
+ * not come.  And a signal word W past the WANT versions pushed, refused
+ * naming its trainer K: returns -1.
+ */
+void sync_push_stalled(const struct sync_push *s, int v);
+void sync_drain_stalled(const struct sync_push *s, int d, const char *what);
+void sync_name_silent(const struct sync_push *s, int silent, int v);
+int sync_word_past(const struct sync_push *s, int k, uint64_t w, uint64_t want, int v);
+
 /* datapath.c's lines: in sync_report.c. */
 void sync_show_chain(const struct sync_push *s, int d, uint64_t from, uint64_t to, int writes,
 		     uint64_t bytes, bool first, bool last, int slot);
@@ -111,5 +147,7 @@ void sync_show_reads(const struct sync_push *s, int src, uint64_t from, int read
 		     int depth);
 /* --hold: 0, or -1 once another rank's failure, seen while holding, is printed. */
 int sync_hold(const struct sync_push *s);
+/* --hold on a trainer: sync_hold once (*HELD), in round V 2; else 0. */
+int sync_hold_once(const struct sync_push *s, int v, bool *held);
 
 #endif

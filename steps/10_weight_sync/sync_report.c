@@ -1,4 +1,4 @@
-/* sync_report.c: step 10's data path, its lines: the waits' rule, a chain posted, a hold for the tests. */
+/* sync_report.c: step 10's data path, its bookkeeping and its lines: the waits' rule, a chain posted and counted, what a wait cost, whom a wait that ran out names, a hold for the tests. */
 #include "sync_datapath.h"
 #include "report.h"
 
@@ -70,6 +70,48 @@ void sync_show_convert(const struct sync_push *s, int v, const struct sync_stats
 	     (unsigned long long)(s->st.slot_waits - before->slot_waits));
 }
 
+void sync_count_chain(struct sync_stats *st, uint64_t writes, uint64_t atomics, uint64_t bytes)
+{
+	st->posts++;
+	st->writes += writes;
+	st->atomics += atomics;
+	st->signalled++;
+	st->bytes += bytes;
+}
+
+int sync_waited(struct sync_push *s, const struct progress *pr, int rc)
+{
+	s->st.yields += pr->yields;
+	s->st.naps += pr->naps;
+	return rc;
+}
+
+void sync_push_stalled(const struct sync_push *s, int v)
+{
+	ctl_fail(s->ctl, s->f->rank, "its WRITEs of version %d did not complete within %d s", v,
+		 s->timeout_s);
+}
+
+void sync_drain_stalled(const struct sync_push *s, int d, const char *what)
+{
+	ctl_fail(s->ctl, d, "rank %d's %s did not complete within %d s", s->f->rank, what,
+		 s->timeout_s);
+}
+
+int sync_word_past(const struct sync_push *s, int k, uint64_t w, uint64_t want, int v)
+{
+	ctl_fail(s->ctl, k, "its signal word at rank %d reads %llu in round %d: more FETCH_ADDs "
+		 "than the %llu versions pushed to it", s->f->rank, (unsigned long long)w, v,
+		 (unsigned long long)want);
+	return -1;
+}
+
+void sync_name_silent(const struct sync_push *s, int silent, int v)
+{
+	ctl_fail(s->ctl, silent, "its FETCH_ADD of version %d did not come to rank %d within %d s: "
+		 "alive or not, it did not send it", v, s->f->rank, s->timeout_s);
+}
+
 /* A late rank's chain of READs, each shown: a pull of one slice is a few. */
 void sync_show_reads(const struct sync_push *s, int src, uint64_t from, int reads, uint64_t bytes,
 		     int depth)
@@ -78,6 +120,14 @@ void sync_show_reads(const struct sync_push *s, int src, uint64_t from, int read
 	show("ibv_post_send", "pull from rank %d: %d READ%s, %llu B in all, from its byte %llu, the "
 	     "last signalled (at most %d in flight: the rd_atomic agreed with it)", src, reads,
 	     reads == 1 ? "" : "s", (unsigned long long)bytes, (unsigned long long)from, depth);
+}
+
+int sync_hold_once(const struct sync_push *s, int v, bool *held)
+{
+	if (*held || !s->hold_ms || v != 2)
+		return 0;
+	*held = true;
+	return sync_hold(s);
 }
 
 /* --hold: stops, looking at the control channel every 100 ms, so that a rank that fails meanwhile ends us too. */
