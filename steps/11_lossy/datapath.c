@@ -3,6 +3,8 @@
 #include "clock.h"
 #include "completion.h"
 #include "fault.h"
+#include "lossy_judge.h"
+#include "lossy_sack.h"
 #include "report.h"
 #include "sock.h"
 #include "stop.h"
@@ -151,25 +153,6 @@ static int take_ctl(struct lossy_xfer *x, bool sender)
 /* ---- The sender ---- */
 
 /*
- * The receives path P's receiver has posted that no WRITE of ours will
- * take: all it has posted since the start (as its last SACK said), less
- * every WRITE we posted but those known lost, which took none.  Never more
- * than the window, nor than the send queue's room; none on a path taken as
- * cut (judge_paths), whose chunks go over the other paths.
- */
-static uint32_t credit(const struct lossy_xfer *x, const struct lossy_path *p)
-{
-	uint64_t taking = p->posted - p->lost;
-	uint64_t free = p->receives > taking ? p->receives - taking : 0;
-	uint32_t room = x->l->sq_depth - p->in_sq;
-
-	if (p->failed || p->silent >= LOSSY_SILENT_ROUNDS)
-		return 0;
-	free = free < x->l->window ? free : x->l->window;
-	return (uint32_t)free < room ? (uint32_t)free : room;
-}
-
-/*
  * Path K: the plan's next N chunks, each one WRITE with immediate of its
  * bytes to the same place in the receiver's buffer, its number the
  * immediate; one chain, one doorbell, the last signalled: its completion
@@ -233,54 +216,22 @@ static int poll_path(struct lossy_xfer *x, int k, struct ibv_wc *wc)
 	return n;
 }
 
-/* Whether path K is taken as cut: its QP failed (RC), or its WRITEs silent for LOSSY_SILENT_ROUNDS answers. */
-static bool path_cut(const struct lossy_xfer *x, int k)
-{
-	const struct lossy_path *p = &x->l->path[k];
-
-	return p->failed || p->silent >= LOSSY_SILENT_ROUNDS;
-}
-
-/* After path K is taken as cut: if every path of its plane is, the plane is, said once. */
-static void judge_plane(struct lossy_xfer *x, int k)
-{
-	int plane = x->l->path[k].plane;
-
-	if (x->l->planes == 1 || x->l->plane[plane].cut)
-		return;
-	for (int j = 0; j < x->l->n; j++)
-		if (x->l->path[j].plane == plane && !path_cut(x, j))
-			return;
-	x->l->plane[plane].cut = true;
-	lossy_show_plane_cut(x, plane);
-}
-
 /*
  * RC: a failed completion on path K that another path can make up for.
  * Status 12 (its retries spent: nothing came back on this path for
  * retry_cnt + 1 timeouts) moves the QP to the error state, and every WR
  * behind it completes flushed (status 5): the path is cut for good, and the
  * chunks it lost go over the other paths in the next round.  Whether WC was
- * so taken; a peer gone, or the last path, is a failure as any other.
+ * so taken (lossy_cut_failed_path); a peer gone, or the last path, is a
+ * failure as any other.
  */
 static bool path_failed(struct lossy_xfer *x, int k, const struct ibv_wc *wc)
 {
-	struct lossy_path *p = &x->l->path[k];
-	bool other = false;
-
 	if (!x->o->rc || sock_peer_closed(x->s->conn.sock))
 		return false;
-	if (p->failed)
+	if (x->l->path[k].failed)
 		return wc->status == IBV_WC_WR_FLUSH_ERR || wc->status == IBV_WC_RETRY_EXC_ERR;
-	for (int j = 0; j < x->l->n; j++)
-		other |= j != k && !path_cut(x, j);
-	if (wc->status != IBV_WC_RETRY_EXC_ERR || !other)
-		return false;
-	p->failed = true;
-	x->failed_new = true;
-	lossy_show_path_failed(x, k, wc);
-	judge_plane(x, k);
-	return true;
+	return wc->status == IBV_WC_RETRY_EXC_ERR && lossy_cut_failed_path(x, k, wc);
 }
 
 /* Takes the completions of our chains on every path, each retiring its chain's WRs; returns how many, or -1. */
@@ -311,40 +262,9 @@ static int reap_sends(struct lossy_xfer *x)
 }
 
 /*
- * At each answer, each path: WRITEs posted on it since the last answer and
- * not one consumed a receive (the answer comes after the timer, so none is
- * still on its way) is a silent round; one that consumed any ends the run.
- * LOSSY_SILENT_ROUNDS in a row and the path is taken as cut, said once.
+ * The receiver's SACK in a control slot: every field checked, then its
+ * round and counts against ours, and the bitmap and the counts taken.
  */
-static void judge_paths(struct lossy_xfer *x)
-{
-	for (int k = 0; k < x->l->n; k++) {
-		struct lossy_path *p = &x->l->path[k];
-		uint64_t sent = p->posted - p->answer_posted;
-
-		if (p->failed)
-			continue;
-		if (p->consumed > p->answer_consumed) {
-			p->silent = 0;
-		} else if (sent && p->silent < LOSSY_SILENT_ROUNDS && ++p->silent == LOSSY_SILENT_ROUNDS) {
-			lossy_show_path_cut(x, k);
-			judge_plane(x, k);
-		}
-		p->answer_posted = p->posted;
-		p->answer_consumed = p->consumed;
-	}
-}
-
-/* Whether every path is taken as cut. */
-static bool every_path_cut(const struct lossy_xfer *x)
-{
-	for (int k = 0; k < x->l->n; k++)
-		if (!path_cut(x, k))
-			return false;
-	return true;
-}
-
-/* The receiver's SACK in a control slot: every field checked, then the bitmap and the counts taken. */
 static int take_sack(struct lossy_xfer *x, const struct ibv_wc *wc)
 {
 	const uint8_t *msg = (const uint8_t *)x->l->ctl.addr + wc->wr_id * x->l->slot;
@@ -352,54 +272,7 @@ static int take_sack(struct lossy_xfer *x, const struct ibv_wc *wc)
 
 	if (sack_decode(msg, wc->byte_len, "SCF", x->l->n, x->m->n, &s, x->bits))
 		return -1;
-	if (s.kind == SACK_ANSWER ? !x->asking || s.round != x->round :
-				    s.round > x->round || s.round + 1 < x->round) {
-		report_error("the receiver's SACK ('%c') is of round %u, but this side is in round %u%s",
-			     s.kind, s.round, x->round, s.kind == SACK_ANSWER && !x->asking ?
-			     " and asked nothing" : "");
-		return -1;
-	}
-	for (int k = 0; k < x->l->n; k++) {
-		const struct lossy_path *p = &x->l->path[k];
-
-		if (s.count[k] < p->consumed || s.count[k] > p->posted) {
-			report_error("the receiver's SACK says %llu receives were consumed on path %d: "
-				     "this side posted %llu WRITEs there, and the last SACK said %llu",
-				     (unsigned long long)s.count[k], k, (unsigned long long)p->posted,
-				     (unsigned long long)p->consumed);
-			return -1;
-		}
-		if (s.receives[k] < p->receives || s.receives[k] - s.count[k] > x->l->window) {
-			report_error("the receiver's SACK says %llu receives were posted on path %d: the "
-				     "last SACK said %llu, and its window is %u", (unsigned long long)
-				     s.receives[k], k, (unsigned long long)p->receives, x->l->window);
-			return -1;
-		}
-	}
-	if (chunk_map_take_sack(x->m, x->bits, s.n_in))
-		return -1;
-	x->sacks++;
-	for (int k = 0; k < x->l->n; k++) {
-		struct lossy_path *p = &x->l->path[k];
-
-		if (s.count[k] > p->consumed)
-			p->alive_us = now_us();
-		p->consumed = s.count[k];
-		p->receives = s.receives[k];
-		/* Asked after the timer: a WRITE that has consumed no receive by now is lost. */
-		if (s.kind == SACK_ANSWER)
-			p->lost = p->posted - p->consumed;
-	}
-	if (s.kind == SACK_ANSWER) {
-		judge_paths(x);
-		x->asking = false;
-		x->last = s;
-	}
-	if (s.kind == SACK_FINAL) {
-		x->final = true;
-		x->end_us = now_us();
-	}
-	return 0;
+	return lossy_apply_sack(x, &s);
 }
 
 /*
@@ -418,7 +291,7 @@ static int post_round(struct lossy_xfer *x)
 		int taken, ctl;
 
 		for (int k = 0; k < x->l->n && chunk_map_left(x->m); k++) {
-			uint32_t n = credit(x, &x->l->path[k]);
+			uint32_t n = lossy_credit(x, &x->l->path[k]);
 
 			n = n < LOSSY_POST_BATCH ? n : LOSSY_POST_BATCH;
 			if (n && post_chunks(x, k, n))
@@ -536,7 +409,7 @@ int lossy_send(struct lossy_xfer *x)
 			goto out;
 		if (x->final)
 			break;
-		if (every_path_cut(x)) {
+		if (lossy_every_path_cut(x)) {
 			lossy_report_every_path_silent(x);
 			goto out;
 		}
@@ -653,7 +526,7 @@ static int reap_arrivals(struct lossy_xfer *x)
 	return taken;
 }
 
-/* The sender's ask in a control slot: its round the next, its counts no fewer than the receives consumed. */
+/* The sender's ask in a control slot: every field checked, then its round and counts against ours. */
 static int take_ask(struct lossy_xfer *x, const struct ibv_wc *wc)
 {
 	const uint8_t *msg = (const uint8_t *)x->l->ctl.addr + wc->wr_id * x->l->slot;
@@ -661,20 +534,7 @@ static int take_ask(struct lossy_xfer *x, const struct ibv_wc *wc)
 
 	if (sack_decode(msg, wc->byte_len, "A", x->l->n, x->m->n, &s, NULL))
 		return -1;
-	if (s.round != x->answered + 1 || x->ask_round) {
-		report_error("the sender's ask is of round %u, but %u asks were answered here: the next "
-			     "is round %u", s.round, x->answered, x->answered + 1);
-		return -1;
-	}
-	for (int k = 0; k < x->l->n; k++)
-		if (s.count[k] < x->l->path[k].consumed) {
-			report_error("the sender's ask says it posted %llu WRITEs on path %d, fewer than "
-				     "the %llu receives they consumed here", (unsigned long long)s.count[k],
-				     k, (unsigned long long)x->l->path[k].consumed);
-			return -1;
-		}
-	x->ask_round = s.round;
-	return 0;
+	return lossy_apply_ask(x, &s);
 }
 
 /* Our SACK of kind KIND: the bitmap, and the receives consumed on each path. */
@@ -693,24 +553,16 @@ static int send_sack(struct lossy_xfer *x, char kind, uint32_t round)
 	return 1;
 }
 
-/* Whether some path has a quarter of the window posted again since our last SACK: the sender's credit is due. */
-static bool credit_due(const struct lossy_xfer *x)
-{
-	uint32_t quarter = x->l->window / 4 ? x->l->window / 4 : 1;
-
-	for (int k = 0; k < x->l->n; k++)
-		if (x->l->path[k].receives - x->sacked[k] >= quarter)
-			return true;
-	return false;
-}
-
 /*
- * With no SACK of ours in flight: the final SACK once every chunk is in;
- * else the answer to an ask, after taking every chunk the CQs hold; else
- * credit, when due.  Returns 1 when one was sent, 0, or -1.
+ * With no SACK of ours in flight, the one due (lossy_sack_due): the final
+ * SACK once every chunk is in; else the answer to an ask, after taking
+ * every chunk the CQs hold; else credit, when due.  Returns 1 when one was
+ * sent, 0, or -1.
  */
 static int next_sack(struct lossy_xfer *x)
 {
+	uint32_t round;
+	char kind;
 	int n = 0;
 
 	if (x->ask_round)
@@ -718,20 +570,8 @@ static int next_sack(struct lossy_xfer *x)
 			;
 	if (x->ask_round && n < 0)
 		return -1;
-	if (x->m->n_in == x->m->n) {
-		x->final_sent = true;
-		x->end_us = now_us();
-		return send_sack(x, SACK_FINAL, x->round);
-	}
-	if (x->ask_round) {
-		uint32_t r = x->ask_round;
-
-		x->ask_round = 0;
-		x->answered++;
-		x->round = r + 1;
-		return send_sack(x, SACK_ANSWER, r);
-	}
-	return credit_due(x) ? send_sack(x, SACK_CREDIT, x->round) : 0;
+	kind = lossy_sack_due(x, &round);
+	return kind ? send_sack(x, kind, round) : 0;
 }
 
 int lossy_receive(struct lossy_xfer *x)
