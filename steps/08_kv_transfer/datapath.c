@@ -1,5 +1,6 @@
 /* datapath.c: step 08's data path: a request's RDMA READs (pull) or WRITEs with immediate (push), one per segment, posted in chains on K QPs; the receives for push; the completions reaped and the blocks counted in; the windows bound and invalidated. */
 #include "kv_datapath.h"
+#include "kv_report.h"
 #include "clock.h"
 #include "completion.h"
 #include "fault.h"
@@ -13,7 +14,6 @@
 #include <errno.h>
 #include <poll.h>
 #include <stdlib.h>
-#include <string.h>
 
 /* Completions taken in one ibv_poll_cq call. */
 #define POLL_BATCH 16
@@ -21,34 +21,6 @@
 #define PEER_CHECK_MS 100
 /* The wait for the prefiller's notice: how long each look at the side channel may sleep in poll(). */
 #define NOTICE_SLICE_MS 1
-
-/*
- * Push's immediate: the request's number in the high 8 bits, the segment's
- * index in the low 24.  --requests is at most 255, and a request at most 255
- * layers of 4,096 blocks, 1,044,480 segments: every request the options allow
- * fits, checked here at compile time.  (16 bits each did not: --layers 255
- * --blocks 258 made segment 65,536 read as request 1's segment 0.)
- */
-#define KV_IMM_SEG_BITS 24
-_Static_assert((unsigned long)KV_MAX_LAYERS * KV_MAX_BLOCKS <= 1UL << KV_IMM_SEG_BITS,
-	       "a request's segments must fit the immediate's segment field");
-_Static_assert(KV_MAX_REQUESTS < 1 << (32 - KV_IMM_SEG_BITS),
-	       "the request numbers must fit the immediate's request field");
-
-static inline uint32_t kv_imm(int request, int seg)
-{
-	return (uint32_t)request << KV_IMM_SEG_BITS | (uint32_t)seg;
-}
-
-static inline int kv_imm_request(uint32_t imm)
-{
-	return (int)(imm >> KV_IMM_SEG_BITS);
-}
-
-static inline int kv_imm_segment(uint32_t imm)
-{
-	return (int)(imm & ((1U << KV_IMM_SEG_BITS) - 1));
-}
 
 /* One posted chain: its last WR is signalled, and its completion retires them all. */
 struct chain {
@@ -82,14 +54,6 @@ struct kv_mover {
 	int outstanding[KV_MAX_QPS];	/* WRs posted on each QP and not yet retired */
 	int total_blocks;
 };
-
-/* The operation's name, for one WR or for N. */
-static const char *op_words(bool pull, int n)
-{
-	if (pull)
-		return n == 1 ? "RDMA READ" : "RDMA READs";
-	return n == 1 ? "RDMA WRITE with immediate" : "RDMA WRITEs with immediate";
-}
 
 struct kv_mover *kv_mover_open(struct kv_qps *q, const struct kv_request *req,
 			       const struct kv_opts *opts, bool decoder, int fd, int timeout_s,
@@ -178,22 +142,6 @@ static struct chain_wr plan_wr(const struct kv_mover *m, struct chain *c, const 
 	return w;
 }
 
-/* Says which WR ibv_post_send refused, and why a full send queue is the usual cause. */
-static void report_post_failed(const struct kv_mover *m, int k, int rc,
-			       const struct ibv_send_wr *wr, const struct ibv_send_wr *bad, int n)
-{
-	/* An injected fault (RDMA_STEPS_FAIL_AT) leaves bad_wr unset: nothing to point at. */
-	if (rc != ENOMEM || !bad) {
-		report_verb_error("ibv_post_send", rc);
-		return;
-	}
-	report_error("ibv_post_send failed: %s (errno %d): QP %d refused WR %d of a chain of %d "
-		     "(bad_wr), the WRs before it posted: its send queue holds %u WRs (%d asked), and "
-		     "%d were in flight: give --chain at most what the queue holds less what is in "
-		     "flight, and signal often enough to retire them", strerror(rc), rc, k,
-		     (int)(bad - wr), n, m->q->send_cap, KV_SEND_DEPTH, m->outstanding[k]);
-}
-
 /* The classic post: the chain as a list of WRs linked by next, one ibv_post_send. */
 static int post_chain_classic(struct kv_mover *m, int k, int n)
 {
@@ -213,20 +161,11 @@ static int post_chain_classic(struct kv_mover *m, int k, int n)
 		};
 	rc = fault_at("post_send") ? errno : ibv_post_send(m->q->conn[k]->qp, wr, &bad);
 	if (rc) {
-		report_post_failed(m, k, rc, wr, bad, n);
+		kv_report_post_failed(k, rc, bad ? (int)(bad - wr) : -1, n, m->q->send_cap,
+				      m->outstanding[k]);
 		return -1;
 	}
 	return 0;
-}
-
-/* The extended API has no bad_wr: ibv_wr_complete takes the whole batch or none of it. */
-static void report_complete_failed(const struct kv_mover *m, int k, int rc, int n)
-{
-	report_error("ibv_wr_complete failed: %s (errno %d): QP %d refused the whole chain of %d, "
-		     "none of it posted (the extended API reports no bad_wr); the usual cause is a "
-		     "full send queue: it holds %u WRs (%d asked), and %d were in flight: give --chain "
-		     "at most what the queue holds less what is in flight", strerror(rc), rc, k, n,
-		     m->q->send_cap, KV_SEND_DEPTH, m->outstanding[k]);
 }
 
 /* The injected failure of ibv_wr_complete: the batch is dropped, as a refused one is. */
@@ -267,7 +206,8 @@ static int post_chain_ex(struct kv_mover *m, int k, int n)
 	}
 	rc = fault_at("wr_complete") ? abort_batch(qpx) : ibv_wr_complete(qpx);
 	if (rc) {
-		report_complete_failed(m, k, rc, n);
+		/* No bad_wr here: ibv_wr_complete takes the whole batch or none of it. */
+		kv_report_complete_failed(k, rc, n, m->q->send_cap, m->outstanding[k]);
 		return -1;
 	}
 	return 0;
@@ -286,33 +226,12 @@ static int post_chain(struct kv_mover *m, int k, const int *segs, int n)
 		return -1;
 	show(ex ? "ibv_wr_complete" : "ibv_post_send", "QP %d: a chain of %d %s, one doorbell, the "
 	     "last signalled: %llu bytes, first to remote addr 0x%llx, rkey 0x%x", k, n,
-	     op_words(m->pull, n), (unsigned long long)c->bytes,
+	     kv_op_words(m->pull, n), (unsigned long long)c->bytes,
 	     (unsigned long long)m->cw[0].remote, m->cw[0].rkey);
 	m->outstanding[k] += n;
 	m->n_chains++;
 	m->counts->wrs += n;
 	return 0;
-}
-
-/*
- * A completion in error: which QP, which request, and the status that says
- * why.  Its opcode is not defined; the side and the mode say what it was: the
- * decoder in push mode posts only receives, every other side only its WRs.
- */
-static int completion_failed(const struct kv_mover *m, int k, const struct ibv_wc *wc)
-{
-	bool receive = m->decoder && !m->pull;
-	const char *why = "";
-
-	if (wc->status == IBV_WC_REM_ACCESS_ERR)
-		why = ": the peer refused the address or rkey (see its block table)";
-	else if (receive && wc->status == IBV_WC_WR_FLUSH_ERR)
-		why = ": this QP went to ERR before a WRITE with immediate took it (the prefiller's "
-		      "WRITE was refused here, or its QP failed: see its output)";
-	report_error("QP %d: %s of request %d completed with status %s (%d), vendor error 0x%x%s",
-		     k, receive ? "a receive" : op_words(m->pull, 1), m->req->number,
-		     ibv_wc_status_str(wc->status), wc->status, wc->vendor_err, why);
-	return -1;
 }
 
 /* The decoder, in push mode: a WRITE with immediate has landed; its immediate names the segment. */
@@ -365,8 +284,10 @@ static int reap(struct kv_mover *m, int k)
 		return -1;
 	}
 	for (int i = 0; i < n; i++) {
+		/* In error, its opcode is undefined: the side and the mode say what it was. */
 		if (wc[i].status != IBV_WC_SUCCESS)
-			return completion_failed(m, k, &wc[i]);
+			return kv_report_completion_failed(k, &wc[i], m->decoder && !m->pull, m->pull,
+							   m->req->number);
 		if (wc[i].opcode & IBV_WC_RECV) {
 			if (take_immediate(m, k, &wc[i]))
 				return -1;
@@ -393,17 +314,10 @@ static int reap_all(struct kv_mover *m)
 }
 
 /* The peer closed the side channel: it has stopped, and this side says how far the request got. */
-static int report_peer_gone(const struct kv_mover *m)
+static int peer_gone(const struct kv_mover *m)
 {
-	if (m->decoder)
-		report_error("request %d: the prefiller closed the side channel with %d of %d blocks "
-			     "in: it has stopped (killed, or it failed: see its output)", m->req->number,
-			     m->counts->blocks, m->total_blocks);
-	else
-		report_error("request %d: the decoder closed the side channel with %d of %d chains "
-			     "completed: it has stopped (killed, or it failed: see its output)",
-			     m->req->number, m->chains_done, m->n_chains);
-	return -1;
+	return kv_report_peer_gone(m->decoder, m->req->number, m->counts->blocks, m->total_blocks,
+				   m->chains_done, m->n_chains);
 }
 
 /* What a wait waits for. */
@@ -477,16 +391,13 @@ static int wait_until(struct kv_mover *m, enum until what, int k, int n)
 		if (stop_requested())
 			return report_stopped();
 		quiet = ms_since(&progress);
-		if (quiet > m->timeout_s * 1000L) {
-			report_error("request %d: nothing completed for %d s (-t), %d of %d blocks in: "
-				     "is the peer alive?", m->req->number, m->timeout_s,
-				     m->counts->blocks, m->total_blocks);
-			return -1;
-		}
+		if (quiet > m->timeout_s * 1000L)
+			return kv_report_stalled(m->req->number, m->timeout_s, m->counts->blocks,
+						 m->total_blocks);
 		if (quiet > peer_check) {
 			peer_check = quiet + PEER_CHECK_MS;
 			if (sock_peer_closed(m->fd))
-				return report_peer_gone(m);
+				return peer_gone(m);
 		}
 	}
 	return rc < 0 ? -1 : 0;
@@ -517,7 +428,7 @@ int kv_wait_notice(struct kv_mover *m)
 		return -1;
 	/* Readable with nothing to read: the prefiller is gone. */
 	if (sock_peer_closed(m->fd))
-		return report_peer_gone(m);
+		return peer_gone(m);
 	return 0;
 }
 
@@ -620,20 +531,10 @@ int kv_probe_revoked(struct kv_qps *q, const struct kv_request *req, const struc
 	rc = wait_completion(q->conn[k], &wc, timeout_s * 1000);
 	if (rc < 0)
 		return -1;
-	if (rc) {
-		report_error("QP %d: no completion within %d s for the %s with a revoked rkey",
-			     k, timeout_s, op_words(m.pull, 1));
-		return -1;
-	}
-	if (wc.status != IBV_WC_REM_ACCESS_ERR) {
-		report_error("QP %d: the %s with request %d's revoked window rkey 0x%x completed with "
-			     "status %s: the access was not taken back", k, op_words(m.pull, 1),
-			     req->number, req->seg_rkey[0], ibv_wc_status_str(wc.status));
-		return -1;
-	}
-	show("revoked", "the %s with request %d's window rkey 0x%x, after the peer invalidated it, "
-	     "completed with status %s (%d), as it must: a leaked rkey opens nothing once its "
-	     "window is invalidated, and the error has moved both QPs to ERR", op_words(m.pull, 1),
-	     req->number, req->seg_rkey[0], ibv_wc_status_str(wc.status), wc.status);
+	if (rc)
+		return kv_report_probe_silent(k, timeout_s, m.pull);
+	if (wc.status != IBV_WC_REM_ACCESS_ERR)
+		return kv_report_probe_passed(k, m.pull, req->number, req->seg_rkey[0], wc.status);
+	kv_show_probe_refused(m.pull, req->number, req->seg_rkey[0], wc.status);
 	return 0;
 }

@@ -1,4 +1,4 @@
-/* kv_plan.h: a request's plan: its block tables cut into segments, one WR each, dealt to the K QPs in turn; and the queues the plan asks of stage 3. */
+/* kv_plan.h: a request's plan: its block tables cut into segments, one WR each, dealt to the K QPs in turn; push's immediate, which names a segment; and the queues the plan asks of stage 3. */
 #ifndef RDMA_STEPS_KV_PLAN_H
 #define RDMA_STEPS_KV_PLAN_H
 
@@ -29,6 +29,34 @@ struct kv_request {
 	int n_seg;
 	const uint32_t *seg_rkey;	/* --windows: the peer's window for each segment; else NULL */
 };
+
+/*
+ * Push's immediate: the request's number in the high 8 bits, the segment's
+ * index in the low 24.  --requests is at most 255, and a request at most 255
+ * layers of 4,096 blocks, 1,044,480 segments: every request the options allow
+ * fits, checked here at compile time.  (16 bits each did not: --layers 255
+ * --blocks 258 made segment 65,536 read as request 1's segment 0.)
+ */
+#define KV_IMM_SEG_BITS 24
+_Static_assert((unsigned long)KV_MAX_LAYERS * KV_MAX_BLOCKS <= 1UL << KV_IMM_SEG_BITS,
+	       "a request's segments must fit the immediate's segment field");
+_Static_assert(KV_MAX_REQUESTS < 1 << (32 - KV_IMM_SEG_BITS),
+	       "the request numbers must fit the immediate's request field");
+
+static inline uint32_t kv_imm(int request, int seg)
+{
+	return (uint32_t)request << KV_IMM_SEG_BITS | (uint32_t)seg;
+}
+
+static inline int kv_imm_request(uint32_t imm)
+{
+	return (int)(imm >> KV_IMM_SEG_BITS);
+}
+
+static inline int kv_imm_segment(uint32_t imm)
+{
+	return (int)(imm & ((1U << KV_IMM_SEG_BITS) - 1));
+}
 
 /* The QPs' capacities this step asks of stage 3, for OPTS and this side's role. */
 struct ibv_qp_cap kv_queue_caps(const struct kv_opts *opts, bool decoder);
