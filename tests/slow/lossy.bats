@@ -348,7 +348,7 @@ client_goodput_of() { # CASE
 	esac
 }
 
-@test "lossy: step 05's pipelined WRITEs and ib_write_bw under the same loss: every run ends, its bytes checked; the sender's rxe sends the data's packets and every one netem dropped again, exactly the data's at 0%, more at 1% and 5%; what crossed is node 1's capture" {
+@test "lossy: step 05's pipelined WRITEs and ib_write_bw under the same loss: every run ends, its bytes checked; the sender's rxe sends the data's packets and every one netem dropped again, at 0% exactly the data's unless its ACK timer fired, more at 1% and 5%; what crossed is node 1's capture" {
 	for c in s05_0 s05_0.1 s05_1 s05_5 bw_0 bw_0.1 bw_1 bw_5; do
 		for k in 1 2; do
 			[ "$(status_of $k $c)" = 0 ] || fail "node $k, $c: exit status $(status_of $k $c): $(cat "$LOSSY/node$k/$c.log")"
@@ -381,9 +381,13 @@ client_goodput_of() { # CASE
 		[ "$sent" -ge $((data + dropped)) ] || fail "$c: $sent sent for $data packets of data, $dropped dropped"
 		case $c in
 		*_0)
-			# Nothing lost, nothing sent again: a retry here would be rxe's ACK timer (about 67 ms) firing
-			# while the receiver's ACK was late, which completer_retry_err would count.
-			[ "$sent" = "$data" ] || fail "$c: at 0% node 2's rxe sent $sent packets for $data, with $(counter 2 $c completer_retry_err) retries: $(cat "$LOSSY/node2/$c.counters")"
+			# Nothing lost: netem dropped nothing, and node 1 saw no gap in the PSNs.  Then nothing is
+			# sent again, unless rxe's ACK timer (about 67 ms) fired while the receiver's ACK was late,
+			# which completer_retry_err counts: under emulation on a busy host it can (a .ci/run of
+			# 350cb3e: step 05 at 0%, one timer retry, 25 packets sent again).  Only that may add packets.
+			[ "$(counter 1 $c out_of_seq_request)" = 0 ] || fail "$c: at 0% node 1 saw a gap in the PSNs: $(cat "$LOSSY/node1/$c.counters")"
+			[ "$sent" = "$data" ] || [ "$(counter 2 $c completer_retry_err)" -gt 0 ] ||
+				fail "$c: at 0% node 2's rxe sent $sent packets for $data, with no timer retry: $(cat "$LOSSY/node2/$c.counters")"
 			;;
 		*_1 | *_5)
 			[ "$dropped" -gt 0 ] || fail "$c: netem on node 2 dropped nothing of $sent: $(cat "$LOSSY/node2/$c.counters")"

@@ -108,6 +108,11 @@ else
 			tests/vm/boot.sh "$vm_dir" "$results" "${job[@]}"
 		fi
 		status=$?
+		# A coverage build's counts, which the guest leaves as one tar file (guest-init.sh).
+		if [ -f "$results/gcov.tar" ]; then
+			{ mkdir -p "$results/gcov" && tar -xf "$results/gcov.tar" -C "$results/gcov" && rm "$results/gcov.tar"; } ||
+				{ echo "$what: could not unpack the VM's gcov counts, $results/gcov.tar" >&2; status=1; }
+		fi
 	fi
 	if [ "$what" = test ]; then
 		wait "$outside_pid" || outside_status=$?
