@@ -117,7 +117,6 @@ kernel=$(readlink "$vm_dir/vmlinuz" | sed 's|.*/||')
 if [ "${RDMA_VM_INTERACTIVE:-0}" = 1 ]; then
 	# The name by which a later 'make shell' finds this one (tests/vm/shells.bash): its hostname.
 	vm_hostname=${RDMA_VM_HOSTNAME:-rdma-vm}
-	[ -n "${RDMA_VM_NODE:-}" ] && vm_hostname=node$RDMA_VM_NODE
 	if [ -n "${RDMA_VM_NETNS:-}" ]; then
 		vm_hostname=node1-to-node$RDMA_VM_NETNS
 		node_note=", nodes 1 to $RDMA_VM_NETNS as network namespaces"

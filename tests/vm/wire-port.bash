@@ -1,4 +1,4 @@
-# wire-port.bash: the TCP ports on 127.0.0.1 that join the nodes' NICs (QEMU's socket backend), and each node's vCPUs; sourced by nodes.sh and tests/vm/boot-nodes.sh.
+# wire-port.bash: the TCP ports on 127.0.0.1 that join the nodes' NICs (QEMU's socket backend), and each node's vCPUs; sourced by tests/vm/boot-nodes.sh (the hub).
 # Node 1's QEMU listens on them once started, so the other nodes wait for theirs with wait_listening (tests/lib/listen.bash).
 
 # The first of COUNT ports in a row (default 1) in 20000-29999 that nothing listens on.
