@@ -7,6 +7,7 @@
 
 #include <arpa/inet.h>
 #include <stdio.h>
+#include <time.h>
 
 /* Empty polls between two looks at the clock while busy polling. */
 #define CLOCK_EVERY 1024
@@ -230,4 +231,26 @@ int drain_completions(struct rdma_conn *conn, bool show_each)
 		return -1;
 	}
 	return count;
+}
+
+int await_qp_error(struct rdma_conn *conn, enum ibv_qp_state *state)
+{
+	const struct timespec tick = { .tv_nsec = 1000000 };
+	enum ibv_qp_state first;
+	struct timespec start;
+
+	clock_start(&start);
+	if (query_qp_state(conn, state))
+		return -1;
+	first = *state;
+	while (*state != IBV_QPS_ERR && ms_since(&start) < ERR_STATE_WAIT_MS) {
+		nanosleep(&tick, NULL);
+		if (query_qp_state(conn, state))
+			return -1;
+	}
+	if (*state == IBV_QPS_ERR && first != IBV_QPS_ERR)
+		show("ibv_query_qp", "state %s at first, ERR %ld ms later: the failed completion came "
+		     "before the state changed (rxe posts it, and sends its NAK, then moves the QP to "
+		     "ERR)", qp_state_name(first), ms_since(&start));
+	return 0;
 }

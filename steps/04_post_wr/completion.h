@@ -101,4 +101,16 @@ const char *wc_status_cause(enum ibv_wc_status status);
  */
 int drain_completions(struct rdma_conn *conn, bool show_each);
 
+/* How long a QP may take to show ERR after the error that failed it. */
+#define ERR_STATE_WAIT_MS 500
+
+/*
+ * The QP's state after an error, into STATE: asked again every millisecond,
+ * for up to ERR_STATE_WAIT_MS, while it is not ERR.  A provider may post the
+ * failed completion, and send its NAK, before it moves the QP to ERR (rxe
+ * does), so one query right after the completion can still find RTS; says so
+ * when the first query found another state.  0, or -1 when the query fails.
+ */
+int await_qp_error(struct rdma_conn *conn, enum ibv_qp_state *state);
+
 #endif

@@ -121,7 +121,7 @@ void violation_prepare(struct reg_mr_opts *mr, enum violation v, const struct po
 /* Shows the QP's state, and what the error state means for the work requests after it. */
 static int show_qp_after_error(struct rdma_conn *conn, enum ibv_qp_state *state)
 {
-	if (query_qp_state(conn, state))
+	if (await_qp_error(conn, state))
 		return -1;
 	if (*state == IBV_QPS_ERR)
 		show("ibv_query_qp", "state ERR: an error moved the QP to the error state; every "

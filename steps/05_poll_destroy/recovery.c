@@ -38,7 +38,7 @@ static int expect_qp_error(struct rdma_conn *conn)
 {
 	enum ibv_qp_state state;
 
-	if (query_qp_state(conn, &state))
+	if (await_qp_error(conn, &state))
 		return -1;
 	if (state != IBV_QPS_ERR) {
 		report_error("the QP is in %s after the failed WRITE, not in ERR", qp_state_name(state));

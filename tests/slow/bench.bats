@@ -5,6 +5,18 @@ setup() {
 	load ../lib/test_helper
 }
 
+# counts.tsv's counts of each case, tool, side and pass, per message, one part a column: what
+# counted.tsv averages, for a reader to see which part moved between two passes.
+per_pass_counts() { # COUNTS_TSV
+	awk -F'\t' '{ run = $1 " " $2 " " $3 " pass " $4; if (!(run in low) || $5 + 0 < low[run]) low[run] = $5 + 0
+		if ($5 + 0 > high[run]) high[run] = $5 + 0; count[run, $5 + 0, $6] = $7
+		if (!(run in seen)) { seen[run] = 1; runs[++n] = run }; if (!($6 in named)) { named[$6] = 1; parts[++m] = $6 } }
+	END { for (r = 1; r <= n; r++) { run = runs[r]; line = run; d = high[run] - low[run]
+		for (p = 1; p <= m; p++) if ((run, high[run], parts[p]) in count)
+			line = line sprintf("  %s %.2f", parts[p], d ? (count[run, high[run], parts[p]] - count[run, low[run], parts[p]]) / d : 0)
+		print line } }' "$1"
+}
+
 @test "bench, quick: every case beside perftest, in turn first, syscalls counted, tcp against rdma, and a well-formed table, JSON and SVG" {
 	out=$BATS_TEST_TMPDIR/bench
 	mkdir -p "$out"
@@ -47,7 +59,9 @@ setup() {
 		$13 <= 0 || $14 == "-" || $15 > 2 { print "an event-driven side that never slept, or its sleeps not within 2%: " $0; bad = 1 }
 		$2 == "05_poll_destroy" && $10 <= 0 { print "no data check counted: " $0; bad = 1 }
 		$2 != "05_poll_destroy" && $10 != 0 { print "a check counted for perftest: " $0; bad = 1 }
-		END { exit bad }' "$out/counted.tsv" || fail "$(cat "$out/counted.tsv")"
+		END { exit bad }' "$out/counted.tsv" || fail "$(cat "$out/counted.tsv")
+each pass, per message (the count at the larger message count less the count at the smaller, over their difference):
+$(per_pass_counts "$out/counts.tsv")"
 	# perftest sleeps on every wait, so its sleeps per message are a count, the same in both
 	# passes; step 05 sleeps only when its first poll finds nothing, as often as timing makes it.
 	awk -F'\t' '$2 == "ib_send_lat" && $6 == "sleeps" { n[$3, $4, $5] = $7; sides[$3] = 1 }
