@@ -199,11 +199,16 @@ cpu_case() {
 # which spins on gettimeofday for 200 x 100 us, as many instructions as the clock allows: every
 # function that calls gettimeofday, and gettimeofday with what it calls; and the printf family
 # with what it calls, which formats the lines both tools print before and after the loop (none
-# inside it): its count depends on the figures' digits, so on the timing.
+# inside it): its count depends on the figures' digits, so on the timing.  Left out too: step
+# 05's waits for its peer outside the event wait (accepting the client, the barriers), each in
+# slices of 100 ms with a look at the clock and for Ctrl-C between two (common/wait.c's
+# wait_fd): as many slices as the peer took to start under valgrind, so on the load.
 callgrind_parts() { # FILE PROGRAM
-	awk -v program="$2" -v check_functions="$check_functions" -v wait_functions="$wait_functions" -v look="$look_function" '
+	awk -v program="$2" -v check_functions="$check_functions" -v wait_functions="$wait_functions" -v look="$look_function" \
+		-v peer_wait_functions="$peer_wait_functions" '
 		BEGIN { split(check_functions, f, " "); for (i in f) checking[f[i]] = 1
 			split(wait_functions, f, " "); for (i in f) waiting[f[i]] = 1
+			split(peer_wait_functions, f, " "); for (i in f) waiting_for_peer[f[i]] = 1
 			looking[look] = 1 }
 		function part(object) {
 			if (object ~ "/" program "$") return "program"
@@ -237,6 +242,7 @@ callgrind_parts() { # FILE PROGRAM
 			for (here in own) {
 				if (functions[here] in calibrating || contexts[here] ~ /gettimeofday/) continue
 				if (contexts[here] ~ /printf/) continue
+				if (within(contexts[here], waiting_for_peer) && !within(contexts[here], waiting)) continue
 				o = part(objects[here])
 				if (within(contexts[here], waiting)) {
 					sleep += own[here]
@@ -286,6 +292,9 @@ check_functions="fill_pattern check_pattern blocks_match row_for_block"
 # provider sends ibv_req_notify_cq (an inline call through the context's table of provider
 # functions).  perftest sleeps before it polls, so it makes no empty poll to leave out.
 wait_functions="poll_after_waiting wait_for_event arm ibv_get_cq_event ibv_ack_cq_events ibv_cmd_req_notify_cq"
+# Step 05's bounded wait on a file descriptor (common/wait.c): in the event wait it is the
+# sleep's; anywhere else, a wait for the peer, left out.
+peer_wait_functions="wait_fd"
 # Step 05's every poll in event mode (steps/05_poll_destroy/poller.c): its first look, in the
 # work, and the wait's, in the sleep.  A first look that finds the CQ empty is cheaper than one
 # that finds a completion, which the wait then takes: how often that happens follows the timing,
