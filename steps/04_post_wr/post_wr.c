@@ -433,8 +433,7 @@ int post_prepared(struct rdma_conn *conn, struct prepared_op *op)
 	return 0;
 }
 
-/* The injected failure of ibv_wr_complete: the batch is dropped, as a refused one is. */
-static int abort_batch(struct ibv_qp_ex *qpx)
+int abort_batch(struct ibv_qp_ex *qpx)
 {
 	int err = errno;
 

@@ -212,6 +212,13 @@ static inline void prepared_target(struct prepared_op *op, uint64_t remote_addr,
 	op->wr.wr.rdma.rkey = rkey;
 }
 
+/*
+ * The injected failure of ibv_wr_complete (a fault point in place of the
+ * doorbell): drops the batch begun on QPX, as a refused one is, and returns
+ * the errno fault_at() set.  Any later step's extended post may use it too.
+ */
+int abort_batch(struct ibv_qp_ex *qpx);
+
 /* Builds the receive that post_receive would post for BUF and LEN, into R. */
 void prepare_receive(struct prepared_recv *r, const struct rdma_buf *buf, size_t len);
 

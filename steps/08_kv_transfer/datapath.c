@@ -168,15 +168,6 @@ static int post_chain_classic(struct kv_mover *m, int k, int n)
 	return 0;
 }
 
-/* The injected failure of ibv_wr_complete: the batch is dropped, as a refused one is. */
-static int abort_batch(struct ibv_qp_ex *qpx)
-{
-	int err = errno;
-
-	ibv_wr_abort(qpx);
-	return err;
-}
-
 /*
  * The extended post API (--post ex): each WR is written straight into the
  * send queue, with no list to build; ibv_wr_complete rings the one doorbell.
