@@ -8,8 +8,9 @@
 # RESULTS_DIR receives status (COMMAND's exit status), console.log (everything
 # the guest printed) and whatever COMMAND writes there.  A guest that has not powered
 # off after RDMA_VM_TIMEOUT seconds (default 1500) is killed and counts as a failure.
-# With RDMA_VM_INTERACTIVE=1 the console is this terminal (for 'make shell'):
-# no log and no time limit.  With RDMA_VM_NODE=K, RDMA_VM_NODES=N (2 to 4, default 2)
+# With RDMA_VM_INTERACTIVE=1 the console is this terminal (for 'make shell'), also
+# logged to console.log (a kernel that panicked while booting is booted again), and
+# there is no time limit.  With RDMA_VM_NODE=K, RDMA_VM_NODES=N (2 to 4, default 2)
 # and RDMA_VM_WIRE_PORT=PORT, the VM is node K of N on one virtual Ethernet segment
 # (see below).  RDMA_VM_CPUS and RDMA_VM_MEM (MiB) size the VM (default 2 and 1024).
 set -uo pipefail
@@ -114,36 +115,10 @@ if [ -n "${RDMA_VM_NODE:-}" ]; then
 fi
 
 kernel=$(readlink "$vm_dir/vmlinuz" | sed 's|.*/||')
-if [ "${RDMA_VM_INTERACTIVE:-0}" = 1 ]; then
-	# The name by which a later 'make shell' finds this one (tests/vm/shells.bash): its hostname.
-	vm_hostname=${RDMA_VM_HOSTNAME:-rdma-vm}
-	if [ -n "${RDMA_VM_NETNS:-}" ]; then
-		vm_hostname=node1-to-node$RDMA_VM_NETNS
-		node_note=", nodes 1 to $RDMA_VM_NETNS as network namespaces"
-	fi
-	# shellcheck source=tests/vm/shells.bash
-	. "$root/tests/vm/shells.bash"
-	qemu+=(-name "$SHELL_VM_TAG:$vm_hostname")
-	echo "vm: booting $kernel under QEMU (TCG, no KVM)$node_note; the shell comes up in about 15 s"
-	# The guest sends CR LF itself. QEMU keeps output processing on, so turn off
-	# the LF -> CR LF mapping here: a bare LF must only move down (tmux relies on it).
-	saved_tty=$(stty -g)
-	stty -onlcr
-	"${qemu[@]}"
-	stty "$saved_tty"
-	[ -s "$results/status" ] || exit 1
-	exit "$(cat "$results/status")"
-fi
 
 # The first lines of the kernel's oops in LOG, where it says what failed: its tail is registers.
 show_oops() { # LOG
 	grep -m 1 -A 14 -E '(BUG:|Oops:|general protection|Kernel panic)' "$1" | sed 's/^/vm:   /' >&2
-}
-
-boot_once() {
-	echo "vm: booting $kernel under QEMU (TCG, no KVM)$node_note, timeout ${timeout_s}s"
-	timeout -k 5 "$timeout_s" "${qemu[@]}" </dev/null 2>&1 | sed -u 's/\r$//' | tee "$results/console.log"
-	qemu_status=${PIPESTATUS[0]}
 }
 
 # A kernel that panics before guest-init.sh says "guest up" ran nothing of ours.  Under
@@ -157,6 +132,44 @@ panicked_at_boot() {
 	[ ! -s "$results/status" ] && grep -q 'Kernel panic' "$results/console.log" &&
 		! grep -q 'vm: guest up' "$results/console.log"
 }
+if [ "${RDMA_VM_INTERACTIVE:-0}" = 1 ]; then
+	# The name by which a later 'make shell' finds this one (tests/vm/shells.bash): its hostname.
+	vm_hostname=${RDMA_VM_HOSTNAME:-rdma-vm}
+	if [ -n "${RDMA_VM_NETNS:-}" ]; then
+		vm_hostname=node1-to-node$RDMA_VM_NETNS
+		node_note=", nodes 1 to $RDMA_VM_NETNS as network namespaces"
+	fi
+	# shellcheck source=tests/vm/shells.bash
+	. "$root/tests/vm/shells.bash"
+	qemu+=(-name "$SHELL_VM_TAG:$vm_hostname")
+	echo "vm: booting $kernel under QEMU (TCG, no KVM)$node_note; the shell comes up in about 15 s"
+	# The guest sends CR LF itself. QEMU keeps output processing on, so turn off
+	# the LF -> CR LF mapping here: a bare LF must only move down (tmux relies on it).
+	# QEMU also logs what the guest prints, so that a kernel that panicked while
+	# booting (its oops is on this terminal) is seen, and booted again, as in a job.
+	for i in "${!qemu[@]}"; do
+		[ "${qemu[i]}" != stdio,id=console,signal=off ] || qemu[i]+=",logfile=$results/console.log"
+	done
+	saved_tty=$(stty -g)
+	stty -onlcr
+	"${qemu[@]}"
+	for try in 2 3; do
+		panicked_at_boot || break
+		cp "$results/console.log" "$results/console.panic$((try - 1)).log"
+		printf '%s\r\n' "vm: the guest's kernel panicked while booting, before anything of ours ran (its oops is above); booting again, boot $try of 3"
+		"${qemu[@]}"
+	done
+	stty "$saved_tty"
+	[ -s "$results/status" ] || exit 1
+	exit "$(cat "$results/status")"
+fi
+
+boot_once() {
+	echo "vm: booting $kernel under QEMU (TCG, no KVM)$node_note, timeout ${timeout_s}s"
+	timeout -k 5 "$timeout_s" "${qemu[@]}" </dev/null 2>&1 | sed -u 's/\r$//' | tee "$results/console.log"
+	qemu_status=${PIPESTATUS[0]}
+}
+
 boot_once
 for try in 2 3; do
 	{ [ -z "${RDMA_VM_NODE:-}" ] && panicked_at_boot; } || break

@@ -46,7 +46,12 @@ run_node() { # K N CONSOLE_DIR VM_DIR RESULTS_DIR
 		sleep 0.1
 	done
 	[ -S "$sock" ] || { echo "shell: node $k's console never appeared ($sock); press Enter to close"; read -r; exit 1; }
-	socat -,raw,echo=0 "UNIX-CONNECT:$sock"
+	# Until node 1's pane removes the folder, its VM may come back: a kernel that panicked
+	# while booting is booted again (boot.sh), its consoles on the same sockets.
+	while [ -d "$dir" ]; do
+		socat -,raw,echo=0 "UNIX-CONNECT:$sock" 2>/dev/null
+		sleep 1
+	done
 	exit 0
 }
 
