@@ -496,25 +496,48 @@ static void show_tclass_choice(const struct cm_link *cm, unsigned int tclass)
 			   : "the route rdma_cm resolved carries another");
 }
 
-/* The starting PSNs as rdma_cm's CM keeps them for this connection (the REQ's and the REP's
- * Starting PSN), which librdmacm gave the QP at RTR and RTS.  Not the QP's own counters: a
- * server reads back just after rdma_accept, and the client's first packet may land before it
- * does and move the QP's receive PSN on. */
-static int cm_starting_psns(struct rdma_cm_id *id, uint32_t *sq_psn, uint32_t *rq_psn)
+/* The peer left after the connection was up: its own output says why. */
+static void report_peer_gone(void)
+{
+	report_error("the peer disconnected during the run (DISCONNECTED): it has stopped or "
+		     "failed, and no completion will come; see its output");
+}
+
+/*
+ * The starting PSNs as rdma_cm's CM keeps them for this connection, which librdmacm gives the
+ * QP at RTR and RTS: the REQ's Starting PSN (the client's receive PSN, the server's send PSN)
+ * and rdma_cm's own draw for the other.  Not the QP's counters: the peer may send as soon as
+ * it is in RTS and move our receive PSN on before we look.  The CM answers only while the
+ * connection is being made or up: a DREQ that came first (the peer failed and left) moves it
+ * on, and the read fails with EINVAL; the DISCONNECTED that follows then names the failure.
+ */
+static int cm_starting_psns(struct cm_link *cm, struct peer_info *local, struct peer_info *remote)
 {
 	struct ibv_qp_attr rtr = { .qp_state = IBV_QPS_RTR }, rts = { .qp_state = IBV_QPS_RTS };
+	struct cm_event ev;
 	int mask;
 
-	if (rdma_init_qp_attr(id, &rtr, &mask) || rdma_init_qp_attr(id, &rts, &mask)) {
+	if (!rdma_init_qp_attr(cm->id, &rtr, &mask) && !rdma_init_qp_attr(cm->id, &rts, &mask)) {
+		remote->psn = rtr.rq_psn;
+		local->psn = rts.sq_psn;
+		return 0;
+	}
+	if (errno != EINVAL || !cm->established) {
 		report_verb_error("rdma_init_qp_attr", errno);
 		return -1;
 	}
-	*rq_psn = rtr.rq_psn;
-	*sq_psn = rts.sq_psn;
-	return 0;
+	/* The CM left the connected state: wait (up to -t) for the event that says why. */
+	if (!wait_for_event(cm, RDMA_CM_EVENT_DISCONNECTED, &ev, "",
+			    "rdma_init_qp_attr refused (the CM has left the connected state) and no "
+			    "DISCONNECTED came", NULL)) {
+		cm->disconnected = true;
+		report_peer_gone();
+	}
+	return -1;
 }
 
-/* What rdma_cm chose that step 03 chooses by hand, read back from the QP. */
+/* What rdma_cm chose that step 03 chooses by hand, read back from the QP; the starting PSNs
+ * from the CM (cm_starting_psns, into LOCAL and REMOTE before). */
 static int show_choices(const struct cm_link *cm, struct ibv_qp *qp, struct peer_info *local,
 			struct peer_info *remote)
 {
@@ -531,11 +554,9 @@ static int show_choices(const struct cm_link *cm, struct ibv_qp *qp, struct peer
 		report_verb_error("ibv_query_qp", rc);
 		return -1;
 	}
-	if (cm_starting_psns(cm->id, &a.sq_psn, &a.rq_psn))
-		return -1;
-	local->psn = a.sq_psn;
+	a.sq_psn = local->psn;
+	a.rq_psn = remote->psn;
 	remote->qpn = a.dest_qp_num;
-	remote->psn = a.rq_psn;
 	remote->gid = a.ah_attr.grh.dgid;
 	remote->lid = a.ah_attr.dlid;
 	remote->mtu = a.path_mtu;
@@ -614,7 +635,7 @@ static void refuse_ours(struct cm_link *cm)
 }
 
 /* The server: checks the request, then rdma_accept (REP); or refuses it with a REJ. */
-static int accept_request(struct cm_link *cm, const struct peer_info *local,
+static int accept_request(struct cm_link *cm, struct peer_info *local,
 			  struct peer_info *remote, struct rdma_conn_param *param)
 {
 	if (!cm->foreign && check_request(cm, local, remote))
@@ -623,6 +644,10 @@ static int accept_request(struct cm_link *cm, const struct peer_info *local,
 		refuse_ours(cm);
 		return -1;
 	}
+	/* Read before rdma_accept: from the REP on, the client may finish, fail and send its DREQ
+	 * before we ask, and the CM then answers no more. */
+	if (cm_starting_psns(cm, local, remote))
+		return -1;
 	if (fault_at("cm_accept") || rdma_accept(cm->id, param)) {
 		report_verb_error("rdma_accept", errno);
 		return -1;
@@ -651,9 +676,8 @@ int cm_connect(struct cm_link *cm, struct ibv_qp *qp, struct peer_info *local,
 
 	cm_private_encode(local, msg);
 	if (cm->listen_id) {
-		/* The server reads rdma_cm's choices back at once; its QP is in RTS since
-		 * rdma_accept, and the client may send as soon as the REP reaches it, so the
-		 * PSNs come from the CM's record (cm_starting_psns), not the QP's counters. */
+		/* The server reads rdma_cm's choices back at once: its QP is in RTS since
+		 * rdma_accept, its starting PSNs read from the CM just before it. */
 		if (accept_request(cm, local, remote, &param) || show_choices(cm, qp, local, remote))
 			return -1;
 	} else {
@@ -679,7 +703,8 @@ int cm_connect(struct cm_link *cm, struct ibv_qp *qp, struct peer_info *local,
 		report_error("the server's private data: %s", why);
 		return -1;
 	}
-	if (!cm->listen_id && show_choices(cm, qp, local, remote))
+	if (!cm->listen_id &&
+	    (cm_starting_psns(cm, local, remote) || show_choices(cm, qp, local, remote)))
 		return -1;
 	exchange_show("local", local);
 	exchange_show("remote", remote);
@@ -695,8 +720,7 @@ bool cm_peer_gone(struct cm_link *cm)
 	if (next_event(cm, &now, &ev) || ev.type != RDMA_CM_EVENT_DISCONNECTED)
 		return false;
 	cm->disconnected = true;
-	report_error("the peer disconnected during the run (DISCONNECTED): it has stopped or "
-		     "failed, and no completion will come; see its output");
+	report_peer_gone();
 	return true;
 }
 
