@@ -152,33 +152,37 @@ if [ "${RDMA_VM_INTERACTIVE:-0}" = 1 ]; then
 	done
 	saved_tty=$(stty -g)
 	stty -onlcr
-	"${qemu[@]}"
-	for try in 2 3; do
-		panicked_at_boot || break
-		cp "$results/console.log" "$results/console.panic$((try - 1)).log"
-		printf '%s\r\n' "vm: the guest's kernel panicked while booting, before anything of ours ran (its oops is above); booting again, boot $try of 3"
-		"${qemu[@]}"
-	done
-	stty "$saved_tty"
-	[ -s "$results/status" ] || exit 1
-	exit "$(cat "$results/status")"
+	boot_once() { "${qemu[@]}"; qemu_status=$?; }
+	# The oops is on this terminal already; a line ends in CR LF while -onlcr holds.
+	say_panicked() { # BOOT
+		printf '%s\r\n' "vm: the guest's kernel panicked while booting, before anything of ours ran (its oops is above); booting again, boot $1 of 3"
+	}
+else
+	boot_once() {
+		echo "vm: booting $kernel under QEMU (TCG, no KVM)$node_note, timeout ${timeout_s}s"
+		timeout -k 5 "$timeout_s" "${qemu[@]}" </dev/null 2>&1 | sed -u 's/\r$//' | tee "$results/console.log"
+		qemu_status=${PIPESTATUS[0]}
+	}
+	say_panicked() { # BOOT
+		echo "vm: the guest's kernel panicked while booting, before anything of ours ran (QEMU exit status $qemu_status); its oops:" >&2
+		show_oops "$results/console.log"
+		echo "vm: booting again, boot $1 of 3 (that console log kept in $results/console.panic$(($1 - 1)).log)" >&2
+	}
 fi
-
-boot_once() {
-	echo "vm: booting $kernel under QEMU (TCG, no KVM)$node_note, timeout ${timeout_s}s"
-	timeout -k 5 "$timeout_s" "${qemu[@]}" </dev/null 2>&1 | sed -u 's/\r$//' | tee "$results/console.log"
-	qemu_status=${PIPESTATUS[0]}
-}
 
 boot_once
 for try in 2 3; do
 	{ [ -z "${RDMA_VM_NODE:-}" ] && panicked_at_boot; } || break
-	echo "vm: the guest's kernel panicked while booting, before anything of ours ran (QEMU exit status $qemu_status); its oops:" >&2
-	show_oops "$results/console.log"
 	cp "$results/console.log" "$results/console.panic$((try - 1)).log"
-	echo "vm: booting again, boot $try of 3 (that console log kept in $results/console.panic$((try - 1)).log)" >&2
+	say_panicked "$try"
 	boot_once
 done
+
+if [ "${RDMA_VM_INTERACTIVE:-0}" = 1 ]; then
+	stty "$saved_tty"
+	[ -s "$results/status" ] || exit 1
+	exit "$(cat "$results/status")"
+fi
 
 if [ "$qemu_status" -eq 124 ] || [ "$qemu_status" -eq 137 ]; then
 	echo "vm: the guest did not finish within ${timeout_s}s and was killed; console log kept in $results/console.log" >&2
