@@ -59,6 +59,7 @@ static void give_cpu(struct progress *p)
 
 	switch (p->rule) {
 	case PROGRESS_SPIN:
+	case PROGRESS_BLOCKED:
 		return;
 	case PROGRESS_YIELD:
 		sched_yield();
@@ -75,7 +76,8 @@ static void give_cpu(struct progress *p)
 int progress_idle(struct progress *p)
 {
 	give_cpu(p);
-	if (p->rule != PROGRESS_NAP && ++p->looks < LOOK_EVERY)
+	/* A nap or a blocking look has taken its time already: look around after each. */
+	if (p->rule != PROGRESS_NAP && p->rule != PROGRESS_BLOCKED && ++p->looks < LOOK_EVERY)
 		return 0;
 	p->looks = 0;
 	if (ms_since(&p->ctl_seen) >= CTL_EVERY_MS) {
@@ -84,4 +86,12 @@ int progress_idle(struct progress *p)
 			return -1;
 	}
 	return ms_since(&p->since) > p->bound_ms ? PROGRESS_STALLED : 0;
+}
+
+int progress_after(struct progress *p, bool moved)
+{
+	if (!moved)
+		return progress_idle(p);
+	progress_made(p);
+	return 0;
 }

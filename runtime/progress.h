@@ -14,6 +14,7 @@ enum progress_rule {
 	PROGRESS_SPIN,	/* a hardware NIC, a CPU each: look again at once, no system call */
 	PROGRESS_YIELD,	/* a software device (rxe, siw): its "NIC" is kernel work on our CPUs */
 	PROGRESS_NAP,	/* more ranks than online CPUs: sleep, 1 us doubling to 1 ms */
+	PROGRESS_BLOCKED,	/* the look blocks itself (the TCP twins' poll() on their sockets) */
 };
 
 /* One wait's state: from progress_start to the end of the wait. */
@@ -52,11 +53,17 @@ void progress_made(struct progress *p);
 
 /*
  * After a look that found nothing: gives the CPU away by the rule, then,
- * every 1024 looks (every look when napping), looks around: at the control
- * channel, at most every 100 ms, and at the clock.  0: look again; -1:
+ * every 1024 looks (every look when napping or blocked), looks around: at
+ * the control channel, at most every 100 ms, and at the clock.  0: look again; -1:
  * another rank's failure, printed (ctl_check); PROGRESS_STALLED: the bound
  * has passed since the last progress, and the caller names what it waits on.
  */
 int progress_idle(struct progress *p);
+
+/*
+ * After each look of a loop that looks again at once when something moved:
+ * MOVED restarts the bound (progress_made) and returns 0; else progress_idle.
+ */
+int progress_after(struct progress *p, bool moved);
 
 #endif

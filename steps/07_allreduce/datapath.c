@@ -231,13 +231,14 @@ static int stalled(struct rdma_ring *r, struct ring_ctl *ctl, const struct plan 
 }
 
 /*
- * After a poll that found nothing: the runtime's rule gives the CPU away, and
- * -t without progress tells rank 0 whom this rank waits on.  0 or -1.
+ * After a poll that took N completions: any restarts -t's bound; none gives
+ * the CPU away by the runtime's rule, and -t without progress tells rank 0
+ * whom this rank waits on.  0 or -1.
  */
-static int wait_a_little(struct rdma_ring *r, struct ring_ctl *ctl, struct progress *pr,
-			 const struct plan *plan, int sent, int taken, int timeout_s)
+static int after_poll(struct rdma_ring *r, struct ring_ctl *ctl, struct progress *pr, int n,
+		      const struct plan *plan, int sent, int taken, int timeout_s)
 {
-	int rc = progress_idle(pr);
+	int rc = progress_after(pr, n > 0);
 
 	if (rc == PROGRESS_STALLED)
 		rc = stalled(r, ctl, plan, sent, taken, timeout_s);
@@ -268,13 +269,7 @@ int ring_run(struct rdma_ring *r, const struct ring_layout *l, const struct plan
 				return -1;
 			}
 		n = poll_both(r, ctl, l, plan, &taken);
-		if (n < 0)
-			return -1;
-		if (n > 0) {
-			progress_made(&pr);
-			continue;
-		}
-		if (wait_a_little(r, ctl, &pr, plan, sent, taken, timeout_s))
+		if (n < 0 || after_poll(r, ctl, &pr, n, plan, sent, taken, timeout_s))
 			return -1;
 	}
 	return 0;
@@ -291,7 +286,7 @@ static int finish_credits(struct rdma_ring *r, struct ring_ctl *ctl, int timeout
 	progress_start(&pr, ctl, r->rule, timeout_s);
 	while (r->credit_sends_in_flight > 0) {
 		n = poll_both(r, ctl, &l, &none, &taken);
-		if (n < 0 || (n == 0 && wait_a_little(r, ctl, &pr, &none, 0, 0, timeout_s)))
+		if (n < 0 || after_poll(r, ctl, &pr, n, &none, 0, 0, timeout_s))
 			return -1;
 	}
 	return 0;

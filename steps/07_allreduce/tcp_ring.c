@@ -1,6 +1,7 @@
 /* tcp_ring.c: stage 7: the same ring over TCP sockets, the same pieces and pipelining, non-blocking both ways. */
 #include "tcp_ring.h"
 #include "clock.h"
+#include "progress.h"
 #include "report.h"
 #include "sock.h"
 #include "wait.h"
@@ -151,23 +152,20 @@ int tcp_ring_run(struct tcp_ring *t, const struct ring_layout *l, const struct p
 		 struct ring_ctl *ctl, int timeout_s)
 {
 	struct tcp_run run = { 0 };
-	struct timespec progress;
+	struct progress pr;
 
-	clock_start(&progress);
+	/* Each look blocks in poll() for a slice: the runtime's progress loop only looks around. */
+	progress_start(&pr, ctl, PROGRESS_BLOCKED, timeout_s);
 	while (run.sent < plan->n_send || run.taken < plan->n_recv) {
-		int moved = move_once(t, l, plan, &run, ctl);
+		int moved = move_once(t, l, plan, &run, ctl), rc;
 
 		if (moved < 0)
 			return -1;
-		if (moved) {
-			clock_start(&progress);
-			continue;
-		}
-		if (ctl_check(ctl))
-			return -1;
-		if (ms_since(&progress) >= timeout_s * 1000L &&
-		    ctl_stall(ctl, (t->rank + t->world - 1) % t->world, "nothing moved for %d s on its "
-			      "TCP ring connection to rank %d", timeout_s, t->rank))
+		rc = progress_after(&pr, moved > 0);
+		if (rc == PROGRESS_STALLED)
+			rc = ctl_stall(ctl, (t->rank + t->world - 1) % t->world, "nothing moved for %d s "
+				       "on its TCP ring connection to rank %d", timeout_s, t->rank);
+		if (rc)
 			return -1;
 	}
 	return 0;

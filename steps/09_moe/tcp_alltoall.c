@@ -1,6 +1,7 @@
 /* tcp_alltoall.c: step 09's same all-to-all over TCP: a socket per pair of ranks, each block sent and received whole, non-blocking. */
 #include "tcp_alltoall.h"
 #include "clock.h"
+#include "progress.h"
 #include "report.h"
 #include "sock.h"
 
@@ -183,26 +184,22 @@ static int first_waiting(const struct tcp_a2a *t, const struct tcp_move *moves)
 
 int tcp_a2a_exchange(struct tcp_a2a *t, struct tcp_move *moves, struct tcp_stats *st)
 {
-	struct timespec progress;
+	struct progress pr;
 	int p;
 
-	clock_start(&progress);
+	/* Each look blocks in poll() for a slice: the runtime's progress loop only looks around. */
+	progress_start(&pr, t->ctl, PROGRESS_BLOCKED, t->timeout_s);
 	while ((p = first_waiting(t, moves)) >= 0) {
-		int ready = move_once(t, moves, st);
+		int ready = move_once(t, moves, st), rc;
 
 		if (ready < 0)
 			return -1;
-		if (ready) {
-			clock_start(&progress);
-			continue;
-		}
-		if (ctl_check(t->ctl))
-			return -1;
-		if (ms_since(&progress) >= t->timeout_s * 1000L) {
+		rc = progress_after(&pr, ready > 0);
+		if (rc == PROGRESS_STALLED)
 			ctl_fail(t->ctl, p, "nothing moved on its TCP connection for %d s: %zu of %zu "
 				 "B came from it", t->timeout_s, moves[p].taken, moves[p].in_len);
+		if (rc)
 			return -1;
-		}
 	}
 	return 0;
 }

@@ -182,11 +182,7 @@ int sync_push(struct sync_push *s, int v)
 		}
 		if (!busy)
 			break;
-		if (moved) {
-			progress_made(&pr);
-			continue;
-		}
-		int rc = progress_idle(&pr);
+		int rc = progress_after(&pr, moved);
 
 		if (rc == PROGRESS_STALLED)
 			sync_push_stalled(s, v);
@@ -249,11 +245,7 @@ static int drain(struct sync_push *s, int d, const char *what)
 
 		if (reap(s, d, what, &moved))
 			return -1;
-		if (moved) {
-			progress_made(&pr);
-			continue;
-		}
-		int rc = progress_idle(&pr);
+		int rc = progress_after(&pr, moved);
 
 		if (rc == PROGRESS_STALLED)
 			sync_drain_stalled(s, d, what);

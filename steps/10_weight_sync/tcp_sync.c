@@ -1,6 +1,7 @@
 /* tcp_sync.c: step 10's TCP twin (--way tcp): the same plan's runs, over a socket per trainer and serving pair, each run sent and received in plan order, non-blocking. */
 #include "tcp_sync.h"
 #include "clock.h"
+#include "progress.h"
 #include "report.h"
 #include "sock.h"
 
@@ -200,7 +201,7 @@ int tcp_sync_run(struct tcp_sync *t, uint8_t *data, uint64_t slice, int v,
 	bool out = t->rank < t->trainers;
 	uint8_t *base = out ? data : data + (uint64_t)(v % 2) * slice;
 	struct cursor c[SYNC_MAX_RANKS] = { 0 };
-	struct timespec progress;
+	struct progress pr;
 
 	for (int q = 0; q < t->world; q++)
 		if (t->fd[q] >= 0) {
@@ -208,7 +209,8 @@ int tcp_sync_run(struct tcp_sync *t, uint8_t *data, uint64_t slice, int v,
 
 			c[q] = (struct cursor){ .first = t->p->first[k][d], .count = t->p->count[k][d] };
 		}
-	clock_start(&progress);
+	/* Each look blocks in poll() for a slice: the runtime's progress loop only looks around. */
+	progress_start(&pr, t->ctl, PROGRESS_BLOCKED, t->timeout_s);
 	for (;;) {
 		struct pollfd pfd[SYNC_MAX_RANKS];
 		int left = -1, ready = 0;
@@ -239,18 +241,14 @@ int tcp_sync_run(struct tcp_sync *t, uint8_t *data, uint64_t slice, int v,
 				return -1;
 			}
 		}
-		if (ready) {
-			clock_start(&progress);
-			continue;
-		}
-		if (ctl_check(t->ctl))
-			return -1;
-		if (ms_since(&progress) >= t->timeout_s * 1000L) {
+		int rc = progress_after(&pr, ready > 0);
+
+		if (rc == PROGRESS_STALLED)
 			ctl_fail(t->ctl, left, "nothing moved on its TCP connection for %d s in version "
 				 "%d: run %llu of %llu", t->timeout_s, v,
 				 (unsigned long long)c[left].i, (unsigned long long)c[left].count);
+		if (rc)
 			return -1;
-		}
 	}
 }
 
