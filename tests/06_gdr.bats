@@ -91,8 +91,7 @@ assert_three_paths_emulated() {
 	assert_options_refused 06_gdr "-P tcp" "-P tcp -s 1048576" "-P gdr" "-P gdr -s 1048576"
 	# The emulated GPU buffer is host memory, registered as a second MR: a memlock limit that
 	# holds the staging buffer alone (1.5 MiB, without CAP_IPC_LOCK) refuses both before any.
-	run timeout -k 2 "$STEP_TIMEOUT" setpriv --inh-caps=-ipc_lock --bounding-set=-ipc_lock \
-		prlimit --memlock=1572864:1572864 "$BIN/06_gdr" -d "$DEV" 127.0.0.1
+	STEP_PREFIX=$(memlock_prefix 1572864) run_step 06_gdr -d "$DEV" 127.0.0.1
 	assert_failure 1
 	assert_output --partial "error: -s 1048576 (the staging buffer and the emulated GPU buffer, each its own MR) asks to pin 2097152 bytes, but RLIMIT_MEMLOCK allows 1572864 (0 pinned already), and this process has no CAP_IPC_LOCK to pass it: raise it with 'ulimit -l' (KiB, or unlimited) or 'memlock' in /etc/security/limits.conf, run with CAP_IPC_LOCK (root has it), or give a smaller -s"
 	refute_output --partial 'ibv_reg_mr'

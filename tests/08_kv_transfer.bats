@@ -80,7 +80,7 @@ setup() {
 	# Devices whose MRs hold the 4 MiB pool and whose CQs hold the decoder's 64 sends and 8
 	# receives a QP, no more (the test aid), and processes that may pin 4 MiB and have no
 	# CAP_IPC_LOCK: all three at the boundary, and the kernel pins the pool.
-	STEP_PREFIX="setpriv --inh-caps=-ipc_lock --bounding-set=-ipc_lock prlimit --memlock=4194304:4194304" \
+	STEP_PREFIX=$(memlock_prefix 4194304) \
 		RDMA_STEPS_CAPS=max_mr_size=4M,max_cqe=72 run_server_client 08_kv_transfer --mode push --qps 2 --requests 1 --delay-qp 0:300
 	assert_both_succeeded
 	assert_moved 1 16 2
@@ -164,8 +164,7 @@ assert_ex_moved() {
 		assert_output --partial "error: --layers 255 --blocks 258 --qps 1 asks for 65854 CQ entries a QP (its send WRs' and its receives'), but $DEV allows 32767 (max_cqe); use --qps 3 or more"
 		refute_output --partial 'ibv_reg_mr'
 	fi
-	run timeout -k 2 "$STEP_TIMEOUT" setpriv --inh-caps=-ipc_lock --bounding-set=-ipc_lock \
-		prlimit --memlock=4190208:4190208 "$BIN/08_kv_transfer" -d "$DEV" 127.0.0.1
+	STEP_PREFIX=$(memlock_prefix 4190208) run_step 08_kv_transfer -d "$DEV" 127.0.0.1
 	assert_failure 1
 	assert_output --partial "error: --pool 4 --layers 4 --blocks 4 --block-bytes 65536 asks to pin 4194304 bytes, but RLIMIT_MEMLOCK allows 4190208 (0 pinned already), and this process has no CAP_IPC_LOCK to pass it: raise it with 'ulimit -l' (KiB, or unlimited) or 'memlock' in /etc/security/limits.conf, run with CAP_IPC_LOCK (root has it), or give fewer --pool, --layers, --blocks or --block-bytes"
 	refute_output --partial 'ibv_reg_mr'

@@ -1,5 +1,5 @@
 /* fuzz_rc_pingpong.c: libFuzzer harness for rc_pingpong_decode and rc_pingpong_printable, step 05's ibv_rc_pingpong codec. */
-#include "device.h"
+#include "fuzz_peer.h"
 #include "rc_pingpong_wire.h"
 
 #include <ctype.h>
@@ -7,8 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-
-#define MAX_24_BITS 0xffffffu
 
 /* The shown copy is MSG up to its NUL or its 51st byte, every byte of it printable. */
 static void check_printable(const char msg[RC_PINGPONG_MSG_LEN])
@@ -29,8 +27,8 @@ static void check_printable(const char msg[RC_PINGPONG_MSG_LEN])
 /* What rc_pingpong_wire.h promises of a line it accepted. */
 static void check_fields(const struct peer_info *info)
 {
-	if (info->qpn == 0 || info->qpn > MAX_24_BITS || info->psn > MAX_24_BITS ||
-	    info->mtu != MTU_NOT_SENT || (info->lid == 0 && gid_is_zero(&info->gid)))
+	check_address(info);
+	if (info->mtu != MTU_NOT_SENT)
 		abort();
 }
 
@@ -44,25 +42,17 @@ static void check_round_trip(const char msg[RC_PINGPONG_MSG_LEN], const struct p
 		abort();
 }
 
-/*
- * The decoder only ever sees whole lines, so the first RC_PINGPONG_MSG_LEN
- * bytes are used and a shorter input is padded with zeros: a short input is
- * still a line, one that ends in NULs.
- */
+/* The input is a whole line (read_whole_message), one that ends in NULs where it is short. */
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	char msg[RC_PINGPONG_MSG_LEN] = { 0 };
+	char msg[RC_PINGPONG_MSG_LEN];
 	struct peer_info info;
-	int rc;
 
-	memcpy(msg, data, size < sizeof(msg) ? size : sizeof(msg));
+	read_whole_message(msg, sizeof(msg), data, size);
 	check_printable(msg);
-	rc = rc_pingpong_decode(msg, &info);
-	if (rc == 0) {
+	if (accepted(rc_pingpong_decode(msg, &info))) {
 		check_fields(&info);
 		check_round_trip(msg, &info);
-	} else if (rc != -1) {
-		abort();
 	}
 	return 0;
 }

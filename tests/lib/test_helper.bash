@@ -89,19 +89,26 @@ step_program() {
 }
 
 # The words of STEP_PREFIX into the array PREFIX, none when it is unset: the commands that
-# start_step and run_two_sides put before a program, for a run under a process limit of its
-# own (STEP_PREFIX="prlimit --memlock=N:N run_server_client ...").
+# run_step, start_step and run_two_sides put before a program, for a run under a process limit
+# of its own (STEP_PREFIX="prlimit --memlock=N:N run_server_client ...").
 step_prefix() {
 	PREFIX=()
 	[ -z "${STEP_PREFIX:-}" ] || read -ra PREFIX <<<"$STEP_PREFIX"
 }
 
-# Runs build/bin/STEP ARGS... under the step timeout, as bats' run does.
+# The STEP_PREFIX of a process as an ordinary user's: no CAP_IPC_LOCK, and BYTES that it may
+# pin (RLIMIT_MEMLOCK): STEP_PREFIX=$(memlock_prefix BYTES) run_step STEP ARGS...
+memlock_prefix() { # BYTES
+	echo "setpriv --inh-caps=-ipc_lock --bounding-set=-ipc_lock prlimit --memlock=$1:$1"
+}
+
+# Runs build/bin/STEP ARGS... under the step timeout (after STEP_PREFIX's commands), as bats' run does.
 run_step() {
 	local step=$1
 	shift
 	scale_step_args "$@"
-	run timeout -k 2 "$STEP_TIMEOUT" "$BIN/$step" "${STEP_ARGS[@]}"
+	step_prefix
+	run timeout -k 2 "$STEP_TIMEOUT" "${PREFIX[@]}" "$BIN/$step" "${STEP_ARGS[@]}"
 }
 
 # The kernel's counts of pd, cq, qp, mr and rdma_cm ids on DEV, as "pd=N cq=N qp=N mr=N cm_id=N"

@@ -47,31 +47,23 @@ stop_capture() { # CASE
 	say "$1 capture: $(tail -n 3 "$out/$1.tcpdump.log" | tr '\n' ' ')"
 }
 
-ring() { # CASE N PORT ARGS...
-	local name=$1 n=$2 port=$3
-	shift 3
-	timeout -k 5 300 "$bin/07_allreduce" -d "$dev" -p "$port" --rank $((node - 1)) --world-size "$n" "$@" 198.18.0.1 \
+# STEP as this node's rank of N, one rank a node (rank K-1 on node K), rank 0's rendezvous
+# at PORT on node 1, killed after SECONDS: into CASE.log.
+run_rank() { # STEP SECONDS CASE N PORT ARGS...
+	local step=$1 seconds=$2 name=$3 n=$4 port=$5
+	shift 5
+	timeout -k 5 "$seconds" "$bin/$step" -d "$dev" -p "$port" --rank $((node - 1)) --world-size "$n" "$@" 198.18.0.1 \
 		>"$out/$name.log" 2>&1
 }
 
-# Step 09, launched as step 07 is: one rank a node, rank 0's rendezvous on node 1.
-moe() { # CASE N PORT ARGS...
-	local name=$1 n=$2 port=$3
-	shift 3
-	timeout -k 5 120 "$bin/09_moe" -d "$dev" -p "$port" --rank $((node - 1)) --world-size "$n" "$@" 198.18.0.1 \
-		>"$out/$name.log" 2>&1
-}
-
-# Step 10, launched as step 07 is: one rank a node, rank 0's rendezvous on node 1.
-weights() { # CASE N PORT ARGS...
-	local name=$1 n=$2 port=$3
-	shift 3
-	timeout -k 5 120 "$bin/10_weight_sync" -d "$dev" -p "$port" --rank $((node - 1)) --world-size "$n" "$@" 198.18.0.1 \
-		>"$out/$name.log" 2>&1
-}
+# Steps 07, 09 and 10, each launched that way: CASE N PORT ARGS...
+ring() { run_rank 07_allreduce 300 "$@"; }
+moe() { run_rank 09_moe 120 "$@"; }
+weights() { run_rank 10_weight_sync 120 "$@"; }
 
 # The last rank (this node) is killed outright once its collective has begun: by its
-# PID, the child of its timeout (other nodes' ranks may share this PID space).
+# PID, the child of its timeout (other nodes' ranks may share this PID space), which
+# is why it starts its timeout itself, in the background, not in run_rank's function.
 kill_last() { # CASE N PORT ARGS...
 	local name=$1 n=$2 port=$3 rank
 	shift 3

@@ -86,14 +86,25 @@ kill_mid_transfer() { # SIDE ARGS...
 	done
 }
 
+# Runs one request of step 08 in MODE (pull or push) with ARGS, a --violate that fails both
+# sides (status 1 each, or the test fails), and names the sides for what follows: the initiator
+# posts the WRs (the decoder when pulling, the prefiller when pushing) and OP is theirs; the
+# target is the side whose pool they reach, and whose windows they use with --windows.
+run_violation() { # MODE ARGS...
+	local mode=$1
+	shift
+	run_server_client 08_kv_transfer --mode "$mode" --requests 1 "$@"
+	[ "$srv_status" -eq 1 ] && [ "$cli_status" -eq 1 ] || fail "$mode: server $srv_status, client $cli_status"
+	initiator=cli target=srv op='RDMA READ'
+	if [ "$mode" = push ]; then
+		initiator=srv target=cli op='RDMA WRITE with immediate'
+	fi
+}
+
 @test "kv: --violate rkey, pulled and pushed: the initiator's first WR completes with remote access error (10), the other side names what it saw, one line each, all freed" {
 	for mode in pull push; do
 		record_baseline
-		run_server_client 08_kv_transfer --mode "$mode" --requests 1 --violate rkey
-		[ "$srv_status" -eq 1 ] && [ "$cli_status" -eq 1 ] || fail "$mode: server $srv_status, client $cli_status"
-		# The initiator: the decoder when pulling, the prefiller when pushing.
-		initiator=cli target=srv op='RDMA READ'
-		[ "$mode" = push ] && initiator=srv target=cli op='RDMA WRITE with immediate'
+		run_violation "$mode" --violate rkey
 		use_output_of "$initiator"
 		assert_line --regexp "^--violate +: request 0: using rkey (0x[0-9a-f]+), the peer's pool rkey 0x[0-9a-f]+ plus one, which the peer never handed out$"
 		assert_one_error "^error: QP 0: $op of request 0 completed with status remote access error \(10\), vendor error $vendor_err: the peer refused the address or rkey \(see its block table\)$" "$mode"
@@ -111,12 +122,9 @@ kill_mid_transfer() { # SIDE ARGS...
 @test "kv: --violate revoked --windows, pulled and pushed: windows taken back before the go-ahead refuse the first WR with remote access error (10), all freed" {
 	for mode in pull push; do
 		record_baseline
-		run_server_client 08_kv_transfer --mode "$mode" --requests 1 --windows --violate revoked
-		[ "$srv_status" -eq 1 ] && [ "$cli_status" -eq 1 ] || fail "$mode: server $srv_status, client $cli_status"
-		# The granting side is the one whose memory is used: the prefiller when pulling.
-		granting=srv initiator=cli op='RDMA READ'
-		[ "$mode" = push ] && granting=cli initiator=srv op='RDMA WRITE with immediate'
-		use_output_of "$granting"
+		run_violation "$mode" --windows --violate revoked
+		# The target grants the windows: the prefiller when pulling.
+		use_output_of "$target"
 		assert_in_order '^--violate +: request 0: this side takes its 16 windows back before the go-ahead: the rkeys it granted name nothing now$' \
 			'^IBV_WR_LOCAL_INV +: 16 of 16 windows invalidated, then freed \(ibv_dealloc_mw\)' '^error: '
 		assert_one_error '^error: ' "$mode"
@@ -134,10 +142,7 @@ kill_mid_transfer() { # SIDE ARGS...
 	rxe_behaviour "rxe checks a window's rkey, QP and access but not its bounds (check_rkey in rxe_resp.c), so a WR past its end goes through; a window is bound to a range, and a device that checks it refuses the WR"
 	for mode in pull push; do
 		record_baseline
-		run_server_client 08_kv_transfer --mode "$mode" --requests 1 --windows --violate past_window
-		[ "$srv_status" -eq 1 ] && [ "$cli_status" -eq 1 ] || fail "$mode: server $srv_status, client $cli_status"
-		granting=srv initiator=cli op='RDMA READ'
-		[ "$mode" = push ] && granting=cli initiator=srv op='RDMA WRITE with immediate'
+		run_violation "$mode" --windows --violate past_window
 		use_output_of "$initiator"
 		assert_line --regexp "^windows +: request 0: 16 windows granted by the peer, one per segment"
 		assert_line --regexp "^--violate +: request 0: the first $op moves one block on in the peer's pool: its window ends at pool block [0-9]+, and the WR now ends at block [0-9]+, past the window's end, inside the peer's pool MR$"
@@ -145,8 +150,8 @@ kill_mid_transfer() { # SIDE ARGS...
 		read -r window_end wr_end <<<"$ends"
 		[ "$wr_end" -eq $((window_end + 1)) ] && [ "$wr_end" -lt 64 ] || fail "$mode: the WR ends at block $wr_end, the window at $window_end (pool of 64 blocks)"
 		assert_one_error "^error: request 0: the $op that reached one block past the end of its window completed successfully: this device checked the window's rkey, QP and access but not its bounds, so the window did not confine it$" "$mode"
-		use_output_of "$granting"
-		# The window overrun is the one the granting side bound to its first block, as its table says.
+		use_output_of "$target"
+		# The window overrun is the one the target bound to its first block, as its table says.
 		granted=$(table_of 0 | head -n 1)
 		[ "$granted" = "$window_end" ] || fail "$mode: the initiator's window ends at block $window_end, the granting side's first block is '$granted'"
 		assert_line 'IBV_WR_LOCAL_INV    : 16 of 16 windows invalidated, then freed (ibv_dealloc_mw): their rkeys open nothing now'

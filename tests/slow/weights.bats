@@ -43,20 +43,25 @@ assert_late_rounds() { # ONE
 	done
 }
 
+# Runs 4 ranks of SMALL, rank RANK given ARGS too, and checks that every rank names RANK, within
+# 15 s, as given the options GIVEN, not rank 0's, DIFFERS saying which differs first.
+assert_layout_refused() { # RANK ARGS GIVEN DIFFERS
+	local rank=$1 rank0="--trainers 2 --tp 2 --model-dim 128 --layers 2 --updates 3 --seed 1"
+	local "RANK_ARGS_$rank=$2"
+	RING_STEP=10_weight_sync run_ring 4 -t 5 "${SMALL[@]}"
+	assert_all_name "$rank" "it was given other options than rank 0: $3; rank 0: $rank0; the first that differs: $4\$" 15
+}
+
 # Every rank computes the plan from its own options: the rendezvous compares them, and names the option.
 @test "weights: layouts that disagree are refused at the start: --model-dim 256 on rank 3 of 4, --tp 1 on rank 2, --layers 1 on rank 1: every rank names the rank and the option, no WRITE posted; all freed" {
-	local opts="--trainers 2 --tp 2 --model-dim 128 --layers 2 --updates 3 --seed 1"
 	record_baseline
-	RANK_ARGS_3="--model-dim 256" RING_STEP=10_weight_sync run_ring 4 -t 5 "${SMALL[@]}"
-	assert_all_name 3 "it was given other options than rank 0: --trainers 2 --tp 2 --model-dim 256 --layers 2 --updates 3 --seed 1; rank 0: $opts; the first that differs: its --model-dim 256, rank 0's --model-dim 128\$" 15
+	assert_layout_refused 3 "--model-dim 256" "--trainers 2 --tp 2 --model-dim 256 --layers 2 --updates 3 --seed 1" "its --model-dim 256, rank 0's --model-dim 128"
 	for k in 0 1 2 3; do
 		use_output_of "r$k"
 		refute_line --regexp '^ibv_post_send '
 	done
-	RANK_ARGS_2="--tp 1" RING_STEP=10_weight_sync run_ring 4 -t 5 "${SMALL[@]}"
-	assert_all_name 2 "it was given other options than rank 0: --trainers 2 --tp 1 --model-dim 128 --layers 2 --updates 3 --seed 1; rank 0: $opts; the first that differs: its --tp 1, rank 0's --tp 2\$" 15
-	RANK_ARGS_1="--layers 1" RING_STEP=10_weight_sync run_ring 4 -t 5 "${SMALL[@]}"
-	assert_all_name 1 "it was given other options than rank 0: --trainers 2 --tp 2 --model-dim 128 --layers 1 --updates 3 --seed 1; rank 0: $opts; the first that differs: its --layers 1, rank 0's --layers 2\$" 15
+	assert_layout_refused 2 "--tp 1" "--trainers 2 --tp 1 --model-dim 128 --layers 2 --updates 3 --seed 1" "its --tp 1, rank 0's --tp 2"
+	assert_layout_refused 1 "--layers 1" "--trainers 2 --tp 2 --model-dim 128 --layers 1 --updates 3 --seed 1" "its --layers 1, rank 0's --layers 2"
 	for k in 0 1 2 3; do
 		use_output_of "r$k"
 		refute_line --regexp '^ibv_post_send '

@@ -45,6 +45,11 @@ packets_of() { # CASE
 # The opcodes of CASE's packets, in order, as "DIRECTION OPCODE" pairs.
 opcodes_of() { packets_of "$1" | awk '{ printf "%s%s%d", sep, $1, $2; sep = " " }'; }
 
+# Fails unless CASE's packets are OPCODES, in opcodes_of's words ("->6 ->8 <-17"), naming those it saw.
+assert_opcodes() { # CASE OPCODES
+	[ "$(opcodes_of "$1")" = "$2" ] || fail "$1: $(opcodes_of "$1")"
+}
+
 # Whether the nodes' kernel (node.sh wrote its uname -r) is MAJOR.MINOR or later: this file
 # runs outside the VM, where kernel_at_least would read the host's.
 nodes_kernel_at_least() { # MAJOR MINOR
@@ -92,7 +97,7 @@ expected_status() { # CASE
 		assert_line --regexp '^ibv_modify_qp +: INIT -> RTR: path MTU 1024 '
 	done
 	# RC opcodes: 0 SEND First, 1 Middle, 2 Last, 17 Acknowledge.
-	[ "$(opcodes_of send)" = "->0 ->1 ->1 ->2 <-17" ] || fail "send: $(opcodes_of send)"
+	assert_opcodes send "->0 ->1 ->1 ->2 <-17"
 	run packets_of send
 	assert_line --index 0 --regexp "^-> 0 $((psn)) "
 	assert_line --index 3 --regexp "^-> 2 $((psn + 3)) A "
@@ -106,7 +111,7 @@ expected_status() { # CASE
 	rkey=$(printed 1 write 'local buffer' rkey)
 	[ "$(printed 2 write 'remote buffer' rkey)" = "$rkey" ] || fail "node 2 was given rkey $(printed 2 write 'remote buffer' rkey), node 1 printed $rkey"
 	# 6 RDMA WRITE First, 7 Middle, 8 Last, 17 Acknowledge.
-	[ "$(opcodes_of write)" = "->6 ->7 ->7 ->8 <-17" ] || fail "write: $(opcodes_of write)"
+	assert_opcodes write "->6 ->7 ->7 ->8 <-17"
 	run packets_of write
 	assert_line --index 0 --regexp "^-> 6 [0-9]+ - $addr $rkey 4096 "
 	# Only the first packet names the remote memory; the rest follow it by PSN.
@@ -116,7 +121,7 @@ expected_status() { # CASE
 
 @test "wire: WRITE with immediate ends with RDMA WRITE Last with Immediate, which carries the 32-bit value" {
 	# 9 RDMA WRITE Last with Immediate; the value goes on the wire in network byte order.
-	[ "$(opcodes_of write_imm)" = "->6 ->7 ->7 ->9 <-17" ] || fail "write_imm: $(opcodes_of write_imm)"
+	assert_opcodes write_imm "->6 ->7 ->7 ->9 <-17"
 	run packets_of write_imm
 	assert_line --index 3 --regexp '^-> 9 [0-9]+ A - - - - - deadbeef '
 	run cat "$WIRE/node1/write_imm.log"
@@ -129,7 +134,7 @@ expected_status() { # CASE
 	psn=$(printed 2 read 'local QP' PSN)
 	# 12 RDMA READ Request; 13, 14, 15 READ Response First, Middle, Last.  A READ needs no ACK:
 	# the responses are the answer.
-	[ "$(opcodes_of read)" = "->12 <-13 <-14 <-14 <-15" ] || fail "read: $(opcodes_of read)"
+	assert_opcodes read "->12 <-13 <-14 <-14 <-15"
 	run packets_of read
 	assert_line --index 0 --regexp "^-> 12 $((psn)) A $addr $rkey 4096 "
 	# The responses take the request's PSN onwards; First and Last carry an AETH, MSN 1.
@@ -146,7 +151,7 @@ expected_status() { # CASE
 		# 20 FetchAdd, 19 CmpSwap; 18 Atomic Acknowledge.
 		want="->20 <-18"
 		[ $op = cmp_swap ] && want="->19 <-18"
-		[ "$(opcodes_of $op)" = "$want" ] || fail "$op: $(opcodes_of $op)"
+		assert_opcodes "$op" "$want"
 		run packets_of $op
 		# The target's word starts at 0x1000 (step 04): fetch_add adds 0x24; cmp_swap compares
 		# with 0x1000 and swaps in 0xcafe.  The AETH and AtomicAckETH answer at the same PSN.
@@ -165,7 +170,7 @@ expected_status() { # CASE
 	# Debian 12's tshark 4.0 has no names for opcodes 28 and 29: compared by number.
 	if nodes_kernel_at_least 6 2; then
 		psn=$(printed 2 atomic_write 'local QP' PSN)
-		[ "$(opcodes_of atomic_write)" = "->29 <-16" ] || fail "atomic_write: $(opcodes_of atomic_write)"
+		assert_opcodes atomic_write "->29 <-16"
 		run packets_of atomic_write
 		assert_line --index 0 --regexp "^-> 29 $((psn)) A "
 		# The answer carries no data: a READ Response Only of length zero at the request's PSN, its AETH an ACK.
@@ -380,7 +385,7 @@ classes_of() { # CASE
 	[ "$(classes_of ce_mark)" = "$(printf -- '-> 26 3 -\n<- 26 2 -')" ] || fail "ce_mark, node 2's packets marked CE: $(classes_of ce_mark)"
 	# The packets of an unmarked WRITE and nothing more: the ICRC, computed with the ToS byte masked,
 	# still checks, and no packet answers the marks (a CNP would be one more packet to node 2's QP).
-	[ "$(opcodes_of ce_mark)" = "->6 ->7 ->7 ->8 <-17" ] || fail "ce_mark: $(opcodes_of ce_mark)"
+	assert_opcodes ce_mark "->6 ->7 ->7 ->8 <-17"
 	run cat "$WIRE/node1/ce_mark.log"
 	assert_line --regexp '^data check +: 4096 bytes arrived intact$'
 }
