@@ -16,18 +16,12 @@
 enum { KEY_HELP = 'h' };
 
 static const struct cli_option common_options[] = {
-	{ "ib-dev", 'd', "NAME", "RDMA device to use (default: the first one found)",
-	  CLI_TEXT_AT(struct cli_common, ib_dev) },
-	{ "ib-port", 'i', "N", "port of that device (default: 1)",
-	  CLI_INT_AT(struct cli_common, ib_port, 1, 255) },
-	{ "gid-idx", 'x', "N", "GID table index (default: chosen, RoCE v2 IPv4-mapped first)",
-	  CLI_INT_AT(struct cli_common, gid_idx, 0, 255) },
-	{ "port", 'p', "N", "TCP port of the out-of-band exchange (default: 18515)",
-	  CLI_INT_AT(struct cli_common, tcp_port, 1, 65535) },
-	{ "timeout", 't', "SECONDS", "how long to wait for the peer (default: 30)",
-	  CLI_INT_AT(struct cli_common, timeout_s, 1, 3600) },
-	{ "pause", CLI_KEY_PAUSE, NULL, "before teardown, wait for Enter or SIGUSR1 (look with 'rdma resource show')",
-	  CLI_FLAG_AT(struct cli_common, pause) },
+	{ "ib-dev", 'd', "NAME", "RDMA device to use (default: the first one found)", CLI_TEXT_AT(struct cli_common, ib_dev) },
+	{ "ib-port", 'i', "N", "port of that device (default: 1)", CLI_INT_AT(struct cli_common, ib_port, 1, 255) },
+	{ "gid-idx", 'x', "N", "GID table index (default: chosen, RoCE v2 IPv4-mapped first)", CLI_INT_AT(struct cli_common, gid_idx, 0, 255) },
+	{ "port", 'p', "N", "TCP port of the out-of-band exchange (default: 18515)", CLI_INT_AT(struct cli_common, tcp_port, 1, 65535) },
+	{ "timeout", 't', "SECONDS", "how long to wait for the peer (default: 30)", CLI_INT_AT(struct cli_common, timeout_s, 1, 3600) },
+	{ "pause", CLI_KEY_PAUSE, NULL, "before teardown, wait for Enter or SIGUSR1 (look with 'rdma resource show')", CLI_FLAG_AT(struct cli_common, pause) },
 	{ "help", KEY_HELP, NULL, .help = "print this help and exit" },
 	{ 0 },
 };

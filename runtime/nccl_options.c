@@ -14,18 +14,12 @@ void nccl_opts_default(struct nccl_opts *opts)
 }
 
 const struct cli_option nccl_cli_options[] = {
-	{ "minbytes", 'b', "BYTES", "smallest size (default: 1M)",
-	  CLI_STAGE_PARSES },
-	{ "maxbytes", CLI_KEY_MAXBYTES, "BYTES", "largest size, registered once (default: 1M; nccl-tests' -e)",
-	  CLI_STAGE_PARSES },
-	{ "stepfactor", 'f', "N", "multiply the size by N each row (default: 2)",
-	  CLI_INT_AT(struct nccl_opts, stepfactor, 2, 1024) },
-	{ "iters", 'n', "N", "timed runs per size (default: 20)",
-	  CLI_INT_AT(struct nccl_opts, iters, 1, 1000000) },
-	{ "warmup_iters", 'w', "N", "untimed runs before them (default: 5)",
-	  CLI_INT_AT(struct nccl_opts, warmup, 0, 1000000) },
-	{ "check", 'c', "0|1", "one more run on fresh data, every element checked (default: 1)",
-	  CLI_INT_AT(struct nccl_opts, check, 0, 1) },
+	{ "minbytes", 'b', "BYTES", "smallest size (default: 1M)", CLI_STAGE_PARSES },
+	{ "maxbytes", CLI_KEY_MAXBYTES, "BYTES", "largest size, registered once (default: 1M; nccl-tests' -e)", CLI_STAGE_PARSES },
+	{ "stepfactor", 'f', "N", "multiply the size by N each row (default: 2)", CLI_INT_AT(struct nccl_opts, stepfactor, 2, 1024) },
+	{ "iters", 'n', "N", "timed runs per size (default: 20)", CLI_INT_AT(struct nccl_opts, iters, 1, 1000000) },
+	{ "warmup_iters", 'w', "N", "untimed runs before them (default: 5)", CLI_INT_AT(struct nccl_opts, warmup, 0, 1000000) },
+	{ "check", 'c', "0|1", "one more run on fresh data, every element checked (default: 1)", CLI_INT_AT(struct nccl_opts, check, 0, 1) },
 	{ 0 },
 };
 

@@ -99,11 +99,9 @@ static int parse_access(const char *arg, int *access)
 }
 
 const struct cli_option reg_mr_cli_options[] = {
-	{ "size", 's', "BYTES", "buffer size, e.g. 4096, 64K, 1M (default: 4096, unless the purpose above gives another)",
-	  CLI_SIZE_AT(struct reg_mr_opts, size, 1, MAX_MR_SIZE) },
+	{ "size", 's', "BYTES", "buffer size, e.g. 4096, 64K, 1M (default: 4096, unless the purpose above gives another)", CLI_SIZE_AT(struct reg_mr_opts, size, 1, MAX_MR_SIZE) },
 	{ "access", 'a', "LIST", "MR access: local_write,remote_write,remote_read,remote_atomic,mw_bind,"
-				 "relaxed_ordering (default: what the step's role needs; step 02: the first three)",
-	  CLI_STAGE_PARSES },
+				 "relaxed_ordering (default: what the step's role needs; step 02: the first three)", CLI_STAGE_PARSES },
 	{ 0 },
 };
 
@@ -111,7 +109,7 @@ const struct cli_option reg_mr_cli_options[] = {
 #define REG_MR_ODP_OPTION \
 	{ "odp", CLI_KEY_ODP, NULL, "register on demand (IBV_ACCESS_ON_DEMAND): no page pinned, each " \
 				    "faulted in at the NIC's first access; needs a device whose odp_caps say so", \
-	  CLI_FLAG_AT(struct reg_mr_opts, odp) }
+				    CLI_FLAG_AT(struct reg_mr_opts, odp) }
 
 const struct cli_option reg_mr_odp_cli_options[] = {
 	REG_MR_ODP_OPTION,
@@ -121,8 +119,7 @@ const struct cli_option reg_mr_odp_cli_options[] = {
 const struct cli_option reg_mr_paging_cli_options[] = {
 	REG_MR_ODP_OPTION,
 	{ "fork", CLI_KEY_FORK, NULL, "fork after registering: the child reads and writes the buffer, "
-				      "and we say what it saw and what it did to our copy",
-	  CLI_FLAG_AT(struct reg_mr_opts, fork) },
+				      "and we say what it saw and what it did to our copy", CLI_FLAG_AT(struct reg_mr_opts, fork) },
 	{ 0 },
 };
 

@@ -36,20 +36,16 @@ void post_opts_default(struct post_opts *opts)
 
 const struct cli_option post_wr_cli_options[] = {
 	{ "op", 'o', "OP", "send, write, write_imm, read, fetch_add, cmp_swap, atomic_write or "
-			   "flush (default: send)",
-	  CLI_NAME_AT(struct post_opts, op, "operation", op_names, 0) },
-	{ "imm", CLI_KEY_IMM, "VALUE", "the immediate value of write_imm (default: 0x1234abcd)",
-	  CLI_U32_AT(struct post_opts, imm) },
+			   "flush (default: send)", CLI_NAME_AT(struct post_opts, op, "operation", op_names, 0) },
+	{ "imm", CLI_KEY_IMM, "VALUE", "the immediate value of write_imm (default: 0x1234abcd)", CLI_U32_AT(struct post_opts, imm) },
 	{ "placement", CLI_KEY_PLACEMENT, "TYPE", "what the FLUSH of -o flush asks of the bytes "
 						  "WRITE placed: global (visible to every reader "
-						  "there, the default) or persistent",
-	  CLI_NAME_AT(struct post_opts, placement, "placement type", placement_names, 0) },
+						  "there, the default) or persistent", CLI_NAME_AT(struct post_opts, placement, "placement type", placement_names, 0) },
 	{ 0 },
 };
 
 const struct cli_option post_wr_op_cli_options[] = {
-	{ "op", 'o', "OP", "send, write, write_imm or read (default: send)",
-	  CLI_NAME_AT(struct post_opts, op, "operation", op_names, 0) },
+	{ "op", 'o', "OP", "send, write, write_imm or read (default: send)", CLI_NAME_AT(struct post_opts, op, "operation", op_names, 0) },
 	{ 0 },
 };
 

@@ -27,19 +27,14 @@ static int parse_mtu(const char *arg, enum ibv_mtu *mtu)
 }
 
 const struct cli_option poll_cli_options[] = {
-	{ "iters", 'n', "N", "number of messages (default: 1000)",
-	  CLI_INT_AT(struct poll_opts, iters, 1, MAX_ITERS) },
+	{ "iters", 'n', "N", "number of messages (default: 1000)", CLI_INT_AT(struct poll_opts, iters, 1, MAX_ITERS) },
 	{ "depth", 'D', "N", "work requests in flight, 1 to 64 and at most the device's queue "
 	  "(default: 1, one at a time, each timed); above 1 a completion is asked for on every "
-	  "N/2th, for bandwidth",
-	  CLI_INT_AT(struct poll_opts, depth, 1, QUEUE_DEPTH) },
-	{ "peer", CLI_KEY_PEER, "PEER", "rc_pingpong: speak ibv_rc_pingpong's exchange, to run against it; rping: connect through rdma_cm and speak rping's protocol (-n pings of -s bytes; without -s, 64, rping's default)",
-	  CLI_STAGE_PARSES },
-	{ "mtu", 'm', "BYTES", "with --peer=rc_pingpong: path MTU, 256 to 4096 (default: 1024, as it)",
-	  CLI_STAGE_PARSES },
+	  "N/2th, for bandwidth", CLI_INT_AT(struct poll_opts, depth, 1, QUEUE_DEPTH) },
+	{ "peer", CLI_KEY_PEER, "PEER", "rc_pingpong: speak ibv_rc_pingpong's exchange, to run against it; rping: connect through rdma_cm and speak rping's protocol (-n pings of -s bytes; without -s, 64, rping's default)", CLI_STAGE_PARSES },
+	{ "mtu", 'm', "BYTES", "with --peer=rc_pingpong: path MTU, 256 to 4096 (default: 1024, as it)", CLI_STAGE_PARSES },
 	{ "recover", 'R', NULL, "first break the QP with a bad RDMA WRITE, then bring it back from "
-	  "ERR to RTS (both sides)",
-	  CLI_FLAG_AT(struct poll_opts, recover) },
+	  "ERR to RTS (both sides)", CLI_FLAG_AT(struct poll_opts, recover) },
 	{ 0 },
 };
 

@@ -24,18 +24,12 @@ static const char *const coll_names[] = { [COLL_ALL_REDUCE] = "all_reduce",
 static const char *const type_names[] = { [DT_FLOAT] = "float", [DT_INT32] = "int32" };
 
 const struct cli_option ring_cli_options[] = {
-	{ "op", 'o', "COLL", "all_reduce, reduce_scatter or all_gather (default: all_reduce)",
-	  CLI_NAME_AT(struct ring_opts, coll, "value", coll_names, 0) },
-	{ "datatype", CLI_KEY_DATATYPE, "TYPE", "float or int32; the reduction is sum (default: float)",
-	  CLI_NAME_AT(struct ring_opts, dt, "value", type_names, 0) },
-	{ "slots", CLI_KEY_SLOTS, "K", "receive slots per neighbour, credits in flight (default: 8, NCCL_STEPS)",
-	  CLI_INT_AT(struct ring_opts, slots, 1, MAX_SLOTS) },
-	{ "slot-bytes", CLI_KEY_SLOT_BYTES, "C", "bytes per slot: the largest piece (default: 64K)",
-	  CLI_SIZE_AT(struct ring_opts, slot_bytes, ELEM_SIZE, MAX_SLOT_BYTES) },
-	{ "slow", CLI_KEY_SLOW, "RANK:MS", "for tests: rank RANK holds each slot MS ms before freeing it",
-	  CLI_STAGE_PARSES },
-	{ "schedule", CLI_KEY_SCHEDULE, NULL, "print the schedule and run it on the CPU for --world-size ranks; no device",
-	  CLI_FLAG_AT(struct ring_opts, schedule) },
+	{ "op", 'o', "COLL", "all_reduce, reduce_scatter or all_gather (default: all_reduce)", CLI_NAME_AT(struct ring_opts, coll, "value", coll_names, 0) },
+	{ "datatype", CLI_KEY_DATATYPE, "TYPE", "float or int32; the reduction is sum (default: float)", CLI_NAME_AT(struct ring_opts, dt, "value", type_names, 0) },
+	{ "slots", CLI_KEY_SLOTS, "K", "receive slots per neighbour, credits in flight (default: 8, NCCL_STEPS)", CLI_INT_AT(struct ring_opts, slots, 1, MAX_SLOTS) },
+	{ "slot-bytes", CLI_KEY_SLOT_BYTES, "C", "bytes per slot: the largest piece (default: 64K)", CLI_SIZE_AT(struct ring_opts, slot_bytes, ELEM_SIZE, MAX_SLOT_BYTES) },
+	{ "slow", CLI_KEY_SLOW, "RANK:MS", "for tests: rank RANK holds each slot MS ms before freeing it", CLI_STAGE_PARSES },
+	{ "schedule", CLI_KEY_SCHEDULE, NULL, "print the schedule and run it on the CPU for --world-size ranks; no device", CLI_FLAG_AT(struct ring_opts, schedule) },
 	{ 0 },
 };
 

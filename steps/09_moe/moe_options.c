@@ -34,24 +34,15 @@ int moe_most_tokens(const struct moe_opts *opts)
 static const char *const signal_names[] = { [SIGNAL_FADD] = "fadd", [SIGNAL_IMM] = "imm" };
 
 const struct cli_option moe_cli_options[] = {
-	{ "tokens", CLI_KEY_TOKENS, "T", "tokens per rank (default: 128)",
-	  CLI_INT_AT(struct moe_opts, tokens, 0, MAX_TOKENS) },
-	{ "hidden", CLI_KEY_HIDDEN, "BYTES", "bytes per token, a multiple of 4 (default: 7168, DeepSeek-V3's hidden size in FP8)",
-	  CLI_SIZE_AT(struct moe_opts, hidden, 4, MAX_HIDDEN) },
-	{ "experts", CLI_KEY_EXPERTS, "E", "experts per rank (default: 8, DeepSeek-V3's 256 over 32 ranks)",
-	  CLI_INT_AT(struct moe_opts, experts, 1, 256) },
-	{ "topk", CLI_KEY_TOPK, "K", "distinct experts per token (default: 8, DeepSeek-V3's)",
-	  CLI_INT_AT(struct moe_opts, topk, 1, MOE_MAX_TOPK) },
-	{ "seed", CLI_KEY_SEED, "S", "the gate's and the tokens' seed (default: 1)",
-	  CLI_U32_AT(struct moe_opts, seed) },
-	{ "skew", CLI_KEY_SKEW, "PERCENT", "each of a token's experts is one of rank 0's with this chance, while any is left; else any (default: 0, a uniform gate)",
-	  CLI_INT_AT(struct moe_opts, skew, 0, 100) },
-	{ "signal", CLI_KEY_SIGNAL, "KIND", "fadd: a remote FETCH_ADD on the peer's word for the sender (one per sender), which it polls; imm: the last WRITE with immediate, a receive completion (default: fadd)",
-	  CLI_NAME_AT(struct moe_opts, signal, "signal", signal_names, 0) },
-	{ "hold", CLI_KEY_HOLD, "RANK:MS", "for tests: rank RANK waits MS ms between dispatch and combine",
-	  CLI_STAGE_PARSES },
-	{ "plant-count", CLI_KEY_PLANT_COUNT, "RANK:N", "for tests: rank RANK WRITEs N as its count for the next rank; every rank must refuse a count past its bound",
-	  CLI_STAGE_PARSES },
+	{ "tokens", CLI_KEY_TOKENS, "T", "tokens per rank (default: 128)", CLI_INT_AT(struct moe_opts, tokens, 0, MAX_TOKENS) },
+	{ "hidden", CLI_KEY_HIDDEN, "BYTES", "bytes per token, a multiple of 4 (default: 7168, DeepSeek-V3's hidden size in FP8)", CLI_SIZE_AT(struct moe_opts, hidden, 4, MAX_HIDDEN) },
+	{ "experts", CLI_KEY_EXPERTS, "E", "experts per rank (default: 8, DeepSeek-V3's 256 over 32 ranks)", CLI_INT_AT(struct moe_opts, experts, 1, 256) },
+	{ "topk", CLI_KEY_TOPK, "K", "distinct experts per token (default: 8, DeepSeek-V3's)", CLI_INT_AT(struct moe_opts, topk, 1, MOE_MAX_TOPK) },
+	{ "seed", CLI_KEY_SEED, "S", "the gate's and the tokens' seed (default: 1)", CLI_U32_AT(struct moe_opts, seed) },
+	{ "skew", CLI_KEY_SKEW, "PERCENT", "each of a token's experts is one of rank 0's with this chance, while any is left; else any (default: 0, a uniform gate)", CLI_INT_AT(struct moe_opts, skew, 0, 100) },
+	{ "signal", CLI_KEY_SIGNAL, "KIND", "fadd: a remote FETCH_ADD on the peer's word for the sender (one per sender), which it polls; imm: the last WRITE with immediate, a receive completion (default: fadd)", CLI_NAME_AT(struct moe_opts, signal, "signal", signal_names, 0) },
+	{ "hold", CLI_KEY_HOLD, "RANK:MS", "for tests: rank RANK waits MS ms between dispatch and combine", CLI_STAGE_PARSES },
+	{ "plant-count", CLI_KEY_PLANT_COUNT, "RANK:N", "for tests: rank RANK WRITEs N as its count for the next rank; every rank must refuse a count past its bound", CLI_STAGE_PARSES },
 	{ 0 },
 };
 
