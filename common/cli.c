@@ -16,13 +16,13 @@
 enum { KEY_HELP = 'h' };
 
 static const struct cli_option common_options[] = {
-	{ "ib-dev", 'd', "NAME", "RDMA device to use (default: the first one found)" },
-	{ "ib-port", 'i', "N", "port of that device (default: 1)" },
-	{ "gid-idx", 'x', "N", "GID table index (default: chosen, RoCE v2 IPv4-mapped first)" },
-	{ "port", 'p', "N", "TCP port of the out-of-band exchange (default: 18515)" },
-	{ "timeout", 't', "SECONDS", "how long to wait for the peer (default: 30)" },
-	{ "pause", CLI_KEY_PAUSE, NULL, "before teardown, wait for Enter or SIGUSR1 (look with 'rdma resource show')" },
-	{ "help", KEY_HELP, NULL, "print this help and exit" },
+	{ "ib-dev", 'd', "NAME", "RDMA device to use (default: the first one found)", CLI_TEXT_AT(struct cli_common, ib_dev) },
+	{ "ib-port", 'i', "N", "port of that device (default: 1)", CLI_INT_AT(struct cli_common, ib_port, 1, 255) },
+	{ "gid-idx", 'x', "N", "GID table index (default: chosen, RoCE v2 IPv4-mapped first)", CLI_INT_AT(struct cli_common, gid_idx, 0, 255) },
+	{ "port", 'p', "N", "TCP port of the out-of-band exchange (default: 18515)", CLI_INT_AT(struct cli_common, tcp_port, 1, 65535) },
+	{ "timeout", 't', "SECONDS", "how long to wait for the peer (default: 30)", CLI_INT_AT(struct cli_common, timeout_s, 1, 3600) },
+	{ "pause", CLI_KEY_PAUSE, NULL, "before teardown, wait for Enter or SIGUSR1 (look with 'rdma resource show')", CLI_FLAG_AT(struct cli_common, pause) },
+	{ "help", KEY_HELP, NULL, .help = "print this help and exit" },
 	{ 0 },
 };
 
@@ -130,35 +130,73 @@ static int build_tables(const struct cli_spec *spec, struct option *longs, char 
 	return 0;
 }
 
-/* The stage whose table holds KEY. */
-static const struct cli_stage *stage_of(const struct cli_spec *spec, int key)
+/* The option whose key is KEY, and in *CTX what it fills: the common options, or a stage's context. */
+static const struct cli_option *option_of(const struct cli_spec *spec, int key,
+					  struct cli_common *common, const struct cli_stage **stage,
+					  void **ctx)
 {
+	const struct cli_option *opt;
+
+	*stage = NULL;
+	*ctx = common;
+	for (opt = common_options; opt->name; opt++)
+		if (opt->key == key && option_applies(spec, opt))
+			return opt;
 	for (const struct cli_stage *st = spec->stages; st && st->options; st++)
-		for (const struct cli_option *opt = st->options; opt->name; opt++)
-			if (opt->key == key)
-				return st;
+		for (opt = st->options; opt->name; opt++)
+			if (opt->key == key) {
+				*stage = st;
+				*ctx = st->ctx;
+				return opt;
+			}
 	return NULL;
 }
 
-static int parse_common(int key, const char *arg, struct cli_common *common)
+/* Fills what OPT's entry names in CTX from ARG; 0, or -1 after reporting bad input. */
+static int fill_option(const struct cli_option *opt, const char *arg, void *ctx)
 {
-	switch (key) {
-	case 'd':
-		common->ib_dev = arg;
+	void *field = (char *)ctx + opt->at;
+	char name[64];
+	int i;
+
+	snprintf(name, sizeof(name), "--%s", opt->name);
+	switch (opt->fill) {
+	case CLI_FLAG:
+		*(bool *)field = true;
 		return 0;
-	case 'i':
-		return cli_parse_int("--ib-port", arg, 1, 255, &common->ib_port);
-	case 'x':
-		return cli_parse_int("--gid-idx", arg, 0, 255, &common->gid_idx);
-	case 'p':
-		return cli_parse_int("--port", arg, 1, 65535, &common->tcp_port);
-	case 't':
-		return cli_parse_int("--timeout", arg, 1, 3600, &common->timeout_s);
-	case CLI_KEY_PAUSE:
-		common->pause = true;
+	case CLI_INT:
+		return cli_parse_int(name, arg, (long)opt->lo, (long)opt->hi, field);
+	case CLI_SIZE:
+		return cli_parse_size(name, arg, (size_t)opt->lo, (size_t)opt->hi, field);
+	case CLI_U32:
+		return cli_parse_u32(name, arg, field);
+	case CLI_NAME:
+		i = cli_pick_named(name, opt->noun, arg, opt->names, (size_t)opt->lo, (size_t)opt->hi);
+		if (i < 0)
+			return -1;
+		/* An int, or an enum of int's size (CLI_INT_FIELD): its bytes are the same. */
+		memcpy(field, &i, sizeof(i));
 		return 0;
+	case CLI_TEXT:
+		*(const char **)field = arg;
+		return 0;
+	case CLI_BY_STAGE:
+		break;
 	}
-	return 1;
+	return -1;
+}
+
+/* Handles the option whose key is KEY: its entry's fill, or its stage's parse function. */
+static int parse_option(const struct cli_spec *spec, int key, const char *arg,
+			struct cli_common *common)
+{
+	const struct cli_stage *stage;
+	void *ctx;
+	const struct cli_option *opt = option_of(spec, key, common, &stage, &ctx);
+
+	if (opt->fill != CLI_BY_STAGE)
+		return fill_option(opt, arg, ctx);
+	return stage->parse(key, arg, stage->ctx);
 }
 
 static void report_bad_option(const struct cli_spec *spec, int key, const char *word)
@@ -175,7 +213,7 @@ int cli_parse(int argc, char **argv, const struct cli_spec *spec, struct cli_com
 {
 	struct option longs[MAX_OPTIONS];
 	char shorts[2 * MAX_OPTIONS + 2] = ":";
-	int key, rc;
+	int key;
 
 	*common = (struct cli_common){
 		.ib_port = 1,
@@ -202,13 +240,7 @@ int cli_parse(int argc, char **argv, const struct cli_spec *spec, struct cli_com
 			report_bad_option(spec, key, argv[optind - 1]);
 			return CLI_BAD_USAGE;
 		}
-		rc = parse_common(key, optarg, common);
-		if (rc > 0) {
-			const struct cli_stage *st = stage_of(spec, key);
-
-			rc = st->parse(key, optarg, st->ctx);
-		}
-		if (rc)
+		if (parse_option(spec, key, optarg, common))
 			return CLI_BAD_USAGE;
 	}
 	if (optind < argc && !spec->connects) {

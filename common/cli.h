@@ -38,18 +38,67 @@ enum cli_common_key {
 	CLI_KEY_PAUSE = CLI_STAGE_KEYS(0),	/* --pause (every step that pauses) */
 };
 
-/* An option a stage adds.  key is its short letter, or a cli_long_key for long-only options. */
+/*
+ * What cli_parse itself fills for an option, in the field of the stage's
+ * context its entry names, reporting bad input with the option's --name.
+ */
+enum cli_fill {
+	CLI_BY_STAGE,	/* nothing: the stage's parse function handles the option */
+	CLI_FLAG,	/* a bool, set to true */
+	CLI_INT,	/* an int in [lo, hi] (cli_parse_int) */
+	CLI_SIZE,	/* a size_t in [lo, hi], with K, M or G (cli_parse_size) */
+	CLI_U32,	/* a uint32_t (cli_parse_u32) */
+	CLI_NAME,	/* an int or enum: the index of the word among names[lo] to names[hi - 1] (cli_pick_named) */
+	CLI_TEXT,	/* a const char *: the argument as given */
+};
+
+/*
+ * An option a stage adds.  key is its short letter, or a cli_long_key for
+ * long-only options.  Each entry ends with what the option fills, in one of
+ * the macros below: cli_parse fills it, or the stage's parse function does.
+ */
 struct cli_option {
 	const char *name;
 	int key;
 	const char *arg_name;	/* NULL: the option takes no argument */
 	const char *help;
+	enum cli_fill fill;
+	size_t at;		/* the field's offset in the stage's context */
+	long long lo, hi;	/* CLI_INT, CLI_SIZE: the bounds; CLI_NAME: the words allowed */
+	const char *const *names;	/* CLI_NAME: the words */
+	const char *noun;	/* CLI_NAME: what a word is called, in "unknown NOUN 'x'" */
 };
+
+/* FIELD's offset in TYPE; compiles only if FIELD's type is CTYPE. */
+#define CLI_FIELD(type, field, ctype) _Generic(((type *)0)->field, ctype: offsetof(type, field))
+/* FIELD's offset in TYPE; compiles only if FIELD is an int or an enum of int's size. */
+#define CLI_INT_FIELD(type, field) \
+	(offsetof(type, field) + 0 * sizeof(char[sizeof(((type *)0)->field) == sizeof(int) ? 1 : -1]))
+
+/*
+ * The end of an option's entry: what it fills in a TYPE, the stage's context,
+ * and how; or CLI_STAGE_PARSES, for an option the stage's parse handles.
+ */
+#define CLI_STAGE_PARSES .fill = CLI_BY_STAGE
+#define CLI_FLAG_AT(type, field) .fill = CLI_FLAG, .at = CLI_FIELD(type, field, bool)
+#define CLI_INT_AT(type, field, min, max) \
+	.fill = CLI_INT, .at = CLI_FIELD(type, field, int), .lo = (min), .hi = (max)
+#define CLI_SIZE_AT(type, field, min, max) \
+	.fill = CLI_SIZE, .at = CLI_FIELD(type, field, size_t), .lo = (min), .hi = (max)
+#define CLI_U32_AT(type, field) .fill = CLI_U32, .at = CLI_FIELD(type, field, uint32_t)
+/* One of WORDS, an array, from WORDS[FIRST] on (a word that is NULL is none to give). */
+#define CLI_NAME_AT(type, field, what, words, first) \
+	.fill = CLI_NAME, .at = CLI_INT_FIELD(type, field), .names = (words), .noun = (what), \
+	.lo = (first), .hi = sizeof(words) / sizeof((words)[0])
+#define CLI_TEXT_AT(type, field) .fill = CLI_TEXT, .at = CLI_FIELD(type, field, const char *)
 
 /* One stage's part of the command line: its options, and the parser that fills CTX with them. */
 struct cli_stage {
 	const struct cli_option *options;	/* ended by a zeroed entry */
-	/* Handles one of these options; returns 0, or -1 after reporting bad input. */
+	/*
+	 * Handles one of these options whose entry fills nothing (CLI_BY_STAGE);
+	 * returns 0, or -1 after reporting bad input.  NULL when there is none.
+	 */
 	int (*parse)(int key, const char *arg, void *ctx);
 	void *ctx;
 };

@@ -14,36 +14,24 @@ void nccl_opts_default(struct nccl_opts *opts)
 }
 
 const struct cli_option nccl_cli_options[] = {
-	{ "minbytes", 'b', "BYTES", "smallest size (default: 1M)" },
-	{ "maxbytes", CLI_KEY_MAXBYTES, "BYTES", "largest size, registered once (default: 1M; nccl-tests' -e)" },
-	{ "stepfactor", 'f', "N", "multiply the size by N each row (default: 2)" },
-	{ "iters", 'n', "N", "timed runs per size (default: 20)" },
-	{ "warmup_iters", 'w', "N", "untimed runs before them (default: 5)" },
-	{ "check", 'c', "0|1", "one more run on fresh data, every element checked (default: 1)" },
+	{ "minbytes", 'b', "BYTES", "smallest size (default: 1M)", CLI_STAGE_PARSES },
+	{ "maxbytes", CLI_KEY_MAXBYTES, "BYTES", "largest size, registered once (default: 1M; nccl-tests' -e)", CLI_STAGE_PARSES },
+	{ "stepfactor", 'f', "N", "multiply the size by N each row (default: 2)", CLI_INT_AT(struct nccl_opts, stepfactor, 2, 1024) },
+	{ "iters", 'n', "N", "timed runs per size (default: 20)", CLI_INT_AT(struct nccl_opts, iters, 1, 1000000) },
+	{ "warmup_iters", 'w', "N", "untimed runs before them (default: 5)", CLI_INT_AT(struct nccl_opts, warmup, 0, 1000000) },
+	{ "check", 'c', "0|1", "one more run on fresh data, every element checked (default: 1)", CLI_INT_AT(struct nccl_opts, check, 0, 1) },
 	{ 0 },
 };
 
+/* -b and --maxbytes, which say the run is sized; cli_parse fills the others, as their entries say. */
 int nccl_parse_option(int key, const char *arg, void *ctx)
 {
 	struct nccl_opts *opts = ctx;
 
-	switch (key) {
-	case 'b':
-		opts->sized = true;
+	opts->sized = true;
+	if (key == 'b')
 		return cli_parse_size("--minbytes", arg, 0, MAX_BYTES, &opts->minbytes);
-	case CLI_KEY_MAXBYTES:
-		opts->sized = true;
-		return cli_parse_size("--maxbytes", arg, 0, MAX_BYTES, &opts->maxbytes);
-	case 'f':
-		return cli_parse_int("--stepfactor", arg, 2, 1024, &opts->stepfactor);
-	case 'n':
-		return cli_parse_int("--iters", arg, 1, 1000000, &opts->iters);
-	case 'w':
-		return cli_parse_int("--warmup_iters", arg, 0, 1000000, &opts->warmup);
-	case 'c':
-		return cli_parse_int("--check", arg, 0, 1, &opts->check);
-	}
-	return -1;
+	return cli_parse_size("--maxbytes", arg, 0, MAX_BYTES, &opts->maxbytes);
 }
 
 int nccl_opts_check(const struct nccl_opts *opts)

@@ -116,9 +116,9 @@ setup() {
 static int parse(int key, const char *arg, void *ctx) { (void)key; (void)arg; (void)ctx; return 0; }
 int main(int argc, char **argv)
 {
-	static const struct cli_option a[] = { { "first", CLI_STAGE_KEYS(7), NULL, "a" }, { 0 } };
-	static const struct cli_option b[] = { { "second", CLI_STAGE_KEYS(7), NULL, "b" }, { 0 } };
-	static const struct cli_option c[] = { { "first", CLI_STAGE_KEYS(9), NULL, "c" }, { 0 } };
+	static const struct cli_option a[] = { { "first", CLI_STAGE_KEYS(7), NULL, "a", CLI_STAGE_PARSES }, { 0 } };
+	static const struct cli_option b[] = { { "second", CLI_STAGE_KEYS(7), NULL, "b", CLI_STAGE_PARSES }, { 0 } };
+	static const struct cli_option c[] = { { "first", CLI_STAGE_KEYS(9), NULL, "c", CLI_STAGE_PARSES }, { 0 } };
 	const struct cli_stage keys[] = { { a, parse, NULL }, { b, parse, NULL }, { 0 } };
 	const struct cli_stage names[] = { { a, parse, NULL }, { c, parse, NULL }, { 0 } };
 	struct cli_spec spec = { .program = "clash", .purpose = "", .stages = keys };

@@ -99,16 +99,17 @@ static int parse_access(const char *arg, int *access)
 }
 
 const struct cli_option reg_mr_cli_options[] = {
-	{ "size", 's', "BYTES", "buffer size, e.g. 4096, 64K, 1M (default: 4096, unless the purpose above gives another)" },
+	{ "size", 's', "BYTES", "buffer size, e.g. 4096, 64K, 1M (default: 4096, unless the purpose above gives another)", CLI_SIZE_AT(struct reg_mr_opts, size, 1, MAX_MR_SIZE) },
 	{ "access", 'a', "LIST", "MR access: local_write,remote_write,remote_read,remote_atomic,mw_bind,"
-				 "relaxed_ordering (default: what the step's role needs; step 02: the first three)" },
+				 "relaxed_ordering (default: what the step's role needs; step 02: the first three)", CLI_STAGE_PARSES },
 	{ 0 },
 };
 
 /* --odp, in both tables that offer it. */
 #define REG_MR_ODP_OPTION \
 	{ "odp", CLI_KEY_ODP, NULL, "register on demand (IBV_ACCESS_ON_DEMAND): no page pinned, each " \
-				    "faulted in at the NIC's first access; needs a device whose odp_caps say so" }
+				    "faulted in at the NIC's first access; needs a device whose odp_caps say so", \
+				    CLI_FLAG_AT(struct reg_mr_opts, odp) }
 
 const struct cli_option reg_mr_odp_cli_options[] = {
 	REG_MR_ODP_OPTION,
@@ -118,25 +119,16 @@ const struct cli_option reg_mr_odp_cli_options[] = {
 const struct cli_option reg_mr_paging_cli_options[] = {
 	REG_MR_ODP_OPTION,
 	{ "fork", CLI_KEY_FORK, NULL, "fork after registering: the child reads and writes the buffer, "
-				      "and we say what it saw and what it did to our copy" },
+				      "and we say what it saw and what it did to our copy", CLI_FLAG_AT(struct reg_mr_opts, fork) },
 	{ 0 },
 };
 
+/* -a; cli_parse fills the others, as their entries say. */
 int reg_mr_parse_option(int key, const char *arg, void *ctx)
 {
 	struct reg_mr_opts *opts = ctx;
 
-	if (key == CLI_KEY_ODP) {
-		opts->odp = true;
-		return 0;
-	}
-	if (key == CLI_KEY_FORK) {
-		opts->fork = true;
-		return 0;
-	}
-	if (key == 's')
-		return cli_parse_size("--size", arg, 1, MAX_MR_SIZE, &opts->size);
-	/* -a */
+	(void)key;
 	opts->access_given = true;
 	opts->access_why = "as -a asked";
 	return parse_access(arg, &opts->access);

@@ -39,7 +39,7 @@ const struct fault_point cq_qp_faults[] = {
 #define QP_HOP_LIMIT 255
 
 const struct cli_option cq_qp_cli_options[] = {
-	{ "events", 'e', NULL, "create a completion channel: sleep for completions instead of busy polling" },
+	{ "events", 'e', NULL, "create a completion channel: sleep for completions instead of busy polling", CLI_FLAG_AT(struct conn_opts, events) },
 	{ 0 },
 };
 
@@ -47,44 +47,38 @@ const struct cli_option cq_qp_cli_options[] = {
 const struct cli_option cq_qp_path_cli_options[] = {
 	{ "tclass", CLI_KEY_TCLASS, "N", "the traffic class our packets carry, 0 to 255: on RoCE the "
 	  "IP header's DSCP << 2 | ECN, as NCCL_IB_TC (106: DSCP 26, ECN 2); each side sets its "
-	  "own (default: 0; with --cm, the device's cma_roce_tos)" },
+	  "own (default: 0; with --cm, the device's cma_roce_tos)", CLI_STAGE_PARSES },
 	{ "sl", CLI_KEY_SL, "N", "the service level, 0 to 15, as NCCL_IB_SL: what InfiniBand "
 	  "switches map to a virtual lane, and a RoCE NIC uses as its Ethernet priority (not with "
-	  "--cm, where the kernel derives it from the traffic class; default: 0)" },
+	  "--cm, where the kernel derives it from the traffic class; default: 0)", CLI_STAGE_PARSES },
 	{ 0 },
 };
 
 const struct cli_option cq_qp_cm_cli_options[] = {
 	{ "cm", CLI_KEY_CM, NULL, "connect through the RDMA connection manager (rdma_cm), not the "
-	  "TCP side channel: HOST is an address of an RDMA device's interface, -p rdma_cm's port" },
+	  "TCP side channel: HOST is an address of an RDMA device's interface, -p rdma_cm's port", CLI_FLAG_AT(struct conn_opts, cm) },
 	{ 0 },
 };
 
+/* --tclass and --sl; cli_parse fills the others, as their entries say. */
 int cq_qp_parse_option(int key, const char *arg, void *ctx)
 {
 	struct conn_opts *opts = ctx;
 	int n;
 
-	switch (key) {
-	case CLI_KEY_CM:
-		opts->cm = true;
-		return 0;
-	case CLI_KEY_TCLASS:
+	if (key == CLI_KEY_TCLASS) {
 		/* One byte of the GRH, copied into the IPv4 ToS (IPv6 traffic class) on RoCE v2. */
 		if (cli_parse_int("--tclass", arg, 0, 255, &n))
 			return -1;
 		opts->tclass = (uint8_t)n;
 		opts->tclass_given = true;
 		return 0;
-	case CLI_KEY_SL:
-		/* Four bits of the LRH on InfiniBand. */
-		if (cli_parse_int("--sl", arg, 0, 15, &n))
-			return -1;
-		opts->sl = (uint8_t)n;
-		opts->sl_given = true;
-		return 0;
 	}
-	opts->events = true;
+	/* --sl: four bits of the LRH on InfiniBand. */
+	if (cli_parse_int("--sl", arg, 0, 15, &n))
+		return -1;
+	opts->sl = (uint8_t)n;
+	opts->sl_given = true;
 	return 0;
 }
 

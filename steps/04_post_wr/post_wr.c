@@ -36,42 +36,18 @@ void post_opts_default(struct post_opts *opts)
 
 const struct cli_option post_wr_cli_options[] = {
 	{ "op", 'o', "OP", "send, write, write_imm, read, fetch_add, cmp_swap, atomic_write or "
-			   "flush (default: send)" },
-	{ "imm", CLI_KEY_IMM, "VALUE", "the immediate value of write_imm (default: 0x1234abcd)" },
+			   "flush (default: send)", CLI_NAME_AT(struct post_opts, op, "operation", op_names, 0) },
+	{ "imm", CLI_KEY_IMM, "VALUE", "the immediate value of write_imm (default: 0x1234abcd)", CLI_U32_AT(struct post_opts, imm) },
 	{ "placement", CLI_KEY_PLACEMENT, "TYPE", "what the FLUSH of -o flush asks of the bytes "
 						  "WRITE placed: global (visible to every reader "
-						  "there, the default) or persistent" },
+						  "there, the default) or persistent", CLI_NAME_AT(struct post_opts, placement, "placement type", placement_names, 0) },
 	{ 0 },
 };
 
 const struct cli_option post_wr_op_cli_options[] = {
-	{ "op", 'o', "OP", "send, write, write_imm or read (default: send)" },
+	{ "op", 'o', "OP", "send, write, write_imm or read (default: send)", CLI_NAME_AT(struct post_opts, op, "operation", op_names, 0) },
 	{ 0 },
 };
-
-int post_wr_parse_option(int key, const char *arg, void *ctx)
-{
-	struct post_opts *opts = ctx;
-	int i;
-
-	if (key == CLI_KEY_IMM)
-		return cli_parse_u32("--imm", arg, &opts->imm);
-	if (key == CLI_KEY_PLACEMENT) {
-		i = cli_pick_named("--placement", "placement type", arg, placement_names, 0,
-				   sizeof(placement_names) / sizeof(placement_names[0]));
-		if (i < 0)
-			return -1;
-		opts->placement = (enum flush_placement)i;
-		return 0;
-	}
-	/* -o */
-	i = cli_pick_named("--op", "operation", arg, op_names, 0,
-			   sizeof(op_names) / sizeof(op_names[0]));
-	if (i < 0)
-		return -1;
-	opts->op = (enum wr_op)i;
-	return 0;
-}
 
 const char *op_name(enum wr_op op)
 {

@@ -75,13 +75,13 @@ void post_opts_default(struct post_opts *opts);
 /*
  * Stage 4's part of the command line, -o and --imm, filling a struct
  * post_opts; POST_WR_OP_STAGE takes -o alone, for a step that numbers its
- * messages with the immediate value itself.
+ * messages with the immediate value itself.  cli_parse fills every one, as
+ * its entry says: the stage has no parse function.
  */
 extern const struct cli_option post_wr_cli_options[];
 extern const struct cli_option post_wr_op_cli_options[];
-int post_wr_parse_option(int key, const char *arg, void *opts);
-#define POST_WR_STAGE(opts) { post_wr_cli_options, post_wr_parse_option, (opts) }
-#define POST_WR_OP_STAGE(opts) { post_wr_op_cli_options, post_wr_parse_option, (opts) }
+#define POST_WR_STAGE(opts) { post_wr_cli_options, NULL, (opts) }
+#define POST_WR_OP_STAGE(opts) { post_wr_op_cli_options, NULL, (opts) }
 
 const char *op_name(enum wr_op op);
 

@@ -51,7 +51,7 @@ static const char *const violation_retries[] = {
 
 const struct cli_option violation_cli_options[] = {
 	{ "violate", 'V', "KIND", "break memory protection on purpose, the same KIND on "
-	  "both sides: access, rkey, past_end, other_pd, short_recv or gone" },
+	  "both sides: access, rkey, past_end, other_pd, short_recv or gone", CLI_STAGE_PARSES },
 	{ 0 },
 };
 

@@ -27,42 +27,35 @@ static int parse_mtu(const char *arg, enum ibv_mtu *mtu)
 }
 
 const struct cli_option poll_cli_options[] = {
-	{ "iters", 'n', "N", "number of messages (default: 1000)" },
+	{ "iters", 'n', "N", "number of messages (default: 1000)", CLI_INT_AT(struct poll_opts, iters, 1, MAX_ITERS) },
 	{ "depth", 'D', "N", "work requests in flight, 1 to 64 and at most the device's queue "
 	  "(default: 1, one at a time, each timed); above 1 a completion is asked for on every "
-	  "N/2th, for bandwidth" },
-	{ "peer", CLI_KEY_PEER, "PEER", "rc_pingpong: speak ibv_rc_pingpong's exchange, to run against it; rping: connect through rdma_cm and speak rping's protocol (-n pings of -s bytes; without -s, 64, rping's default)" },
-	{ "mtu", 'm', "BYTES", "with --peer=rc_pingpong: path MTU, 256 to 4096 (default: 1024, as it)" },
+	  "N/2th, for bandwidth", CLI_INT_AT(struct poll_opts, depth, 1, QUEUE_DEPTH) },
+	{ "peer", CLI_KEY_PEER, "PEER", "rc_pingpong: speak ibv_rc_pingpong's exchange, to run against it; rping: connect through rdma_cm and speak rping's protocol (-n pings of -s bytes; without -s, 64, rping's default)", CLI_STAGE_PARSES },
+	{ "mtu", 'm', "BYTES", "with --peer=rc_pingpong: path MTU, 256 to 4096 (default: 1024, as it)", CLI_STAGE_PARSES },
 	{ "recover", 'R', NULL, "first break the QP with a bad RDMA WRITE, then bring it back from "
-	  "ERR to RTS (both sides)" },
+	  "ERR to RTS (both sides)", CLI_FLAG_AT(struct poll_opts, recover) },
 	{ 0 },
 };
 
+/* -m and --peer; cli_parse fills the others, as their entries say. */
 int poll_parse_option(int key, const char *arg, void *ctx)
 {
 	struct poll_opts *opts = ctx;
 
-	switch (key) {
-	case 'n':
-		return cli_parse_int("--iters", arg, 1, MAX_ITERS, &opts->iters);
-	case 'D':
-		return cli_parse_int("--depth", arg, 1, QUEUE_DEPTH, &opts->depth);
-	case 'm':
+	if (key == 'm') {
 		opts->mtu_given = true;
 		return parse_mtu(arg, &opts->mtu);
-	case 'R':
-		opts->recover = true;
-		return 0;
-	default:	/* --peer */
-		opts->rc_pingpong = !strcmp(arg, "rc_pingpong");
-		opts->rping = !strcmp(arg, "rping");
-		if (!opts->rc_pingpong && !opts->rping) {
-			report_error("--peer: '%s' is not a peer this program can speak to; the choices "
-				     "are rc_pingpong and rping (leave --peer out to talk to rdma-steps)", arg);
-			return -1;
-		}
-		return 0;
 	}
+	/* --peer */
+	opts->rc_pingpong = !strcmp(arg, "rc_pingpong");
+	opts->rping = !strcmp(arg, "rping");
+	if (!opts->rc_pingpong && !opts->rping) {
+		report_error("--peer: '%s' is not a peer this program can speak to; the choices "
+			     "are rc_pingpong and rping (leave --peer out to talk to rdma-steps)", arg);
+		return -1;
+	}
+	return 0;
 }
 
 /* rping has one protocol: SEND, RDMA READ and RDMA WRITE, one ping at a time, busy-polled here. */

@@ -17,7 +17,7 @@
 static const char *const path_names[N_PATHS] = { "tcp", "rdma", "gdr" };
 
 const struct cli_option gdr_cli_options[] = {
-	{ "path", 'P', "PATH", "tcp, rdma, gdr or all (default: all, in that order)" },
+	{ "path", 'P', "PATH", "tcp, rdma, gdr or all (default: all, in that order)", CLI_STAGE_PARSES },
 	{ 0 },
 };
 

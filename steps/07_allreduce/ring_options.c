@@ -17,59 +17,30 @@ void ring_opts_default(struct ring_opts *opts)
 	nccl_opts_default(&opts->sizes);
 }
 
+/* The words of -o and --datatype; a wrong one is an "unknown value". */
+static const char *const coll_names[] = { [COLL_ALL_REDUCE] = "all_reduce",
+					  [COLL_REDUCE_SCATTER] = "reduce_scatter",
+					  [COLL_ALL_GATHER] = "all_gather" };
+static const char *const type_names[] = { [DT_FLOAT] = "float", [DT_INT32] = "int32" };
+
 const struct cli_option ring_cli_options[] = {
-	{ "op", 'o', "COLL", "all_reduce, reduce_scatter or all_gather (default: all_reduce)" },
-	{ "datatype", CLI_KEY_DATATYPE, "TYPE", "float or int32; the reduction is sum (default: float)" },
-	{ "slots", CLI_KEY_SLOTS, "K", "receive slots per neighbour, credits in flight (default: 8, NCCL_STEPS)" },
-	{ "slot-bytes", CLI_KEY_SLOT_BYTES, "C", "bytes per slot: the largest piece (default: 64K)" },
-	{ "slow", CLI_KEY_SLOW, "RANK:MS", "for tests: rank RANK holds each slot MS ms before freeing it" },
-	{ "schedule", CLI_KEY_SCHEDULE, NULL, "print the schedule and run it on the CPU for --world-size ranks; no device" },
+	{ "op", 'o', "COLL", "all_reduce, reduce_scatter or all_gather (default: all_reduce)", CLI_NAME_AT(struct ring_opts, coll, "value", coll_names, 0) },
+	{ "datatype", CLI_KEY_DATATYPE, "TYPE", "float or int32; the reduction is sum (default: float)", CLI_NAME_AT(struct ring_opts, dt, "value", type_names, 0) },
+	{ "slots", CLI_KEY_SLOTS, "K", "receive slots per neighbour, credits in flight (default: 8, NCCL_STEPS)", CLI_INT_AT(struct ring_opts, slots, 1, MAX_SLOTS) },
+	{ "slot-bytes", CLI_KEY_SLOT_BYTES, "C", "bytes per slot: the largest piece (default: 64K)", CLI_SIZE_AT(struct ring_opts, slot_bytes, ELEM_SIZE, MAX_SLOT_BYTES) },
+	{ "slow", CLI_KEY_SLOW, "RANK:MS", "for tests: rank RANK holds each slot MS ms before freeing it", CLI_STAGE_PARSES },
+	{ "schedule", CLI_KEY_SCHEDULE, NULL, "print the schedule and run it on the CPU for --world-size ranks; no device", CLI_FLAG_AT(struct ring_opts, schedule) },
 	{ 0 },
 };
 
-/* One of the N words of NAMES into *OUT; else an error naming CHOICES. */
-static int parse_pick(const char *name, const char *arg, const char *const *names, size_t n,
-		      const char *choices, int *out)
-{
-	int i = cli_pick(arg, names, n);
-
-	if (i < 0) {
-		report_error("%s: unknown value '%s'; use %s", name, arg, choices);
-		return -1;
-	}
-	*out = i;
-	return 0;
-}
-
+/* --slow; cli_parse fills the others, as their entries say. */
 int ring_parse_option(int key, const char *arg, void *ctx)
 {
-	static const char *const colls[] = { "all_reduce", "reduce_scatter", "all_gather" };
-	static const char *const types[] = { "float", "int32" };
 	struct ring_opts *opts = ctx;
-	int v;
 
-	switch (key) {
-	case 'o':
-		if (parse_pick("--op", arg, colls, 3, "all_reduce, reduce_scatter or all_gather", &v))
-			return -1;
-		opts->coll = (enum collective)v;
-		return 0;
-	case CLI_KEY_DATATYPE:
-		if (parse_pick("--datatype", arg, types, 2, "float or int32", &v))
-			return -1;
-		opts->dt = (enum datatype)v;
-		return 0;
-	case CLI_KEY_SLOTS:
-		return cli_parse_int("--slots", arg, 1, MAX_SLOTS, &opts->slots);
-	case CLI_KEY_SLOT_BYTES:
-		return cli_parse_size("--slot-bytes", arg, ELEM_SIZE, MAX_SLOT_BYTES, &opts->slot_bytes);
-	case CLI_KEY_SLOW:
-		return cli_parse_pair("--slow", arg, "RANK:MS (a rank, and 0 to 10000 ms)", 1 << 20,
-				      10000, &opts->slow_rank, &opts->slow_ms);
-	}
-	/* --schedule */
-	opts->schedule = true;
-	return 0;
+	(void)key;
+	return cli_parse_pair("--slow", arg, "RANK:MS (a rank, and 0 to 10000 ms)", 1 << 20, 10000,
+			      &opts->slow_rank, &opts->slow_ms);
 }
 
 int ring_opts_check(const struct ring_opts *opts)

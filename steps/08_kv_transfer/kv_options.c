@@ -23,86 +23,45 @@ void kv_opts_default(struct kv_opts *opts)
 	};
 }
 
+static const char *const mode_names[] = { [KV_PULL] = "pull", [KV_PUSH] = "push" };
+static const char *const post_names[] = { [KV_POST_CLASSIC] = "classic", [KV_POST_EX] = "ex" };
+/* "none" is the default, not a kind to ask for. */
+static const char *const violation_names[] = {
+	[KV_VIOLATE_RKEY] = "rkey", [KV_VIOLATE_REVOKED] = "revoked",
+	[KV_VIOLATE_PAST_WINDOW] = "past_window",
+};
+
 const struct cli_option kv_cli_options[] = {
-	{ "mode", CLI_KEY_MODE, "MODE", "pull (the decoder READs each block) or push (the prefiller WRITEs it, with immediate) (default: pull)" },
-	{ "layers", CLI_KEY_LAYERS, "N", "layers of a request (default: 4)" },
-	{ "blocks", CLI_KEY_BLOCKS, "N", "blocks of a request per layer, 16 tokens each (default: 4)" },
-	{ "block-bytes", CLI_KEY_BLOCK_BYTES, "BYTES", "one block of one layer, K and V together (default: 64K, Llama 3.1 8B's)" },
-	{ "requests", CLI_KEY_REQUESTS, "N", "requests moved, one after the other (default: 2)" },
-	{ "pool", CLI_KEY_POOL, "N", "requests each side's pool holds (default: 4)" },
-	{ "qps", CLI_KEY_QPS, "K", "RC QPs the blocks are striped over (default: 1)" },
-	{ "run", CLI_KEY_RUN, "N", "blocks the allocator hands out side by side, on both sides (default: 1: none adjacent)" },
-	{ "chain", CLI_KEY_CHAIN, "N", "WRs posted with one doorbell, at most (default: 32, half the send queue of 64)" },
-	{ "post", CLI_KEY_POST, "API", "classic (ibv_post_send, a linked list of WRs) or ex (the extended API: ibv_wr_start ... ibv_wr_complete); this side's own choice, not compared with the peer's: the wire is the same (default: classic)" },
-	{ "merge", CLI_KEY_MERGE, NULL, "move blocks adjacent on both sides in one WR" },
-	{ "layer-ms", CLI_KEY_LAYER_MS, "MS", "the prefiller's stand-in compute time per layer (default: 0)" },
-	{ "delay-qp", CLI_KEY_DELAY_QP, "Q:MS", "for the lesson on ordering: QP Q's posts wait MS ms" },
-	{ "no-overlap", CLI_KEY_NO_OVERLAP, NULL, "compute every layer before any moves, to compare with the overlap" },
-	{ "windows", CLI_KEY_WINDOWS, NULL, "grant the peer each request's blocks through memory windows, not the pool's rkey, and take them back after" },
-	{ "violate", CLI_KEY_KV_VIOLATE, "KIND", "for the lesson on access: rkey (the initiator uses an rkey the peer never handed out) revoked (with --windows: the peer's windows are taken back before the go-ahead) or past_window (with --windows: the initiator's first WR reaches one block past the end of its window, inside the peer's pool)" },
+	{ "mode", CLI_KEY_MODE, "MODE", "pull (the decoder READs each block) or push (the prefiller WRITEs it, with immediate) (default: pull)", CLI_NAME_AT(struct kv_opts, mode, "mode", mode_names, 0) },
+	{ "layers", CLI_KEY_LAYERS, "N", "layers of a request (default: 4)", CLI_INT_AT(struct kv_opts, layers, 1, KV_MAX_LAYERS) },
+	{ "blocks", CLI_KEY_BLOCKS, "N", "blocks of a request per layer, 16 tokens each (default: 4)", CLI_INT_AT(struct kv_opts, blocks, 1, KV_MAX_BLOCKS) },
+	{ "block-bytes", CLI_KEY_BLOCK_BYTES, "BYTES", "one block of one layer, K and V together (default: 64K, Llama 3.1 8B's)", CLI_SIZE_AT(struct kv_opts, block_bytes, 64, MAX_BLOCK_BYTES) },
+	{ "requests", CLI_KEY_REQUESTS, "N", "requests moved, one after the other (default: 2)", CLI_INT_AT(struct kv_opts, requests, 1, KV_MAX_REQUESTS) },
+	{ "pool", CLI_KEY_POOL, "N", "requests each side's pool holds (default: 4)", CLI_INT_AT(struct kv_opts, pool, 1, 255) },
+	{ "qps", CLI_KEY_QPS, "K", "RC QPs the blocks are striped over (default: 1)", CLI_INT_AT(struct kv_opts, qps, 1, KV_MAX_QPS) },
+	{ "run", CLI_KEY_RUN, "N", "blocks the allocator hands out side by side, on both sides (default: 1: none adjacent)", CLI_INT_AT(struct kv_opts, run, 1, 4096) },
+	{ "chain", CLI_KEY_CHAIN, "N", "WRs posted with one doorbell, at most (default: 32, half the send queue of 64)", CLI_INT_AT(struct kv_opts, chain, 1, KV_MAX_CHAIN) },
+	{ "post", CLI_KEY_POST, "API", "classic (ibv_post_send, a linked list of WRs) or ex (the extended API: ibv_wr_start ... ibv_wr_complete); this side's own choice, not compared with the peer's: the wire is the same (default: classic)", CLI_NAME_AT(struct kv_opts, post, "API", post_names, 0) },
+	{ "merge", CLI_KEY_MERGE, NULL, "move blocks adjacent on both sides in one WR", CLI_FLAG_AT(struct kv_opts, merge) },
+	{ "layer-ms", CLI_KEY_LAYER_MS, "MS", "the prefiller's stand-in compute time per layer (default: 0)", CLI_INT_AT(struct kv_opts, layer_ms, 0, 10000) },
+	{ "delay-qp", CLI_KEY_DELAY_QP, "Q:MS", "for the lesson on ordering: QP Q's posts wait MS ms", CLI_STAGE_PARSES },
+	{ "no-overlap", CLI_KEY_NO_OVERLAP, NULL, "compute every layer before any moves, to compare with the overlap", CLI_FLAG_AT(struct kv_opts, no_overlap) },
+	{ "windows", CLI_KEY_WINDOWS, NULL, "grant the peer each request's blocks through memory windows, not the pool's rkey, and take them back after", CLI_FLAG_AT(struct kv_opts, windows) },
+	{ "violate", CLI_KEY_KV_VIOLATE, "KIND", "for the lesson on access: rkey (the initiator uses an rkey the peer never handed out) revoked (with --windows: the peer's windows are taken back before the go-ahead) or past_window (with --windows: the initiator's first WR reaches one block past the end of its window, inside the peer's pool)", CLI_NAME_AT(struct kv_opts, violate, "kind", violation_names, KV_VIOLATE_RKEY) },
 	{ 0 },
 };
 
 const char *kv_mode_name(enum kv_mode mode)
 {
-	return mode == KV_PULL ? "pull" : "push";
+	return mode_names[mode];
 }
 
+/* --delay-qp; cli_parse fills the others, as their entries say. */
 int kv_parse_option(int key, const char *arg, void *ctx)
 {
-	static const char *const modes[] = { "pull", "push" };
-	static const char *const violations[] = { "rkey", "revoked", "past_window" };
-	static const char *const posts[] = { "classic", "ex" };
 	struct kv_opts *opts = ctx;
-	int mode, kind, post;
 
-	switch (key) {
-	case CLI_KEY_MODE:
-		mode = cli_pick_named("--mode", "mode", arg, modes, 0, 2);
-		if (mode < 0)
-			return -1;
-		opts->mode = (enum kv_mode)mode;
-		return 0;
-	case CLI_KEY_POST:
-		post = cli_pick_named("--post", "API", arg, posts, 0, 2);
-		if (post < 0)
-			return -1;
-		opts->post = (enum kv_post)post;
-		return 0;
-	case CLI_KEY_LAYERS:
-		return cli_parse_int("--layers", arg, 1, KV_MAX_LAYERS, &opts->layers);
-	case CLI_KEY_BLOCKS:
-		return cli_parse_int("--blocks", arg, 1, KV_MAX_BLOCKS, &opts->blocks);
-	case CLI_KEY_BLOCK_BYTES:
-		return cli_parse_size("--block-bytes", arg, 64, MAX_BLOCK_BYTES, &opts->block_bytes);
-	case CLI_KEY_REQUESTS:
-		return cli_parse_int("--requests", arg, 1, KV_MAX_REQUESTS, &opts->requests);
-	case CLI_KEY_POOL:
-		return cli_parse_int("--pool", arg, 1, 255, &opts->pool);
-	case CLI_KEY_QPS:
-		return cli_parse_int("--qps", arg, 1, KV_MAX_QPS, &opts->qps);
-	case CLI_KEY_RUN:
-		return cli_parse_int("--run", arg, 1, 4096, &opts->run);
-	case CLI_KEY_CHAIN:
-		return cli_parse_int("--chain", arg, 1, KV_MAX_CHAIN, &opts->chain);
-	case CLI_KEY_MERGE:
-		opts->merge = true;
-		return 0;
-	case CLI_KEY_WINDOWS:
-		opts->windows = true;
-		return 0;
-	case CLI_KEY_NO_OVERLAP:
-		opts->no_overlap = true;
-		return 0;
-	case CLI_KEY_KV_VIOLATE:
-		kind = cli_pick_named("--violate", "kind", arg, violations, 0, 3);
-		if (kind < 0)
-			return -1;
-		opts->violate = (enum kv_violation)(kind + 1);
-		return 0;
-	case CLI_KEY_LAYER_MS:
-		return cli_parse_int("--layer-ms", arg, 0, 10000, &opts->layer_ms);
-	}
+	(void)key;
 	return cli_parse_pair("--delay-qp", arg, "Q:MS (a QP from 0, and 0 to 10000 ms)",
 			      KV_MAX_QPS - 1, 10000, &opts->delay_qp, &opts->delay_ms);
 }

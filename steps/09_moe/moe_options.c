@@ -31,53 +31,31 @@ int moe_most_tokens(const struct moe_opts *opts)
 	return opts->sizes.sized ? moe_row_tokens(opts, opts->sizes.maxbytes) : opts->tokens;
 }
 
+static const char *const signal_names[] = { [SIGNAL_FADD] = "fadd", [SIGNAL_IMM] = "imm" };
+
 const struct cli_option moe_cli_options[] = {
-	{ "tokens", CLI_KEY_TOKENS, "T", "tokens per rank (default: 128)" },
-	{ "hidden", CLI_KEY_HIDDEN, "BYTES", "bytes per token, a multiple of 4 (default: 7168, DeepSeek-V3's hidden size in FP8)" },
-	{ "experts", CLI_KEY_EXPERTS, "E", "experts per rank (default: 8, DeepSeek-V3's 256 over 32 ranks)" },
-	{ "topk", CLI_KEY_TOPK, "K", "distinct experts per token (default: 8, DeepSeek-V3's)" },
-	{ "seed", CLI_KEY_SEED, "S", "the gate's and the tokens' seed (default: 1)" },
-	{ "skew", CLI_KEY_SKEW, "PERCENT", "each of a token's experts is one of rank 0's with this chance, while any is left; else any (default: 0, a uniform gate)" },
-	{ "signal", CLI_KEY_SIGNAL, "KIND", "fadd: a remote FETCH_ADD on the peer's word for the sender (one per sender), which it polls; imm: the last WRITE with immediate, a receive completion (default: fadd)" },
-	{ "hold", CLI_KEY_HOLD, "RANK:MS", "for tests: rank RANK waits MS ms between dispatch and combine" },
-	{ "plant-count", CLI_KEY_PLANT_COUNT, "RANK:N", "for tests: rank RANK WRITEs N as its count for the next rank; every rank must refuse a count past its bound" },
+	{ "tokens", CLI_KEY_TOKENS, "T", "tokens per rank (default: 128)", CLI_INT_AT(struct moe_opts, tokens, 0, MAX_TOKENS) },
+	{ "hidden", CLI_KEY_HIDDEN, "BYTES", "bytes per token, a multiple of 4 (default: 7168, DeepSeek-V3's hidden size in FP8)", CLI_SIZE_AT(struct moe_opts, hidden, 4, MAX_HIDDEN) },
+	{ "experts", CLI_KEY_EXPERTS, "E", "experts per rank (default: 8, DeepSeek-V3's 256 over 32 ranks)", CLI_INT_AT(struct moe_opts, experts, 1, 256) },
+	{ "topk", CLI_KEY_TOPK, "K", "distinct experts per token (default: 8, DeepSeek-V3's)", CLI_INT_AT(struct moe_opts, topk, 1, MOE_MAX_TOPK) },
+	{ "seed", CLI_KEY_SEED, "S", "the gate's and the tokens' seed (default: 1)", CLI_U32_AT(struct moe_opts, seed) },
+	{ "skew", CLI_KEY_SKEW, "PERCENT", "each of a token's experts is one of rank 0's with this chance, while any is left; else any (default: 0, a uniform gate)", CLI_INT_AT(struct moe_opts, skew, 0, 100) },
+	{ "signal", CLI_KEY_SIGNAL, "KIND", "fadd: a remote FETCH_ADD on the peer's word for the sender (one per sender), which it polls; imm: the last WRITE with immediate, a receive completion (default: fadd)", CLI_NAME_AT(struct moe_opts, signal, "signal", signal_names, 0) },
+	{ "hold", CLI_KEY_HOLD, "RANK:MS", "for tests: rank RANK waits MS ms between dispatch and combine", CLI_STAGE_PARSES },
+	{ "plant-count", CLI_KEY_PLANT_COUNT, "RANK:N", "for tests: rank RANK WRITEs N as its count for the next rank; every rank must refuse a count past its bound", CLI_STAGE_PARSES },
 	{ 0 },
 };
 
-static const char *const signal_names[] = { [SIGNAL_FADD] = "fadd", [SIGNAL_IMM] = "imm" };
-
+/* --hold and --plant-count; cli_parse fills the others, as their entries say. */
 int moe_parse_option(int key, const char *arg, void *ctx)
 {
 	struct moe_opts *opts = ctx;
-	int v;
 
-	switch (key) {
-	case CLI_KEY_TOKENS:
-		return cli_parse_int("--tokens", arg, 0, MAX_TOKENS, &opts->tokens);
-	case CLI_KEY_HIDDEN:
-		return cli_parse_size("--hidden", arg, 4, MAX_HIDDEN, &opts->hidden);
-	case CLI_KEY_EXPERTS:
-		return cli_parse_int("--experts", arg, 1, 256, &opts->experts);
-	case CLI_KEY_TOPK:
-		return cli_parse_int("--topk", arg, 1, MOE_MAX_TOPK, &opts->topk);
-	case CLI_KEY_SEED:
-		return cli_parse_u32("--seed", arg, &opts->seed);
-	case CLI_KEY_SKEW:
-		return cli_parse_int("--skew", arg, 0, 100, &opts->skew);
-	case CLI_KEY_SIGNAL:
-		v = cli_pick_named("--signal", "signal", arg, signal_names, 0, 2);
-		if (v < 0)
-			return -1;
-		opts->signal = (enum moe_signal)v;
-		return 0;
-	case CLI_KEY_HOLD:
+	if (key == CLI_KEY_HOLD)
 		return cli_parse_pair("--hold", arg, "RANK:MS, a rank and milliseconds",
 				      MOE_MAX_RANKS - 1, 600000, &opts->hold_rank, &opts->hold_ms);
-	case CLI_KEY_PLANT_COUNT:
-		return cli_parse_pair("--plant-count", arg, "RANK:N, a rank and a count",
-				      MOE_MAX_RANKS - 1, 1 << 30, &opts->plant_rank, &opts->plant_count);
-	}
-	return -1;
+	return cli_parse_pair("--plant-count", arg, "RANK:N, a rank and a count",
+			      MOE_MAX_RANKS - 1, 1 << 30, &opts->plant_rank, &opts->plant_count);
 }
 
 int moe_opts_check(const struct moe_opts *opts, int world)

@@ -27,71 +27,32 @@ void sync_opts_default(struct sync_opts *opts)
 }
 
 const struct cli_option sync_cli_options[] = {
-	{ "trainers", CLI_KEY_TRAINERS, "T", "ranks 0 to T - 1 train, fully sharded; the others serve (default: 2)" },
-	{ "tp", CLI_KEY_TP, "P", "ranks a serving replica, tensor-parallel; every replica holds the whole model (default: 2)" },
-	{ "model-dim", CLI_KEY_MODEL_DIM, "D", "Llama-3 8B's hidden size 4096 scaled to D elements, a multiple of 64; every tensor scales with it (default: 256)" },
-	{ "layers", CLI_KEY_LAYERS, "L", "decoder layers, of Llama-3 8B's 32 (default: 4)" },
-	{ "updates", CLI_KEY_UPDATES, "U", "rounds: each a training step's new weights pushed to every replica (default: 3)" },
-	{ "seed", CLI_KEY_SYNC_SEED, "S", "the updates' seed (default: 1)" },
-	{ "hold", CLI_KEY_SYNC_HOLD, "RANK:MS", "for tests: rank RANK stops MS ms in round 2, mid-update (a trainer after its first chain)" },
-	{ "late-replica", CLI_KEY_LATE_REPLICA, NULL, "the last replica joins after round 1: it pulls the version then served by RDMA READ from replica 0, then takes the next updates (needs 2 replicas and 2 updates)" },
-	{ "way", CLI_KEY_WAY, "W", "how the weights travel: push (each trainer WRITEs its runs straight to every replica), gather (to trainer rank 0, which WRITEs the whole model to every replica), tcp (push's runs over a socket per pair) or all three each round, in that order, with a table (default: push)" },
-	{ "link-rate", CLI_KEY_LINK_RATE, "MB/s", "the model's link rate, beside each way's time (default: measured each round on its push)" },
-	{ "serve-dtype", CLI_KEY_SERVE_DTYPE, "T", "what every replica holds: bf16, as the trainers, or fp8 (E4M3, OFP8's saturating mode): each trainer converts its runs into registered staging slots on the way, pipelined with its WRITEs (default: bf16)" },
-	{ "fp8-of", CLI_KEY_FP8_OF, "HEX,...", "print the FP8 E4M3 byte of each BF16 bit pattern, and what the conversion did to it, then exit; no device" },
-	{ "plant-len", CLI_KEY_PLANT_LEN, "RANK:N", "for tests: rank RANK says its buffer is N B; every trainer must refuse it" },
+	{ "trainers", CLI_KEY_TRAINERS, "T", "ranks 0 to T - 1 train, fully sharded; the others serve (default: 2)", CLI_INT_AT(struct sync_opts, trainers, 1, SYNC_MAX_RANKS - 1) },
+	{ "tp", CLI_KEY_TP, "P", "ranks a serving replica, tensor-parallel; every replica holds the whole model (default: 2)", CLI_INT_AT(struct sync_opts, tp, 1, SYNC_MAX_RANKS - 1) },
+	{ "model-dim", CLI_KEY_MODEL_DIM, "D", "Llama-3 8B's hidden size 4096 scaled to D elements, a multiple of 64; every tensor scales with it (default: 256)", CLI_INT_AT(struct sync_opts, dim, 64, MAX_DIM) },
+	{ "layers", CLI_KEY_LAYERS, "L", "decoder layers, of Llama-3 8B's 32 (default: 4)", CLI_INT_AT(struct sync_opts, layers, 1, SYNC_MAX_LAYERS) },
+	{ "updates", CLI_KEY_UPDATES, "U", "rounds: each a training step's new weights pushed to every replica (default: 3)", CLI_INT_AT(struct sync_opts, updates, 1, MAX_UPDATES) },
+	{ "seed", CLI_KEY_SYNC_SEED, "S", "the updates' seed (default: 1)", CLI_U32_AT(struct sync_opts, seed) },
+	{ "hold", CLI_KEY_SYNC_HOLD, "RANK:MS", "for tests: rank RANK stops MS ms in round 2, mid-update (a trainer after its first chain)", CLI_STAGE_PARSES },
+	{ "late-replica", CLI_KEY_LATE_REPLICA, NULL, "the last replica joins after round 1: it pulls the version then served by RDMA READ from replica 0, then takes the next updates (needs 2 replicas and 2 updates)", CLI_FLAG_AT(struct sync_opts, late_replica) },
+	{ "way", CLI_KEY_WAY, "W", "how the weights travel: push (each trainer WRITEs its runs straight to every replica), gather (to trainer rank 0, which WRITEs the whole model to every replica), tcp (push's runs over a socket per pair) or all three each round, in that order, with a table (default: push)", CLI_NAME_AT(struct sync_opts, way, "way", sync_way_names, 0) },
+	{ "link-rate", CLI_KEY_LINK_RATE, "MB/s", "the model's link rate, beside each way's time (default: measured each round on its push)", CLI_INT_AT(struct sync_opts, link_mbs, 1, MAX_LINK_MBS) },
+	{ "serve-dtype", CLI_KEY_SERVE_DTYPE, "T", "what every replica holds: bf16, as the trainers, or fp8 (E4M3, OFP8's saturating mode): each trainer converts its runs into registered staging slots on the way, pipelined with its WRITEs (default: bf16)", CLI_NAME_AT(struct sync_opts, serve_dtype, "type", sync_dtype_names, 0) },
+	{ "fp8-of", CLI_KEY_FP8_OF, "HEX,...", "print the FP8 E4M3 byte of each BF16 bit pattern, and what the conversion did to it, then exit; no device", CLI_TEXT_AT(struct sync_opts, fp8_of) },
+	{ "plant-len", CLI_KEY_PLANT_LEN, "RANK:N", "for tests: rank RANK says its buffer is N B; every trainer must refuse it", CLI_STAGE_PARSES },
 	{ 0 },
 };
 
+/* --hold and --plant-len; cli_parse fills the others, as their entries say. */
 int sync_parse_option(int key, const char *arg, void *ctx)
 {
 	struct sync_opts *opts = ctx;
 
-	switch (key) {
-	case CLI_KEY_TRAINERS:
-		return cli_parse_int("--trainers", arg, 1, SYNC_MAX_RANKS - 1, &opts->trainers);
-	case CLI_KEY_TP:
-		return cli_parse_int("--tp", arg, 1, SYNC_MAX_RANKS - 1, &opts->tp);
-	case CLI_KEY_MODEL_DIM:
-		return cli_parse_int("--model-dim", arg, 64, MAX_DIM, &opts->dim);
-	case CLI_KEY_LAYERS:
-		return cli_parse_int("--layers", arg, 1, SYNC_MAX_LAYERS, &opts->layers);
-	case CLI_KEY_UPDATES:
-		return cli_parse_int("--updates", arg, 1, MAX_UPDATES, &opts->updates);
-	case CLI_KEY_SYNC_SEED:
-		return cli_parse_u32("--seed", arg, &opts->seed);
-	case CLI_KEY_SYNC_HOLD:
+	if (key == CLI_KEY_SYNC_HOLD)
 		return cli_parse_pair("--hold", arg, "RANK:MS, a rank and milliseconds",
 				      SYNC_MAX_RANKS - 1, 600000, &opts->hold_rank, &opts->hold_ms);
-	case CLI_KEY_LATE_REPLICA:
-		opts->late_replica = true;
-		return 0;
-	case CLI_KEY_WAY: {
-		int v = cli_pick_named("--way", "way", arg, sync_way_names, 0, SYNC_WAYS + 1);
-
-		if (v < 0)
-			return -1;
-		opts->way = v;
-		return 0;
-	}
-	case CLI_KEY_SERVE_DTYPE: {
-		int v = cli_pick_named("--serve-dtype", "type", arg, sync_dtype_names, 0, SYNC_DTYPES);
-
-		if (v < 0)
-			return -1;
-		opts->serve_dtype = v;
-		return 0;
-	}
-	case CLI_KEY_FP8_OF:
-		opts->fp8_of = arg;
-		return 0;
-	case CLI_KEY_LINK_RATE:
-		return cli_parse_int("--link-rate", arg, 1, MAX_LINK_MBS, &opts->link_mbs);
-	case CLI_KEY_PLANT_LEN:
-		return cli_parse_pair("--plant-len", arg, "RANK:N, a rank and a length in bytes",
-				      SYNC_MAX_RANKS - 1, 1 << 30, &opts->plant_rank, &opts->plant_len);
-	}
-	return -1;
+	return cli_parse_pair("--plant-len", arg, "RANK:N, a rank and a length in bytes",
+			      SYNC_MAX_RANKS - 1, 1 << 30, &opts->plant_rank, &opts->plant_len);
 }
 
 int sync_opts_check(const struct sync_opts *opts, int world)

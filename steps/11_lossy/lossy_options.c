@@ -8,20 +8,20 @@
 
 const struct cli_option lossy_cli_options[] = {
 	{ "qp-type", CLI_KEY_QP_TYPE, "TYPE", "uc: chunks over unreliable-connected QPs, resent by this "
-	  "program; rc: the same transfer over RC QPs, resent by the transport (default: uc)" },
+	  "program; rc: the same transfer over RC QPs, resent by the transport (default: uc)", CLI_STAGE_PARSES },
 	{ "paths", CLI_KEY_PATHS, "K", "data QPs to deal the chunks over on each plane, each its own flow "
-	  "(default: 1)" },
+	  "(default: 1)", CLI_INT_AT(struct lossy_opts, paths, 1, LOSSY_MAX_PATHS) },
 	{ "plane", CLI_KEY_PLANE, "DEV", "one more plane: the device DEV, on a network of its own, with "
 	  "--paths QPs of its own (-d's device is plane 0; give it once for each plane, up to 3, in the "
-	  "same order on both sides)" },
+	  "same order on both sides)", CLI_STAGE_PARSES },
 	{ "rto-ms", CLI_KEY_RTO, "MS", "the resend timer: how long the sender waits after a round's last "
-	  "WRITE before it asks what came (default: 50)" },
+	  "WRITE before it asks what came (default: 50)", CLI_INT_AT(struct lossy_opts, rto_ms, 1, LOSSY_MAX_RTO_MS) },
 	{ "qp-timeout", CLI_KEY_LOSSY_QP_TIMEOUT, "T", "every RC QP's ACK timeout (the control QP's, and "
-	  "the data QPs' under --qp-type rc), 4.096 us x 2^T a try, 1 to 31 (default: 14, stage 3's)" },
+	  "the data QPs' under --qp-type rc), 4.096 us x 2^T a try, 1 to 31 (default: 14, stage 3's)", CLI_INT_AT(struct lossy_opts, qp_timeout, 1, 31) },
 	{ "retry-cnt", CLI_KEY_LOSSY_RETRY_CNT, "N", "every RC QP's retries after a timeout before its WR "
-	  "completes with status 12, 0 to 7; rxe takes 7 as retry for ever (default: 7, stage 3's)" },
+	  "completes with status 12, 0 to 7; rxe takes 7 as retry for ever (default: 7, stage 3's)", CLI_INT_AT(struct lossy_opts, retry_cnt, 0, 7) },
 	{ "drop-chunks", CLI_KEY_DROP, "LIST", "for tests, UC only: the receiver treats the first arrival "
-	  "of each of these chunks (0,5,17) as lost: no bit in its bitmap, its bytes poisoned" },
+	  "of each of these chunks (0,5,17) as lost: no bit in its bitmap, its bytes poisoned", CLI_STAGE_PARSES },
 	{ 0 },
 };
 
@@ -65,6 +65,7 @@ static int parse_drops(const char *arg, struct lossy_opts *opts)
 	}
 }
 
+/* --qp-type, --plane and --drop-chunks; cli_parse fills the others, as their entries say. */
 int lossy_parse_option(int key, const char *arg, void *ctx)
 {
 	static const char *const types[] = { "uc", "rc" };
@@ -78,14 +79,6 @@ int lossy_parse_option(int key, const char *arg, void *ctx)
 			return -1;
 		opts->rc = i == 1;
 		return 0;
-	case CLI_KEY_PATHS:
-		return cli_parse_int("--paths", arg, 1, LOSSY_MAX_PATHS, &opts->paths);
-	case CLI_KEY_RTO:
-		return cli_parse_int("--rto-ms", arg, 1, LOSSY_MAX_RTO_MS, &opts->rto_ms);
-	case CLI_KEY_LOSSY_QP_TIMEOUT:
-		return cli_parse_int("--qp-timeout", arg, 1, 31, &opts->qp_timeout);
-	case CLI_KEY_LOSSY_RETRY_CNT:
-		return cli_parse_int("--retry-cnt", arg, 0, 7, &opts->retry_cnt);
 	case CLI_KEY_PLANE:
 		if (opts->planes == LOSSY_MAX_PLANES) {
 			report_error("--plane %s: at most %d planes, -d's and %d --plane", arg,
