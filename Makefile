@@ -132,23 +132,21 @@ $(ZEROCOPY): $(patsubst %.c,$(OBJ)/%.o,tests/bench/zerocopy.c $(COMMON_SRC))
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
-$(LIB_RING): $(patsubst %.c,$(PIC)/%.o,$(ring_comm_src))
-	@mkdir -p $(@D)
-	$(CC) $(LDFLAGS) -shared -o $@ $^ $(LDLIBS)
-$(PIC)/%.o: CPPFLAGS += $(call step_includes,07_allreduce)
-$(PIC)/%.o: %.c | deps
-	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) $(CFLAGS) -fPIC -fvisibility=hidden -c -o $@ $<
+# A step's library (LIB) from SOURCES, compiled with -fPIC into their own folder
+# (DIR) with the -I of STEP: the rules of steps 07's and 10's.
+define pic_library_rules # LIB DIR SOURCES STEP
+$(1): $(patsubst %.c,$(2)/%.o,$(3))
+	@mkdir -p $$(@D)
+	$$(CC) $$(LDFLAGS) -shared -o $$@ $$^ $$(LDLIBS)
+$(2)/%.o: CPPFLAGS += $(call step_includes,$(4))
+$(2)/%.o: %.c | deps
+	@mkdir -p $$(@D)
+	$$(CC) $$(CPPFLAGS) $$(CFLAGS) -fPIC -fvisibility=hidden -c -o $$@ $$<
+endef
+$(eval $(call pic_library_rules,$(LIB_RING),$(PIC),$(ring_comm_src),07_allreduce))
+$(eval $(call pic_library_rules,$(LIB_WEIGHTS),$(PIC10),$(weight_comm_src),10_weight_sync))
 
-$(LIB_WEIGHTS): $(patsubst %.c,$(PIC10)/%.o,$(weight_comm_src))
-	@mkdir -p $(@D)
-	$(CC) $(LDFLAGS) -shared -o $@ $^ $(LDLIBS)
-$(PIC10)/%.o: CPPFLAGS += $(call step_includes,10_weight_sync)
-$(PIC10)/%.o: %.c | deps
-	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) $(CFLAGS) -fPIC -fvisibility=hidden -c -o $@ $<
-
--include $(shell find $(OBJ) $(PIC) -name '*.d' 2>/dev/null)
+-include $(shell find $(OBJ) $(PIC) $(PIC10) -name '*.d' 2>/dev/null)
 
 # Building alone needs the compiler, libibverbs-dev and librdmacm-dev; the demo, the tests and
 # the VM need the rest too.  Every target that runs a sub-make depends on deps,

@@ -50,31 +50,22 @@ struct ibv_device *device_lookup(struct ibv_device **list, int count, const char
 
 const char *transport_name(enum ibv_transport_type transport)
 {
-	switch (transport) {
-	case IBV_TRANSPORT_IB:
-		return "InfiniBand verbs (IB, RoCE)";
-	case IBV_TRANSPORT_IWARP:
-		return "iWARP";
-	case IBV_TRANSPORT_USNIC:
-	case IBV_TRANSPORT_USNIC_UDP:
-		return "usNIC";
-	case IBV_TRANSPORT_UNSPECIFIED:
-		return "unspecified";
-	default:
-		return "unknown";
-	}
+	static const char *const names[] = {
+		[IBV_TRANSPORT_IB] = "InfiniBand verbs (IB, RoCE)", [IBV_TRANSPORT_IWARP] = "iWARP",
+		[IBV_TRANSPORT_USNIC] = "usNIC", [IBV_TRANSPORT_USNIC_UDP] = "usNIC",
+		[IBV_TRANSPORT_UNSPECIFIED] = "unspecified",
+	};
+
+	return name_of(names, NAME_COUNT(names), transport, "unknown");
 }
 
 const char *link_layer_name(uint8_t link_layer)
 {
-	switch (link_layer) {
-	case IBV_LINK_LAYER_INFINIBAND:
-		return "InfiniBand";
-	case IBV_LINK_LAYER_ETHERNET:
-		return "Ethernet (RoCE)";
-	default:
-		return "unspecified";
-	}
+	static const char *const names[] = {
+		[IBV_LINK_LAYER_INFINIBAND] = "InfiniBand", [IBV_LINK_LAYER_ETHERNET] = "Ethernet (RoCE)",
+	};
+
+	return name_of(names, NAME_COUNT(names), link_layer, "unspecified");
 }
 
 const char *qp_state_name(enum ibv_qp_state state)
@@ -85,7 +76,7 @@ const char *qp_state_name(enum ibv_qp_state state)
 		[IBV_QPS_ERR] = "ERR",
 	};
 
-	return state <= IBV_QPS_ERR && names[state] ? names[state] : "unknown";
+	return name_of(names, NAME_COUNT(names), state, "unknown");
 }
 
 int mtu_bytes(enum ibv_mtu mtu)
@@ -101,16 +92,12 @@ void gid_format(const union ibv_gid *gid, char *buf, size_t len)
 
 const char *gid_type_name(uint32_t gid_type)
 {
-	switch (gid_type) {
-	case IBV_GID_TYPE_IB:
-		return "IB";
-	case IBV_GID_TYPE_ROCE_V1:
-		return "RoCE v1";
-	case IBV_GID_TYPE_ROCE_V2:
-		return "RoCE v2";
-	default:
-		return "unknown";
-	}
+	static const char *const names[] = {
+		[IBV_GID_TYPE_IB] = "IB", [IBV_GID_TYPE_ROCE_V1] = "RoCE v1",
+		[IBV_GID_TYPE_ROCE_V2] = "RoCE v2",
+	};
+
+	return name_of(names, NAME_COUNT(names), gid_type, "unknown");
 }
 
 bool gid_is_zero(const union ibv_gid *gid)

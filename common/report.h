@@ -48,6 +48,20 @@ struct flag_name {
 int flag_names_format(uint64_t flags, const struct flag_name *names, size_t n, char *buf,
 		      size_t len);
 
+/*
+ * The name NAMES[VALUE] of an enum's value, from a table of N names indexed by
+ * the values (designated initializers); OTHERWISE for a value past the table
+ * (a negative one converts to a huge one) or without a name there.
+ * NAME_COUNT(NAMES) is N for an array.
+ */
+static inline const char *name_of(const char *const *names, size_t n, unsigned long long value,
+				  const char *otherwise)
+{
+	return value < n && names[value] ? names[value] : otherwise;
+}
+
+#define NAME_COUNT(names) (sizeof(names) / sizeof((names)[0]))
+
 /* Whether show() prints now: a line that costs work to build can skip it when it would not. */
 static inline bool showing(void)
 {

@@ -58,34 +58,28 @@ void show_completion(const struct ibv_wc *wc)
 
 const char *wc_status_cause(enum ibv_wc_status status)
 {
-	switch (status) {
-	case IBV_WC_SUCCESS:
-		return "the work request did what it asked";
-	case IBV_WC_LOC_LEN_ERR:
-		return "the message is longer than the receive buffer posted for it";
-	case IBV_WC_LOC_QP_OP_ERR:
-		return "this QP could not carry the work request out: a malformed one, or on rxe a "
-		       "message longer than the receive, or a local buffer its lkey does not cover";
-	case IBV_WC_LOC_PROT_ERR:
-		return "a local buffer is not covered by the lkey given, or its MR belongs to another PD";
-	case IBV_WC_WR_FLUSH_ERR:
-		return "the QP was in the error state: this work request never ran";
-	case IBV_WC_REM_INV_REQ_ERR:
-		return "the responder refused the request itself: an operation its QP does not allow, "
-		       "or a SEND longer than its receive";
-	case IBV_WC_REM_ACCESS_ERR:
-		return "the responder refused the rkey, the address range or the MR's rights";
-	case IBV_WC_REM_OP_ERR:
-		return "the responder could not carry the operation out: on rxe, a SEND longer than "
-		       "the receive posted for it";
-	case IBV_WC_RETRY_EXC_ERR:
-		return "no ACK came back: every retry (retry_cnt) timed out (timeout); the peer is gone "
-		       "or unreachable";
-	case IBV_WC_RNR_RETRY_EXC_ERR:
-		return "the peer had no receive posted, through every RNR retry (rnr_retry)";
-	default:
-		return "see ibv_poll_cq(3)";
-	}
+	static const char *const causes[] = {
+		[IBV_WC_SUCCESS] = "the work request did what it asked",
+		[IBV_WC_LOC_LEN_ERR] = "the message is longer than the receive buffer posted for it",
+		[IBV_WC_LOC_QP_OP_ERR] = "this QP could not carry the work request out: a malformed "
+			"one, or on rxe a message longer than the receive, or a local buffer its lkey "
+			"does not cover",
+		[IBV_WC_LOC_PROT_ERR] = "a local buffer is not covered by the lkey given, or its MR "
+			"belongs to another PD",
+		[IBV_WC_WR_FLUSH_ERR] = "the QP was in the error state: this work request never ran",
+		[IBV_WC_REM_INV_REQ_ERR] = "the responder refused the request itself: an operation "
+			"its QP does not allow, or a SEND longer than its receive",
+		[IBV_WC_REM_ACCESS_ERR] = "the responder refused the rkey, the address range or the "
+			"MR's rights",
+		[IBV_WC_REM_OP_ERR] = "the responder could not carry the operation out: on rxe, a "
+			"SEND longer than the receive posted for it",
+		[IBV_WC_RETRY_EXC_ERR] = "no ACK came back: every retry (retry_cnt) timed out "
+			"(timeout); the peer is gone or unreachable",
+		[IBV_WC_RNR_RETRY_EXC_ERR] = "the peer had no receive posted, through every RNR retry "
+			"(rnr_retry)",
+	};
+
+	return name_of(causes, NAME_COUNT(causes), status, "see ibv_poll_cq(3)");
 }
 
 void show_failed_completion(const struct ibv_wc *wc)

@@ -500,18 +500,14 @@ int post_operation(struct rdma_conn *conn, const struct rdma_buf *buf, size_t le
 
 const char *wr_id_name(uint64_t wr_id)
 {
-	switch (wr_id) {
-	case WR_ID_RECV:
-		return "receive";
-	case WR_ID_SEND:
-		return "send-queue operation";
-	case WR_ID_SEND_AFTER_ERR:
-		return "send-queue operation posted after the error";
-	case WR_ID_RECV_AFTER_ERR:
-		return "receive posted after the error";
-	default:
-		return "unknown";
-	}
+	static const char *const names[] = {
+		[WR_ID_RECV] = "receive",
+		[WR_ID_SEND] = "send-queue operation",
+		[WR_ID_SEND_AFTER_ERR] = "send-queue operation posted after the error",
+		[WR_ID_RECV_AFTER_ERR] = "receive posted after the error",
+	};
+
+	return name_of(names, NAME_COUNT(names), wr_id, "unknown");
 }
 
 void atomic_word_set(const struct rdma_buf *buf)
