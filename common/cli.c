@@ -122,9 +122,15 @@ static int build_tables(const struct cli_spec *spec, struct option *longs, char 
 		if (option_applies(spec, opt) && add_option(opt, longs, &n, shorts, &s))
 			return -1;
 	for (const struct cli_stage *st = spec->stages; st && st->options; st++)
-		for (opt = st->options; opt->name; opt++)
+		for (opt = st->options; opt->name; opt++) {
 			if (add_option(opt, longs, &n, shorts, &s))
 				return -1;
+			if (opt->fill == CLI_BY_STAGE && !st->parse) {
+				report_error("option --%s fills nothing (CLI_STAGE_PARSES), and its stage "
+					     "has no parse function to handle it", opt->name);
+				return -1;
+			}
+		}
 	longs[n] = (struct option){ 0 };
 	shorts[s] = '\0';
 	return 0;
@@ -180,6 +186,9 @@ static int fill_option(const struct cli_option *opt, const char *arg, void *ctx)
 	case CLI_TEXT:
 		*(const char **)field = arg;
 		return 0;
+	case CLI_PAIR:
+		return cli_parse_pair(name, arg, opt->noun, (int)opt->lo, (int)opt->hi, field,
+				      (int *)((char *)ctx + opt->at2));
 	case CLI_BY_STAGE:
 		break;
 	}
@@ -307,16 +316,40 @@ int cli_parse_int(const char *name, const char *arg, long min, long max, int *ou
 	return 0;
 }
 
+/*
+ * One side of a pair: the decimal number from 0 to MAX at *P, which moves past
+ * it; -1 when there is none.  strtol, not sscanf's %d, which wraps a number
+ * past int's range (4294967299 became 3) where this refuses it.
+ */
+static long pair_side(const char **p, long max)
+{
+	char *end;
+	long value;
+
+	if (!starts_with_digit(*p))
+		return -1;
+	errno = 0;
+	value = strtol(*p, &end, 10);
+	*p = end;
+	return errno || value > max ? -1 : value;
+}
+
 int cli_parse_pair(const char *name, const char *arg, const char *form, int max_a, int max_b,
 		   int *a, int *b)
 {
-	int used = 0;
+	const char *p = arg;
+	long first = pair_side(&p, max_a), second = -1;
 
-	if (sscanf(arg, "%d:%d%n", a, b, &used) != 2 || arg[used] || *a < 0 || *a > max_a ||
-	    *b < 0 || *b > max_b) {
+	if (first >= 0 && *p == ':') {
+		p++;
+		second = pair_side(&p, max_b);
+	}
+	if (first < 0 || second < 0 || *p) {
 		report_error("%s: '%s' is not %s", name, arg, form);
 		return -1;
 	}
+	*a = (int)first;
+	*b = (int)second;
 	return 0;
 }
 

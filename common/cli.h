@@ -50,6 +50,7 @@ enum cli_fill {
 	CLI_U32,	/* a uint32_t (cli_parse_u32) */
 	CLI_NAME,	/* an int or enum: the index of the word among names[lo] to names[hi - 1] (cli_pick_named) */
 	CLI_TEXT,	/* a const char *: the argument as given */
+	CLI_PAIR,	/* two ints, A:B, A in [0, lo] and B in [0, hi] (cli_parse_pair) */
 };
 
 /*
@@ -64,9 +65,12 @@ struct cli_option {
 	const char *help;
 	enum cli_fill fill;
 	size_t at;		/* the field's offset in the stage's context */
-	long long lo, hi;	/* CLI_INT, CLI_SIZE: the bounds; CLI_NAME: the words allowed */
+	size_t at2;		/* CLI_PAIR: B's offset */
+	long long lo, hi;	/* CLI_INT, CLI_SIZE: the bounds; CLI_NAME: the words allowed;
+				   CLI_PAIR: the largest A and B */
 	const char *const *names;	/* CLI_NAME: the words */
-	const char *noun;	/* CLI_NAME: what a word is called, in "unknown NOUN 'x'" */
+	const char *noun;	/* CLI_NAME: what a word is called, in "unknown NOUN 'x'";
+				   CLI_PAIR: the form wanted, in "'x' is not FORM" */
 };
 
 /* FIELD's offset in TYPE; compiles only if FIELD's type is CTYPE. */
@@ -91,6 +95,10 @@ struct cli_option {
 	.fill = CLI_NAME, .at = CLI_INT_FIELD(type, field), .names = (words), .noun = (what), \
 	.lo = (first), .hi = sizeof(words) / sizeof((words)[0])
 #define CLI_TEXT_AT(type, field) .fill = CLI_TEXT, .at = CLI_FIELD(type, field, const char *)
+/* A:B, into FIELD_A (0 to MAX_A) and FIELD_B (0 to MAX_B); FORM says what is wanted. */
+#define CLI_PAIR_AT(type, field_a, max_a, field_b, max_b, form) \
+	.fill = CLI_PAIR, .at = CLI_FIELD(type, field_a, int), .at2 = CLI_FIELD(type, field_b, int), \
+	.lo = (max_a), .hi = (max_b), .noun = (form)
 
 /* One stage's part of the command line: its options, and the parser that fills CTX with them. */
 struct cli_stage {

@@ -177,6 +177,11 @@ row_sizes() { # PHASE
 	run_step 09_moe --rank 0 --world-size 2 --experts 4 --topk 9
 	assert_failure 2
 	assert_line "error: --topk 9 is more than the 8 experts of 2 ranks x 4 (--experts): a token's top-k experts are distinct; lower --topk or raise --experts"
+	# A RANK:MS pair's numbers are read whole: one past int's range is refused, not wrapped
+	# (sscanf's %d made 4294967299 rank 3).
+	run_step 09_moe --rank 0 --world-size 2 --hold 4294967299:5
+	assert_failure 2
+	assert_output "error: --hold: '4294967299:5' is not RANK:MS, a rank and milliseconds"
 	# A device without atomics (the test aid): every rank refuses --signal fadd before it
 	# registers anything, and names the signal that needs none.
 	record_baseline

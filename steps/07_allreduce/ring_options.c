@@ -28,20 +28,10 @@ const struct cli_option ring_cli_options[] = {
 	{ "datatype", CLI_KEY_DATATYPE, "TYPE", "float or int32; the reduction is sum (default: float)", CLI_NAME_AT(struct ring_opts, dt, "value", type_names, 0) },
 	{ "slots", CLI_KEY_SLOTS, "K", "receive slots per neighbour, credits in flight (default: 8, NCCL_STEPS)", CLI_INT_AT(struct ring_opts, slots, 1, MAX_SLOTS) },
 	{ "slot-bytes", CLI_KEY_SLOT_BYTES, "C", "bytes per slot: the largest piece (default: 64K)", CLI_SIZE_AT(struct ring_opts, slot_bytes, ELEM_SIZE, MAX_SLOT_BYTES) },
-	{ "slow", CLI_KEY_SLOW, "RANK:MS", "for tests: rank RANK holds each slot MS ms before freeing it", CLI_STAGE_PARSES },
+	{ "slow", CLI_KEY_SLOW, "RANK:MS", "for tests: rank RANK holds each slot MS ms before freeing it", CLI_PAIR_AT(struct ring_opts, slow_rank, 1 << 20, slow_ms, 10000, "RANK:MS (a rank, and 0 to 10000 ms)") },
 	{ "schedule", CLI_KEY_SCHEDULE, NULL, "print the schedule and run it on the CPU for --world-size ranks; no device", CLI_FLAG_AT(struct ring_opts, schedule) },
 	{ 0 },
 };
-
-/* --slow; cli_parse fills the others, as their entries say. */
-int ring_parse_option(int key, const char *arg, void *ctx)
-{
-	struct ring_opts *opts = ctx;
-
-	(void)key;
-	return cli_parse_pair("--slow", arg, "RANK:MS (a rank, and 0 to 10000 ms)", 1 << 20, 10000,
-			      &opts->slow_rank, &opts->slow_ms);
-}
 
 int ring_opts_check(const struct ring_opts *opts)
 {

@@ -47,8 +47,7 @@ struct ring_opts {
 void ring_opts_default(struct ring_opts *opts);
 
 extern const struct cli_option ring_cli_options[];
-int ring_parse_option(int key, const char *arg, void *opts);
-#define RING_STAGE(opts) { ring_cli_options, ring_parse_option, (opts) }
+#define RING_STAGE(opts) { ring_cli_options, NULL, (opts) }
 
 /* Checks the options together; reports what does not fit. */
 int ring_opts_check(const struct ring_opts *opts);

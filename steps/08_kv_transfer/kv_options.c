@@ -44,7 +44,7 @@ const struct cli_option kv_cli_options[] = {
 	{ "post", CLI_KEY_POST, "API", "classic (ibv_post_send, a linked list of WRs) or ex (the extended API: ibv_wr_start ... ibv_wr_complete); this side's own choice, not compared with the peer's: the wire is the same (default: classic)", CLI_NAME_AT(struct kv_opts, post, "API", post_names, 0) },
 	{ "merge", CLI_KEY_MERGE, NULL, "move blocks adjacent on both sides in one WR", CLI_FLAG_AT(struct kv_opts, merge) },
 	{ "layer-ms", CLI_KEY_LAYER_MS, "MS", "the prefiller's stand-in compute time per layer (default: 0)", CLI_INT_AT(struct kv_opts, layer_ms, 0, 10000) },
-	{ "delay-qp", CLI_KEY_DELAY_QP, "Q:MS", "for the lesson on ordering: QP Q's posts wait MS ms", CLI_STAGE_PARSES },
+	{ "delay-qp", CLI_KEY_DELAY_QP, "Q:MS", "for the lesson on ordering: QP Q's posts wait MS ms", CLI_PAIR_AT(struct kv_opts, delay_qp, KV_MAX_QPS - 1, delay_ms, 10000, "Q:MS (a QP from 0, and 0 to 10000 ms)") },
 	{ "no-overlap", CLI_KEY_NO_OVERLAP, NULL, "compute every layer before any moves, to compare with the overlap", CLI_FLAG_AT(struct kv_opts, no_overlap) },
 	{ "windows", CLI_KEY_WINDOWS, NULL, "grant the peer each request's blocks through memory windows, not the pool's rkey, and take them back after", CLI_FLAG_AT(struct kv_opts, windows) },
 	{ "violate", CLI_KEY_KV_VIOLATE, "KIND", "for the lesson on access: rkey (the initiator uses an rkey the peer never handed out) revoked (with --windows: the peer's windows are taken back before the go-ahead) or past_window (with --windows: the initiator's first WR reaches one block past the end of its window, inside the peer's pool)", CLI_NAME_AT(struct kv_opts, violate, "kind", violation_names, KV_VIOLATE_RKEY) },
@@ -54,16 +54,6 @@ const struct cli_option kv_cli_options[] = {
 const char *kv_mode_name(enum kv_mode mode)
 {
 	return mode_names[mode];
-}
-
-/* --delay-qp; cli_parse fills the others, as their entries say. */
-int kv_parse_option(int key, const char *arg, void *ctx)
-{
-	struct kv_opts *opts = ctx;
-
-	(void)key;
-	return cli_parse_pair("--delay-qp", arg, "Q:MS (a QP from 0, and 0 to 10000 ms)",
-			      KV_MAX_QPS - 1, 10000, &opts->delay_qp, &opts->delay_ms);
 }
 
 size_t kv_request_bytes(const struct kv_opts *opts)

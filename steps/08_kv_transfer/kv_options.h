@@ -75,8 +75,7 @@ void kv_opts_default(struct kv_opts *opts);
 
 /* Step 08's options, filling a struct kv_opts. */
 extern const struct cli_option kv_cli_options[];
-int kv_parse_option(int key, const char *arg, void *opts);
-#define KV_STAGE(opts) { kv_cli_options, kv_parse_option, (opts) }
+#define KV_STAGE(opts) { kv_cli_options, NULL, (opts) }
 
 /* Fails, naming the options, when they cannot describe a transfer; 0 otherwise. */
 int kv_opts_check(const struct kv_opts *opts);

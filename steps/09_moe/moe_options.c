@@ -41,22 +41,10 @@ const struct cli_option moe_cli_options[] = {
 	{ "seed", CLI_KEY_SEED, "S", "the gate's and the tokens' seed (default: 1)", CLI_U32_AT(struct moe_opts, seed) },
 	{ "skew", CLI_KEY_SKEW, "PERCENT", "each of a token's experts is one of rank 0's with this chance, while any is left; else any (default: 0, a uniform gate)", CLI_INT_AT(struct moe_opts, skew, 0, 100) },
 	{ "signal", CLI_KEY_SIGNAL, "KIND", "fadd: a remote FETCH_ADD on the peer's word for the sender (one per sender), which it polls; imm: the last WRITE with immediate, a receive completion (default: fadd)", CLI_NAME_AT(struct moe_opts, signal, "signal", signal_names, 0) },
-	{ "hold", CLI_KEY_HOLD, "RANK:MS", "for tests: rank RANK waits MS ms between dispatch and combine", CLI_STAGE_PARSES },
-	{ "plant-count", CLI_KEY_PLANT_COUNT, "RANK:N", "for tests: rank RANK WRITEs N as its count for the next rank; every rank must refuse a count past its bound", CLI_STAGE_PARSES },
+	{ "hold", CLI_KEY_HOLD, "RANK:MS", "for tests: rank RANK waits MS ms between dispatch and combine", CLI_PAIR_AT(struct moe_opts, hold_rank, MOE_MAX_RANKS - 1, hold_ms, 600000, "RANK:MS, a rank and milliseconds") },
+	{ "plant-count", CLI_KEY_PLANT_COUNT, "RANK:N", "for tests: rank RANK WRITEs N as its count for the next rank; every rank must refuse a count past its bound", CLI_PAIR_AT(struct moe_opts, plant_rank, MOE_MAX_RANKS - 1, plant_count, 1 << 30, "RANK:N, a rank and a count") },
 	{ 0 },
 };
-
-/* --hold and --plant-count; cli_parse fills the others, as their entries say. */
-int moe_parse_option(int key, const char *arg, void *ctx)
-{
-	struct moe_opts *opts = ctx;
-
-	if (key == CLI_KEY_HOLD)
-		return cli_parse_pair("--hold", arg, "RANK:MS, a rank and milliseconds",
-				      MOE_MAX_RANKS - 1, 600000, &opts->hold_rank, &opts->hold_ms);
-	return cli_parse_pair("--plant-count", arg, "RANK:N, a rank and a count",
-			      MOE_MAX_RANKS - 1, 1 << 30, &opts->plant_rank, &opts->plant_count);
-}
 
 int moe_opts_check(const struct moe_opts *opts, int world)
 {

@@ -51,8 +51,7 @@ struct moe_opts {
 void moe_opts_default(struct moe_opts *opts);
 
 extern const struct cli_option moe_cli_options[];
-int moe_parse_option(int key, const char *arg, void *opts);
-#define MOE_STAGE(opts) { moe_cli_options, moe_parse_option, (opts) }
+#define MOE_STAGE(opts) { moe_cli_options, NULL, (opts) }
 
 /* The tokens per rank of a row of SIZE bytes: SIZE / --hidden. */
 int moe_row_tokens(const struct moe_opts *opts, size_t size);

@@ -33,27 +33,15 @@ const struct cli_option sync_cli_options[] = {
 	{ "layers", CLI_KEY_LAYERS, "L", "decoder layers, of Llama-3 8B's 32 (default: 4)", CLI_INT_AT(struct sync_opts, layers, 1, SYNC_MAX_LAYERS) },
 	{ "updates", CLI_KEY_UPDATES, "U", "rounds: each a training step's new weights pushed to every replica (default: 3)", CLI_INT_AT(struct sync_opts, updates, 1, MAX_UPDATES) },
 	{ "seed", CLI_KEY_SYNC_SEED, "S", "the updates' seed (default: 1)", CLI_U32_AT(struct sync_opts, seed) },
-	{ "hold", CLI_KEY_SYNC_HOLD, "RANK:MS", "for tests: rank RANK stops MS ms in round 2, mid-update (a trainer after its first chain)", CLI_STAGE_PARSES },
+	{ "hold", CLI_KEY_SYNC_HOLD, "RANK:MS", "for tests: rank RANK stops MS ms in round 2, mid-update (a trainer after its first chain)", CLI_PAIR_AT(struct sync_opts, hold_rank, SYNC_MAX_RANKS - 1, hold_ms, 600000, "RANK:MS, a rank and milliseconds") },
 	{ "late-replica", CLI_KEY_LATE_REPLICA, NULL, "the last replica joins after round 1: it pulls the version then served by RDMA READ from replica 0, then takes the next updates (needs 2 replicas and 2 updates)", CLI_FLAG_AT(struct sync_opts, late_replica) },
 	{ "way", CLI_KEY_WAY, "W", "how the weights travel: push (each trainer WRITEs its runs straight to every replica), gather (to trainer rank 0, which WRITEs the whole model to every replica), tcp (push's runs over a socket per pair) or all three each round, in that order, with a table (default: push)", CLI_NAME_AT(struct sync_opts, way, "way", sync_way_names, 0) },
 	{ "link-rate", CLI_KEY_LINK_RATE, "MB/s", "the model's link rate, beside each way's time (default: measured each round on its push)", CLI_INT_AT(struct sync_opts, link_mbs, 1, MAX_LINK_MBS) },
 	{ "serve-dtype", CLI_KEY_SERVE_DTYPE, "T", "what every replica holds: bf16, as the trainers, or fp8 (E4M3, OFP8's saturating mode): each trainer converts its runs into registered staging slots on the way, pipelined with its WRITEs (default: bf16)", CLI_NAME_AT(struct sync_opts, serve_dtype, "type", sync_dtype_names, 0) },
 	{ "fp8-of", CLI_KEY_FP8_OF, "HEX,...", "print the FP8 E4M3 byte of each BF16 bit pattern, and what the conversion did to it, then exit; no device", CLI_TEXT_AT(struct sync_opts, fp8_of) },
-	{ "plant-len", CLI_KEY_PLANT_LEN, "RANK:N", "for tests: rank RANK says its buffer is N B; every trainer must refuse it", CLI_STAGE_PARSES },
+	{ "plant-len", CLI_KEY_PLANT_LEN, "RANK:N", "for tests: rank RANK says its buffer is N B; every trainer must refuse it", CLI_PAIR_AT(struct sync_opts, plant_rank, SYNC_MAX_RANKS - 1, plant_len, 1 << 30, "RANK:N, a rank and a length in bytes") },
 	{ 0 },
 };
-
-/* --hold and --plant-len; cli_parse fills the others, as their entries say. */
-int sync_parse_option(int key, const char *arg, void *ctx)
-{
-	struct sync_opts *opts = ctx;
-
-	if (key == CLI_KEY_SYNC_HOLD)
-		return cli_parse_pair("--hold", arg, "RANK:MS, a rank and milliseconds",
-				      SYNC_MAX_RANKS - 1, 600000, &opts->hold_rank, &opts->hold_ms);
-	return cli_parse_pair("--plant-len", arg, "RANK:N, a rank and a length in bytes",
-			      SYNC_MAX_RANKS - 1, 1 << 30, &opts->plant_rank, &opts->plant_len);
-}
 
 int sync_opts_check(const struct sync_opts *opts, int world)
 {

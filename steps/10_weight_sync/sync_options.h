@@ -69,8 +69,7 @@ static inline bool sync_runs_way(const struct sync_opts *opts, int w)
 void sync_opts_default(struct sync_opts *opts);
 
 extern const struct cli_option sync_cli_options[];
-int sync_parse_option(int key, const char *arg, void *opts);
-#define SYNC_STAGE(opts) { sync_cli_options, sync_parse_option, (opts) }
+#define SYNC_STAGE(opts) { sync_cli_options, NULL, (opts) }
 
 /* Checks the options against WORLD ranks; 0, or -1 after saying what does not fit. */
 int sync_opts_check(const struct sync_opts *opts, int world);

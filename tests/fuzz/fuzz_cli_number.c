@@ -1,4 +1,4 @@
-/* fuzz_cli_number.c: libFuzzer harness for the option-number parsers of common/cli.c. */
+/* fuzz_cli_number.c: libFuzzer harness for the option-number parsers of common/cli.c, the A:B pairs' too. */
 #include "cli.h"
 
 #include <limits.h>
@@ -68,6 +68,30 @@ static void check_size(const char *arg)
 	}
 }
 
+/* The largest A and B of the steps' pairs (--slow, --delay-qp, --hold, --plant-count), and int's widest. */
+static const int pair_ranges[][2] = {
+	{ 1 << 20, 10000 }, { 15, 10000 }, { 255, 600000 }, { 255, 1 << 30 }, { INT_MAX, INT_MAX },
+};
+
+/* An accepted A:B is in range, and each side is the number its text says: none wrapped. */
+static void check_pair(const char *arg)
+{
+	for (size_t i = 0; i < sizeof(pair_ranges) / sizeof(pair_ranges[0]); i++) {
+		int a, b;
+		int rc = cli_parse_pair("--fuzz", arg, "A:B", pair_ranges[i][0], pair_ranges[i][1], &a, &b);
+		const char *colon = strchr(arg, ':');
+
+		if (rc != 0 && rc != -1)
+			abort();
+		if (rc)
+			continue;
+		if (!colon || a < 0 || a > pair_ranges[i][0] || b < 0 || b > pair_ranges[i][1] ||
+		    strtoull(arg, NULL, 10) != (unsigned long long)a ||
+		    strtoull(colon + 1, NULL, 10) != (unsigned long long)b)
+			abort();
+	}
+}
+
 /* The input, cut at ARG_MAX_LEN bytes and NUL-terminated, is the option's argument. */
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -79,5 +103,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	check_int(arg);
 	check_u32(arg);
 	check_size(arg);
+	check_pair(arg);
 	return 0;
 }
