@@ -29,26 +29,19 @@ static uint64_t nonnegative(int value)
 uint64_t limit_value(const struct rdma_dev *dev, enum dev_limit limit)
 {
 	const struct ibv_device_attr *a = &dev->attr;
+	/* Beside limit_names: the device's value of each, as stage 1 read it. */
+	const uint64_t values[] = {
+		[LIMIT_QP_WR] = nonnegative(a->max_qp_wr),
+		[LIMIT_CQE] = nonnegative(a->max_cqe),
+		[LIMIT_SGE] = nonnegative(a->max_sge),
+		[LIMIT_MR_SIZE] = a->max_mr_size,
+		[LIMIT_MW] = nonnegative(a->max_mw),
+		[LIMIT_QP_RD_ATOM] = nonnegative(a->max_qp_rd_atom),
+		[LIMIT_QP_INIT_RD_ATOM] = nonnegative(a->max_qp_init_rd_atom),
+		[LIMIT_MSG_SZ] = dev->port_attr.max_msg_sz,
+	};
 
-	switch (limit) {
-	case LIMIT_QP_WR:
-		return nonnegative(a->max_qp_wr);
-	case LIMIT_CQE:
-		return nonnegative(a->max_cqe);
-	case LIMIT_SGE:
-		return nonnegative(a->max_sge);
-	case LIMIT_MR_SIZE:
-		return a->max_mr_size;
-	case LIMIT_MW:
-		return nonnegative(a->max_mw);
-	case LIMIT_QP_RD_ATOM:
-		return nonnegative(a->max_qp_rd_atom);
-	case LIMIT_QP_INIT_RD_ATOM:
-		return nonnegative(a->max_qp_init_rd_atom);
-	case LIMIT_MSG_SZ:
-		return dev->port_attr.max_msg_sz;
-	}
-	return 0;
+	return (size_t)limit < sizeof(values) / sizeof(values[0]) ? values[limit] : 0;
 }
 
 static const char *dev_name(const struct rdma_dev *dev)
