@@ -35,10 +35,15 @@ void show_now(const char *key, const char *fmt, ...)
 {
 	va_list ap;
 
-	printf("%-*s: ", KEY_WIDTH, key);
 	va_start(ap, fmt);
-	vprintf(fmt, ap);
+	show_now_va(key, fmt, ap);
 	va_end(ap);
+}
+
+void show_now_va(const char *key, const char *fmt, va_list ap)
+{
+	printf("%-*s: ", KEY_WIDTH, key);
+	vprintf(fmt, ap);
 	putchar('\n');
 	fflush(stdout);
 }

@@ -2,6 +2,7 @@
 #ifndef RDMA_STEPS_REPORT_H
 #define RDMA_STEPS_REPORT_H
 
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -9,6 +10,10 @@
 /* Prints one "key: value" line now, whatever show_quiet() says: show() calls it. */
 void show_now(const char *key, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+
+/* show_now() for a function of its own that takes FMT's arguments as a va_list. */
+void show_now_va(const char *key, const char *fmt, va_list ap)
+	__attribute__((format(printf, 2, 0)));
 
 /* Set by show_quiet(). */
 extern bool show_off;

@@ -16,7 +16,6 @@ static int released(const char *verb, int rc, const char *fmt, ...)
 
 static int released(const char *verb, int rc, const char *fmt, ...)
 {
-	char what[160];
 	va_list ap;
 
 	if (rc) {
@@ -25,9 +24,8 @@ static int released(const char *verb, int rc, const char *fmt, ...)
 	}
 	if (showing()) {
 		va_start(ap, fmt);
-		vsnprintf(what, sizeof(what), fmt, ap);
+		show_now_va(verb, fmt, ap);
 		va_end(ap);
-		show(verb, "%s", what);
 	}
 	return 0;
 }
